@@ -1,0 +1,153 @@
+"""GpuExecutor: plan steps -> WGSL pipelines, pooled buffers and one submit, over any WebGPU driver.
+
+The driver (wgpu_native.py on the desktop, browser.py under Pyodide) only moves bytes, compiles WGSL
+and records dispatches; everything else (kernels, the pipeline cache, buffer reuse, counters, limits)
+lives here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import kernels
+from ..errors import LimitError
+from ..graph import MapStep, Node, OpStep
+from ..host import HostData
+from ..stats import Stats, tally
+
+META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
+POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most
+
+
+@dataclass(eq=False)
+class GpuBuffer:
+    """A pooled device buffer: `capacity` bytes allocated, `nbytes` in use."""
+
+    raw: object
+    capacity: int
+    nbytes: int
+
+
+class BufferPool:
+    """Reuses device buffers by power-of-two capacity instead of creating one per call."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.idle: dict[int, list[object]] = {}
+        self.idle_bytes = 0
+        self.live = 0  # buffers handed out and not yet given back
+
+    def take(self, nbytes: int) -> GpuBuffer:
+        capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
+        capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 4 * 4, nbytes, 256))
+        self.live += 1
+        free = self.idle.get(capacity)
+        if free:
+            self.idle_bytes -= capacity
+            return GpuBuffer(free.pop(), capacity, nbytes)
+        return GpuBuffer(self.driver.create_buffer(capacity), capacity, nbytes)
+
+    def give(self, buf: GpuBuffer) -> None:
+        self.live -= 1
+        if self.idle_bytes + buf.capacity > POOL_BYTES:
+            self.driver.destroy_buffer(buf.raw)
+            return
+        self.idle.setdefault(buf.capacity, []).append(buf.raw)
+        self.idle_bytes += buf.capacity
+
+    def clear(self) -> None:
+        for raws in self.idle.values():
+            for raw in raws:
+                self.driver.destroy_buffer(raw)
+        self.idle.clear()
+        self.idle_bytes = 0
+
+
+class GpuExecutor:
+    """The webgpu backend: same kernels on the desktop and in the browser."""
+
+    backend = "webgpu"
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.adapter_info = driver.adapter_info
+        self.limits = driver.limits
+        self.pool = BufferPool(driver)
+        self.pipelines: dict[tuple[str, str], object] = {}
+
+    def check_size(self, nbytes: int, what: str) -> None:
+        """Refuse a buffer larger than one storage binding, naming the limit."""
+        limit = self.limits["max_storage_buffer_binding_size"]
+        if nbytes > limit:
+            raise LimitError(
+                f"{what} needs {nbytes} bytes in one storage binding, past this adapter's "
+                f"max_storage_buffer_binding_size of {limit} bytes; split the data into smaller arrays"
+            )
+
+    def upload(self, host: HostData, stats: tuple[Stats, ...]) -> GpuBuffer:
+        nbytes = host.size * 4
+        self.check_size(nbytes, "this input")
+        buf = self.pool.take(nbytes)
+        if nbytes:
+            self.driver.write_buffer(buf.raw, host.data)
+            tally(stats, uploads=1, bytes_up=nbytes)
+        return buf
+
+    def pipeline(self, source: str, entry: str, stats: tuple[Stats, ...]):
+        key = (source, entry)
+        if key not in self.pipelines:
+            self.pipelines[key] = self.driver.compile(source, entry)
+            tally(stats, pipelines_compiled=1)
+        return self.pipelines[key]
+
+    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+        for node in nodes:
+            if node.host is not None and node.buffer is None:
+                node.buffer = self.upload(node.host, stats)
+                node.host = None
+        planned = [d for step in steps for d in kernels.dispatches(step, nodes, self.limits["max_compute_workgroups_per_dimension"])]
+        if not planned:
+            return
+        scratch = self.pool.take(4 * kernels.REDUCE_MAX_PARTIALS)
+        meta_bytes = bytearray()
+        offsets = []
+        for d in planned:
+            offsets.append(len(meta_bytes))
+            meta_bytes += d.meta + bytes(-len(d.meta) % META_ALIGN)
+        meta = self.pool.take(len(meta_bytes))
+        try:
+            work = []
+            for d, offset in zip(planned, offsets):
+                binds = [(0, meta.raw, offset, len(d.meta))]
+                for index, ref in d.bindings:
+                    if ref == "partials":
+                        binds.append((index, scratch.raw, 0, scratch.nbytes))
+                        continue
+                    node = nodes[ref]
+                    if node.buffer is None:
+                        self.check_size(node.size * 4, f"the result of {node.op.name}")
+                        node.buffer = self.pool.take(node.size * 4)
+                    binds.append((index, node.buffer.raw, 0, max(node.buffer.nbytes, 4)))
+                work.append((self.pipeline(d.source, d.entry, stats), binds, d.grid))
+            self.driver.write_buffer(meta.raw, memoryview(meta_bytes))
+            self.driver.submit(work)
+            tally(stats, dispatches=len(work), submits=1)
+        finally:
+            self.pool.give(scratch)
+            self.pool.give(meta)
+
+    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
+        nbytes = node.size * 4
+        if nbytes == 0:
+            return memoryview(b"")
+        data = await self.driver.read_buffer(node.buffer.raw, nbytes)
+        tally(stats, downloads=1, bytes_down=nbytes)
+        return data
+
+    def free(self, buffer: GpuBuffer) -> None:
+        self.pool.give(buffer)
+
+    def close(self) -> None:
+        self.pool.clear()
+        self.pipelines.clear()
+        self.driver.close()

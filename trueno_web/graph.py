@@ -1,0 +1,122 @@
+"""The recorded graph of a batch and its plan: elementwise chains fused into map steps.
+
+Planning (per `execute()`, over the nodes queued since the last one): nodes run in the order they
+were queued. An elementwise node joins the open map group of any elementwise input of the same size;
+a group closes when a non-elementwise op consumes one of its values, or when one more node would need
+more storage bindings than the device has. A group writes to memory only the values something needs
+afterwards: values consumed outside it, values nothing consumes (results) and values marked `keep`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .ops import Op
+
+
+@dataclass(eq=False)
+class Node:
+    """One buffer of a batch: an upload, an imported device buffer, or an op's result."""
+
+    id: int
+    op: Op | None
+    inputs: tuple[int, ...]
+    params: tuple[float, ...]
+    shape: tuple[int, ...]
+    options: dict = field(default_factory=dict)
+    host: object = None  # HostData waiting for upload
+    buffer: object = None  # backend storage once it exists
+    imported: bool = False  # a DeviceArray the batch does not own
+    keep: bool = False
+    done: bool = False
+    fused_away: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass
+class MapStep:
+    """A fused elementwise chain: load `loads`, compute `nodes` in order, store `stores`."""
+
+    size: int
+    loads: list[int]
+    nodes: list[int]
+    stores: list[int]
+
+
+@dataclass
+class OpStep:
+    """A reduction, softmax, matmul or convolution: one node, its own kernel."""
+
+    node: int
+
+
+def consumers(nodes: list[Node]) -> dict[int, list[int]]:
+    """node id -> ids of the nodes that read it."""
+    used: dict[int, list[int]] = {n.id: [] for n in nodes}
+    for n in nodes:
+        for i in n.inputs:
+            used[i].append(n.id)
+    return used
+
+
+def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> list[MapStep | OpStep]:
+    """Steps that compute the pending op nodes; see the module docstring for the rules."""
+    used = consumers(nodes)
+    steps: list[MapStep | OpStep] = []
+    open_groups: dict[int, MapStep] = {}  # member node id -> its open group
+    pending_set = set(pending)
+
+    def close(group: MapStep) -> None:
+        members = set(group.nodes)
+        group.stores = [
+            m for m in group.nodes if nodes[m].keep or not used[m] or any(c not in members for c in used[m])
+        ]
+        for m in members:
+            nodes[m].fused_away = m not in group.stores
+            open_groups.pop(m, None)
+        steps.append(group)
+
+    def bindings(group: MapStep, extra: Node) -> int:
+        members = set(group.nodes) | {extra.id}
+        loads = {i for m in members for i in nodes[m].inputs if i not in members}
+        stores = {m for m in members if not used[m] or nodes[m].keep or any(c not in members for c in used[m])}
+        return 1 + len(loads) + len(stores)
+
+    for nid in pending:
+        node = nodes[nid]
+        if node.op is None or nid not in pending_set:
+            continue
+        if not node.op.elementwise:
+            for g in {id(open_groups[i]): open_groups[i] for i in node.inputs if i in open_groups}.values():
+                close(g)
+            steps.append(OpStep(nid))
+            continue
+        joinable = [] if not fuse else [
+            open_groups[i] for i in node.inputs if i in open_groups and open_groups[i].size == node.size
+        ]
+        group = joinable[0] if joinable else None
+        for other in joinable[1:]:
+            if other is not group:
+                group.nodes = sorted(set(group.nodes) | set(other.nodes))
+                for m in other.nodes:
+                    open_groups[m] = group
+        if group is not None and bindings(group, node) > max_bindings:
+            close(group)
+            group = None
+        if group is None:
+            group = MapStep(node.size, [], [], [])
+        group.nodes.append(nid)
+        open_groups[nid] = group
+        if not fuse:
+            close(group)
+    for g in {id(g): g for g in open_groups.values()}.values():
+        close(g)
+    for step in steps:
+        if isinstance(step, MapStep):
+            members = set(step.nodes)
+            step.loads = list(dict.fromkeys(i for m in step.nodes for i in nodes[m].inputs if i not in members))
+    return steps

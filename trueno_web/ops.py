@@ -1,0 +1,264 @@
+"""The op catalog: one row per op.
+
+Device methods, batch methods, fusion, the CPU fallbacks, the docs and the test parametrization all
+iterate `CATALOG`; adding an op is adding a row (and its WGSL function in `shaders/functions.wgsl`).
+
+Each row carries two references: `numpy`, vectorised (the NumPy backend runs it in float32; desktop
+tests run it in float64 as the reference), and `ref`, pure Python on `math` in float64 (the reference
+where NumPy is missing, e.g. inside Pyodide, and a cross-check of `numpy`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+ELEMENTWISE = ("unary", "binary")
+SELU_ALPHA = 1.6732632423543772
+SELU_SCALE = 1.0507009873554805
+GELU_C = 0.7978845608028654  # sqrt(2 / pi)
+F32_MAX = 3.4028234663852886e38
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar parameter of an op; `default=None` means the caller must give it."""
+
+    name: str
+    default: float | None = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op: its kind, WGSL entry, references and tolerances."""
+
+    name: str
+    kind: str  # "unary" | "binary" | "reduce" | "softmax" | "matmul" | "conv2d"
+    wgsl: str  # elementwise: WGSL function; reduce: WGSL load expression of x (and y)
+    numpy: Callable
+    ref: Callable
+    doc: str
+    params: tuple[Param, ...] = ()
+    rtol: float = 1e-6
+    atol: float = 0.0
+    aliases: tuple[str, ...] = ()
+    arity: int = 1
+    combine: str = "tw_add"  # reduce: WGSL function folding two partial results
+    identity: str = "0.0"  # reduce: WGSL expression of the fold's identity
+    finish: str = ""  # reduce: WGSL function applied to the total
+    options: tuple[str, ...] = field(default=())  # non-scalar keyword options (shapes)
+
+    @property
+    def elementwise(self) -> bool:
+        return self.kind in ELEMENTWISE
+
+
+# ---------------------------------------------------------------- pure-Python scalar helpers
+
+
+def _exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _floor_finite(x: float) -> float:
+    """-inf becomes -FLT_MAX so x * 0 gives -0.0 rather than NaN (the limit of x*sigmoid(x) etc.)."""
+    return -F32_MAX if x < -F32_MAX else x
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + _exp(-x))
+
+
+def _softplus(x: float) -> float:
+    return max(x, 0.0) + math.log1p(_exp(-abs(x))) if not math.isnan(x) else x
+
+
+def _gelu(x: float) -> float:
+    x = _floor_finite(x)
+    return 0.5 * x * (1.0 + math.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+
+
+def _hardswish(x: float) -> float:
+    x = _floor_finite(x)
+    return x * min(max(x + 3.0, 0.0), 6.0) / 6.0 if not math.isnan(x) else x
+
+
+def _clip(x: float, lo: float, hi: float) -> float:
+    if math.isnan(x):
+        return x
+    return hi if max(x, lo) > hi else max(x, lo)
+
+
+def _total(xs) -> float:
+    xs = list(xs)
+    return math.fsum(xs) if all(math.isfinite(v) for v in xs) else sum(xs)
+
+
+def _extreme(pick):
+    def reduce(xs):
+        xs = list(xs)
+        if any(math.isnan(v) for v in xs):
+            return math.nan
+        return pick(xs)
+
+    return reduce
+
+
+def _softmax_row(row, log=False):
+    m = _extreme(max)(row)
+    shifted = [v - m for v in row]
+    s = _total(_exp(v) for v in shifted)
+    if log:
+        return [v - math.log(s) for v in shifted]
+    return [_exp(v) / s for v in shifted]
+
+
+def _matmul_ref(a, b, m, k, n):
+    return [_total(a[i * k + p] * b[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
+
+
+def _conv2d_ref(img, h, w, ker, kh, kw):
+    oh, ow = h - kh + 1, w - kw + 1
+    return [
+        _total(img[(r + p) * w + c + q] * ker[p * kw + q] for p in range(kh) for q in range(kw))
+        for r in range(oh)
+        for c in range(ow)
+    ]
+
+
+# ---------------------------------------------------------------- NumPy implementations (lazy np)
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _np_floor_finite(x):
+    np = _np()
+    return np.maximum(x, np.asarray(-np.finfo(x.dtype).max, x.dtype), where=~np.isnan(x), out=x.copy())
+
+
+def _np_sigmoid(x):
+    np = _np()
+    return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
+
+
+def _np_softplus(x):
+    np = _np()
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _np_gelu(x):
+    np = _np()
+    x = _np_floor_finite(x)
+    return (0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))).astype(x.dtype, copy=False)
+
+
+def _np_softmax(x, log=False):
+    np = _np()
+    m = np.max(x, axis=-1, keepdims=True)
+    shifted = x - m
+    s = np.sum(np.exp(shifted), axis=-1, keepdims=True)
+    return shifted - np.log(s) if log else np.exp(shifted) / s
+
+
+def _np_conv2d(img, ker):
+    np = _np()
+    kh, kw = ker.shape
+    oh, ow = img.shape[0] - kh + 1, img.shape[1] - kw + 1
+    out = np.zeros((oh, ow), dtype=img.dtype)
+    for p in range(kh):
+        for q in range(kw):
+            out += img[p : p + oh, q : q + ow] * ker[p, q]
+    return out
+
+
+def _f(expr: Callable) -> Callable:
+    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here)."""
+
+    def run(*args):
+        with _np().errstate(all="ignore"):
+            return expr(*args)
+
+    return run
+
+
+# ---------------------------------------------------------------- the catalog
+
+T_EXACT = dict(rtol=1e-6, atol=0.0)
+T_TRANSCENDENTAL = dict(rtol=2e-5, atol=2e-6)
+T_REDUCE = dict(rtol=1e-4, atol=1e-5)  # atol is scaled by sum(|x|) in the tests
+
+CATALOG: tuple[Op, ...] = (
+    Op("relu", "unary", "tw_relu", _f(lambda x: _np().where(x > 0, x, _np().where(_np().isnan(x), x, 0)).astype(x.dtype)),
+       lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_EXACT),
+    Op("leaky_relu", "unary", "tw_leaky_relu", _f(lambda x, s: _np().where(x > 0, x, x * x.dtype.type(s))),
+       lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
+       params=(Param("negative_slope", 0.01),), **T_EXACT),
+    Op("elu", "unary", "tw_elu", _f(lambda x, a: _np().where(x > 0, x, x.dtype.type(a) * _np().expm1(x))),
+       lambda x, a: x if x > 0 else a * (_exp(x) - 1.0), "x if x > 0 else alpha * (exp(x) - 1)",
+       params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL),
+    Op("sigmoid", "unary", "tw_sigmoid", _f(_np_sigmoid), _sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL),
+    Op("tanh", "unary", "tw_tanh", _f(lambda x: _np().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL),
+    Op("swish", "unary", "tw_swish", _f(lambda x: _np_floor_finite(x) * _np_sigmoid(x)),
+       lambda x: _floor_finite(x) * _sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL),
+    Op("gelu", "unary", "tw_gelu", _f(_np_gelu), _gelu,
+       "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form", **T_TRANSCENDENTAL),
+    Op("mish", "unary", "tw_mish", _f(lambda x: _np_floor_finite(x) * _np().tanh(_np_softplus(x))),
+       lambda x: _floor_finite(x) * math.tanh(_softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL),
+    Op("selu", "unary", "tw_selu",
+       _f(lambda x: (SELU_SCALE * _np().where(x > 0, x, SELU_ALPHA * _np().expm1(x))).astype(x.dtype)),
+       lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * (_exp(x) - 1.0)),
+       "scale * (x if x > 0 else alpha * (exp(x) - 1)), the self-normalising constants", **T_TRANSCENDENTAL),
+    Op("hardswish", "unary", "tw_hardswish",
+       _f(lambda x: (lambda y: y * _np().clip(y + 3, 0, 6) / 6)(_np_floor_finite(x)).astype(x.dtype)),
+       _hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT),
+    Op("clip", "unary", "tw_clip",
+       _f(lambda x, lo, hi: _np().minimum(_np().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
+       _clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_EXACT),
+    Op("scale", "unary", "tw_scale", _f(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
+       "x * s", params=(Param("s"),), **T_EXACT),
+    Op("add", "binary", "tw_add", _f(lambda a, b: a + b), lambda a, b: a + b, "a + b", arity=2,
+       aliases=("vec_add",), **T_EXACT),
+    Op("sub", "binary", "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", arity=2, **T_EXACT),
+    Op("mul", "binary", "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", arity=2, **T_EXACT),
+    Op("dot", "reduce", "tw_mul(x, y)", _f(lambda a, b: float(_np().dot(a, b))),
+       lambda a, b: _total(x * y for x, y in zip(a, b)), "sum(a * b)", arity=2, **T_REDUCE),
+    Op("sum", "reduce", "x", _f(lambda x: float(_np().sum(x))), _total, "sum of all elements", **T_REDUCE),
+    Op("max", "reduce", "x", _f(lambda x: float(_np().max(x))), _extreme(max), "largest element; NaN if any",
+       combine="tw_max", identity="bitcast<f32>(0xff800000u)", **T_EXACT),
+    Op("min", "reduce", "x", _f(lambda x: float(_np().min(x))), _extreme(min), "smallest element; NaN if any",
+       combine="tw_min", identity="bitcast<f32>(0x7f800000u)", **T_EXACT),
+    Op("norm_l1", "reduce", "abs(x)", _f(lambda x: float(_np().sum(_np().abs(x)))),
+       lambda xs: _total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
+    Op("norm_l2", "reduce", "x * x", _f(lambda x: float(_np().sqrt(_np().sum(x * x)))),
+       lambda xs: math.sqrt(_total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
+    Op("softmax", "softmax", "softmax", _f(_np_softmax), _softmax_row,
+       "exp(x - max) / sum(exp(x - max)) along the last axis", rtol=1e-5, atol=1e-7),
+    Op("log_softmax", "softmax", "log_softmax", _f(lambda x: _np_softmax(x, log=True)),
+       lambda row: _softmax_row(row, log=True), "x - max - log(sum(exp(x - max))) along the last axis",
+       rtol=1e-5, atol=1e-5),
+    Op("matmul", "matmul", "matmul", _f(lambda a, b: a @ b), _matmul_ref, "(M, K) @ (K, N)", arity=2,
+       rtol=1e-4, atol=1e-5, options=("m", "k", "n")),
+    Op("convolve2d", "conv2d", "conv2d", _f(_np_conv2d), _conv2d_ref,
+       'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))', arity=2,
+       rtol=1e-4, atol=1e-5),
+)
+
+BY_NAME: dict[str, Op] = {op.name: op for op in CATALOG} | {a: op for op in CATALOG for a in op.aliases}
+
+
+def get(name: str) -> Op:
+    """The catalog row of an op, by name or alias."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        from .errors import TruenoValueError
+
+        raise TruenoValueError(f"unknown op {name!r}; known ops: {', '.join(sorted(BY_NAME))}") from None
