@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up everything on a fresh Debian machine: system packages (lavapipe Vulkan driver, Chromium,
+# clang/lld for the WASM kernels), a virtual environment with the package and its test tools, and the
+# browser assets (Pyodide core, pure wheels) in build/web/. Idempotent: a second run is quick.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || need+=(mesa-vulkan-drivers libvulkan1)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v clang >/dev/null 2>&1 || need+=(clang lld)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[desktop,test]"
+if [ -f scripts/fetch_web_assets.py ]; then
+  .venv/bin/python scripts/fetch_web_assets.py
+fi
+echo "setup done: .venv ready"
