@@ -1,69 +1,80 @@
-// C(M,N) = A(M,K) @ B(K,N), row-major. Register-blocked: a workgroup computes a 64x64 tile of C from
-// 16-wide K slices staged in workgroup memory; each of its 256 threads keeps a 4x4 block of C in
-// registers (rows ty + 16 i, columns tx + 16 j, so neighbouring threads touch neighbouring words).
-// Edges are zero-filled on load and masked on store: any M, K, N. tw_meta: [0] M, [1] K, [2] N.
+// C(M,N) = A(M,K) @ B(K,N), row-major, f32. Register-blocked, with a template that kernels.py fills in
+// (kernels.matmul_source) for a tile configuration and an alignment case:
+//   a workgroup of TX*TY threads computes a BM x BN tile of C from BK-deep slices of A and B staged in
+//   workgroup memory, two slices deep (the next slice's global loads are in flight while this one is
+//   multiplied: one barrier per slice); each thread keeps TM x TN results in registers as vec4 rows,
+//   rows (ty + i*TY)*4 + r and columns (tx + j*TX)*4 + c, so a warp reads a few broadcast vec4s of A
+//   and consecutive vec4s of B from workgroup memory.
+//   A is read as vec4 along K when K % 4 == 0, B (and C written) as vec4 along N when N % 4 == 0;
+//   otherwise the same tiles are filled by scalar loads. Edges are zero-filled on load and masked on
+//   store: any M, K, N, and tiles fully inside the matrices take the same path at full speed.
+// tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M (workgroups run tiles in a
+// linear order, N fastest, on a grid that may be 2-D past 65535).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
+@group(0) @binding(2) var<storage, read> b: array<{{B_TYPE}}>;
+@group(0) @binding(3) var<storage, read_write> c: array<{{B_TYPE}}>;
 
-const BM: u32 = 64u;
-const BN: u32 = 64u;
-const BK: u32 = 16u;
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const BK: u32 = {{BK}}u;
+const TX: u32 = {{TX}}u;          // threads along N: BN / TN
+const THREADS: u32 = {{THREADS}}u;
+const SA: u32 = BM / 4u + {{SA_PAD}}u;  // vec4 stride of one k row of the A tile (+1 where it fits: fewer bank conflicts)
+const SB: u32 = BN / 4u;
+const A_STAGE: u32 = BK * SA;
+const B_STAGE: u32 = BK * SB;
 
-var<workgroup> a_tile: array<f32, 1024>;  // [BK][BM], transposed so a thread's 4 rows are strided by 16
-var<workgroup> b_tile: array<f32, 1024>;  // [BK][BN]
+var<workgroup> a_tile: array<vec4<f32>, {{A_TILE}}>;  // [stage][k][m / 4], A transposed
+var<workgroup> b_tile: array<vec4<f32>, {{B_TILE}}>;  // [stage][k][n / 4]
 
-@compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
-        @builtin(local_invocation_index) flat: u32) {
+fn load_a(row: u32, k: u32, m_total: u32, k_total: u32) -> vec4<f32> {
+    // A[row, k..k+3], zero outside the matrix
+{{LOAD_A}}
+}
+
+fn load_b(k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<f32> {
+    // B[k, col..col+3], zero outside the matrix
+{{LOAD_B}}
+}
+
+@compute @workgroup_size({{THREADS}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
     let m_total = tw_meta[0];
     let k_total = tw_meta[1];
     let n_total = tw_meta[2];
-    let row0 = wid.y * BM;
-    let col0 = wid.x * BN;
-    var acc: array<f32, 16>;
-    for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = 0.0; }
+    let tile = wid.y * nwg.x + wid.x;
+    if (tile >= tw_meta[3] * tw_meta[4]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
+    let tx = lid % TX;
+    let ty = lid / TX;
+    let row0 = (tile / tw_meta[3]) * BM;
+    let col0 = (tile % tw_meta[3]) * BN;
+    let slices = (k_total + BK - 1u) / BK;
+{{ACC_DECL}}
 
-    for (var k0 = 0u; k0 < k_total; k0 = k0 + BK) {
-        for (var l = 0u; l < 4u; l = l + 1u) {
-            let idx = flat + l * 256u;
-            // A tile: 64 rows x 16 k, read along k (contiguous in A)
-            let am = idx / BK;
-            let ak = idx % BK;
-            var av: f32 = 0.0;
-            if (row0 + am < m_total && k0 + ak < k_total) { av = a[(row0 + am) * k_total + k0 + ak]; }
-            a_tile[ak * BM + am] = av;
-            // B tile: 16 k x 64 columns, read along n (contiguous in B)
-            let bk = idx / BN;
-            let bn = idx % BN;
-            var bv: f32 = 0.0;
-            if (k0 + bk < k_total && col0 + bn < n_total) { bv = b[(k0 + bk) * n_total + col0 + bn]; }
-            b_tile[bk * BN + bn] = bv;
+    // slice 0 -> stage 0
+{{FETCH}}
+{{STASH}}
+    workgroupBarrier();
+
+    for (var t = 0u; t < slices; t = t + 1u) {
+        let cur = (t & 1u);
+        let next = t + 1u < slices;
+        if (next) {
+            let k0 = (t + 1u) * BK;
+{{FETCH_NEXT}}
         }
-        workgroupBarrier();
-        for (var k = 0u; k < BK; k = k + 1u) {
-            var av: array<f32, 4>;
-            var bv: array<f32, 4>;
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                av[i] = a_tile[k * BM + lid.y + 16u * i];
-                bv[i] = b_tile[k * BN + lid.x + 16u * i];
-            }
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                for (var j = 0u; j < 4u; j = j + 1u) {
-                    acc[i * 4u + j] = fma(av[i], bv[j], acc[i * 4u + j]);
-                }
-            }
+        let a_base = cur * A_STAGE;
+        let b_base = cur * B_STAGE;
+{{COMPUTE}}
+        if (next) {
+            let stage = 1u - cur;
+{{STASH_NEXT}}
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let row = row0 + lid.y + 16u * i;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let col = col0 + lid.x + 16u * j;
-            if (row < m_total && col < n_total) { c[row * n_total + col] = acc[i * 4u + j]; }
-        }
-    }
+{{STORE}}
 }

@@ -1,53 +1,79 @@
 // Reduction template, fully on the GPU in one submit: `partial` folds a grid-stride slice per
 // workgroup into partials[group]; `finish` folds the partials in one workgroup into out[0].
-// kernels.py fills in LOAD (a WGSL expression of x = a[i] and y = b[i]), COMBINE, IDENTITY
-// and FINISH from the op catalog. tw_meta: [0] = element count, [1] = number of partials.
+// kernels.py fills in LOAD (a WGSL expression of x = a[i] and y = b[i]), COMBINE, IDENTITY, FINISH
+// from the op catalog, and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
+// else a tree in workgroup memory).
+// The inputs are read as vec4 (bindings cover the buffers rounded up to 16 bytes), four vec4s per
+// thread per round for enough loads in flight; lanes past the element count fold the identity.
+// tw_meta: [0] = element count, [1] = number of partials, [2] = vec4 count.
 
+{{ENABLE}}
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
+{{B_DECL}}
 @group(0) @binding(3) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 var<workgroup> tw_shared: array<f32, 256>;
 
-fn tw_load(i: u32) -> f32 {
-    let x = a[i];
-    let y = b[i];  // unary reductions bind a here too
+fn tw_load(x: f32, y: f32) -> f32 {
     return {{LOAD}};
 }
 
-fn tw_fold_shared(lid: u32, value: f32) -> f32 {
-    tw_shared[lid] = value;
-    workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-        if (lid < stride) {
-            tw_shared[lid] = {{COMBINE}}(tw_shared[lid], tw_shared[lid + stride]);
-        }
-        workgroupBarrier();
-    }
-    return tw_shared[0];
+fn tw_fold4(v: vec4<f32>) -> f32 {
+    return {{COMBINE}}({{COMBINE}}(v.x, v.y), {{COMBINE}}(v.z, v.w));
 }
+
+// vec4 i of the inputs, folded to one value; lanes at or past n count as the identity
+fn tw_load4(i: u32, n: u32) -> f32 {
+    let x = a[i];
+    let y = {{Y}};
+    var v = vec4<f32>(tw_load(x.x, y.x), tw_load(x.y, y.y), tw_load(x.z, y.z), tw_load(x.w, y.w));
+    if (4u * i + 4u > n) {
+        let e = 4u * i;
+        let id = {{IDENTITY}};
+        v = vec4<f32>(select(id, v.x, e < n), select(id, v.y, e + 1u < n), select(id, v.z, e + 2u < n), id);
+    }
+    return tw_fold4(v);
+}
+
+{{FOLD}}
 
 @compute @workgroup_size(256)
 fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) lid: u32) {
+           @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
     let n = tw_meta[0];
-    var acc: f32 = {{IDENTITY}};
-    for (var i = wid.x * 256u + lid; i < n; i = i + nwg.x * 256u) {
-        acc = {{COMBINE}}(acc, tw_load(i));
+    let nv = tw_meta[2];
+    let stride = nwg.x * 256u;
+    var acc0: f32 = {{IDENTITY}};
+    var acc1: f32 = {{IDENTITY}};
+    var acc2: f32 = {{IDENTITY}};
+    var acc3: f32 = {{IDENTITY}};
+    var i = wid.x * 256u + lid;
+    for (; i + 3u * stride < nv; i = i + 4u * stride) {
+        let v0 = tw_load4(i, n);
+        let v1 = tw_load4(i + stride, n);
+        let v2 = tw_load4(i + 2u * stride, n);
+        let v3 = tw_load4(i + 3u * stride, n);
+        acc0 = {{COMBINE}}(acc0, v0);
+        acc1 = {{COMBINE}}(acc1, v1);
+        acc2 = {{COMBINE}}(acc2, v2);
+        acc3 = {{COMBINE}}(acc3, v3);
     }
-    let total = tw_fold_shared(lid, acc);
+    for (; i < nv; i = i + stride) {
+        acc0 = {{COMBINE}}(acc0, tw_load4(i, n));
+    }
+    let total = tw_fold(lid, {{COMBINE}}({{COMBINE}}(acc0, acc1), {{COMBINE}}(acc2, acc3)){{SG_PASS}});
     if (lid == 0u) { partials[wid.x] = total; }
 }
 
 @compute @workgroup_size(256)
-fn finish(@builtin(local_invocation_index) lid: u32) {
+fn finish(@builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
     let parts = tw_meta[1];
     var acc: f32 = {{IDENTITY}};
     for (var i = lid; i < parts; i = i + 256u) {
         acc = {{COMBINE}}(acc, partials[i]);
     }
-    let total = tw_fold_shared(lid, acc);
+    let total = tw_fold(lid, acc{{SG_PASS}});
     if (lid == 0u) { out[0] = {{FINISH}}(total); }
 }

@@ -1,51 +1,103 @@
-// Softmax / log-softmax along the last axis, one workgroup per row, one dispatch, no CPU round trip:
-// a NaN-propagating max, then sum(exp(x - max)), then the write. tw_meta: [0] rows, [1] cols, [2] log?
+// Softmax / log-softmax along the last axis, fully on the GPU in one submit.
+// One read for the statistics, one read and one write for the result: each thread keeps an online
+// (max, sum of exp(x - max)) state over its elements, states merge across threads and workgroups
+// (a NaN-propagating max; a state at max m rescales by exp(m_old - m) unless m_old == m, so that
+// -inf and +inf behave as in the two-pass NumPy formula), then y = exp(x - max) / sum, or
+// (x - max) - log(sum). kernels.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
+// and PUSH/OUT for it.
+//   main:  TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup
+//   stats: long rows split in chunks, grid (chunks, rows): each workgroup's state -> parts
+//   write: grid (chunks, rows): fold the row's chunk states, write the chunk
+// tw_meta: [0] rows, [1] cols, [2] log?, [3] vectors per chunk, [4] chunks, [5] vectors per row,
+//          [6] threads per row (main).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<{{V}}>;
+@group(0) @binding(2) var<storage, read_write> y: array<{{V}}>;
+@group(0) @binding(3) var<storage, read_write> parts: array<vec2<f32>>;
 
-var<workgroup> tw_shared: array<f32, 256>;
+fn tw_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+var<workgroup> tw_shared: array<vec2<f32>, 256>;
 
-fn tw_fold_max(lid: u32, value: f32) -> f32 {
-    workgroupBarrier();
-    tw_shared[lid] = value;
-    workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-        if (lid < stride) { tw_shared[lid] = tw_max(tw_shared[lid], tw_shared[lid + stride]); }
-        workgroupBarrier();
-    }
-    return tw_shared[0];
+// state (m, s) -> its sum rescaled to max m
+fn tw_rescale(st: vec2<f32>, m: f32) -> f32 { return select(st.y * exp(st.x - m), st.y, st.x == m); }
+// element x as a state (x, 1) (+inf: (inf, NaN), as inf - inf is in NumPy) rescaled to max m
+fn tw_term(v: f32, m: f32) -> f32 { return select(exp(v - m), select(1.0, tw_nan(), v > TW_F32_MAX), v == m); }
+fn tw_merge(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
+    let m = tw_max(p.x, q.x);
+    return vec2<f32>(m, tw_rescale(p, m) + tw_rescale(q, m));
+}
+fn tw_empty() -> vec2<f32> { return vec2<f32>(bitcast<f32>(0xff800000u), 0.0); }
+fn tw_out1(v: f32, st: vec2<f32>, log_s: f32, is_log: bool) -> f32 {
+    let shifted = v - st.x;
+    return select(exp(shifted) / st.y, shifted - log_s, is_log);
 }
 
-fn tw_fold_sum(lid: u32, value: f32) -> f32 {
+fn tw_push(st: vec2<f32>, v: {{V}}) -> vec2<f32> {
+{{PUSH}}
+}
+
+fn tw_out(v: {{V}}, st: vec2<f32>, log_s: f32, is_log: bool) -> {{V}} {
+{{OUT}}
+}
+
+// merge the states of each aligned group of `width` threads (a power of two); every thread gets its group's
+fn tw_fold(lid: u32, width: u32, st: vec2<f32>) -> vec2<f32> {
     workgroupBarrier();
-    tw_shared[lid] = value;
+    tw_shared[lid] = st;
     workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-        if (lid < stride) { tw_shared[lid] = tw_shared[lid] + tw_shared[lid + stride]; }
+    for (var stride = width >> 1u; stride > 0u; stride = stride >> 1u) {
+        if ((lid & (width - 1u)) < stride) { tw_shared[lid] = tw_merge(tw_shared[lid], tw_shared[lid + stride]); }
         workgroupBarrier();
     }
-    return tw_shared[0];
+    return tw_shared[lid & ~(width - 1u)];
 }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = wid.y * nwg.x + wid.x;
     let rows = tw_meta[0];
-    let cols = tw_meta[1];
-    if (row >= rows) { return; }  // uniform per workgroup, so the barriers below stay uniform
-    let base = row * cols;
-    var m: f32 = bitcast<f32>(0xff800000u);
-    for (var j = lid; j < cols; j = j + 256u) { m = tw_max(m, x[base + j]); }
-    m = tw_fold_max(lid, m);
-    var s: f32 = 0.0;
-    for (var j = lid; j < cols; j = j + 256u) { s = s + exp(x[base + j] - m); }
-    s = tw_fold_sum(lid, s);
-    let log_s = log(s);
-    for (var j = lid; j < cols; j = j + 256u) {
-        let shifted = x[base + j] - m;
-        y[base + j] = select(exp(shifted) / s, shifted - log_s, tw_meta[2] == 1u);
+    let cv = tw_meta[5];
+    let tpr = tw_meta[6];
+    let is_log = tw_meta[2] == 1u;
+    let lane = lid & (tpr - 1u);
+    let row = (wid.y * nwg.x + wid.x) * (256u / tpr) + lid / tpr;
+    let live = row < rows;  // rows past the end still reach every barrier
+    let base = row * cv;
+    var st = tw_empty();
+    if (live) {
+        for (var j = lane; j < cv; j = j + tpr) { st = tw_push(st, x[base + j]); }
     }
+    st = tw_fold(lid, tpr, st);
+    if (live) {
+        let log_s = log(st.y);
+        for (var j = lane; j < cv; j = j + tpr) { y[base + j] = tw_out(x[base + j], st, log_s, is_log); }
+    }
+}
+
+@compute @workgroup_size(256)
+fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let cv = tw_meta[5];
+    let per = tw_meta[3];
+    let base = wid.y * cv;
+    let end = min(wid.x * per + per, cv);
+    var st = tw_empty();
+    for (var j = wid.x * per + lid; j < end; j = j + 256u) { st = tw_push(st, x[base + j]); }
+    st = tw_fold(lid, 256u, st);
+    if (lid == 0u) { parts[wid.y * tw_meta[4] + wid.x] = st; }
+}
+
+@compute @workgroup_size(256)
+fn write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let cv = tw_meta[5];
+    let per = tw_meta[3];
+    let chunks = tw_meta[4];
+    let is_log = tw_meta[2] == 1u;
+    var st = tw_empty();
+    for (var k = lid; k < chunks; k = k + 256u) { st = tw_merge(st, parts[wid.y * chunks + k]); }
+    st = tw_fold(lid, 256u, st);
+    let log_s = log(st.y);
+    let base = wid.y * cv;
+    let end = min(wid.x * per + per, cv);
+    for (var j = wid.x * per + lid; j < end; j = j + 256u) { y[base + j] = tw_out(x[base + j], st, log_s, is_log); }
 }

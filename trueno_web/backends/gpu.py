@@ -38,8 +38,9 @@ class BufferPool:
         self.live = 0  # buffers handed out and not yet given back
 
     def take(self, nbytes: int) -> GpuBuffer:
+        # kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room
         capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
-        capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 4 * 4, nbytes, 256))
+        capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 16 * 16, kernels.round16(nbytes), 256))
         self.live += 1
         free = self.idle.get(capacity)
         if free:
@@ -74,6 +75,7 @@ class GpuExecutor:
         self.limits = driver.limits
         self.pool = BufferPool(driver)
         self.pipelines: dict[tuple[str, str], object] = {}
+        self.caps = kernels.Caps.for_driver(driver)
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
@@ -105,10 +107,10 @@ class GpuExecutor:
             if node.host is not None and node.buffer is None:
                 node.buffer = self.upload(node.host, stats)
                 node.host = None
-        planned = [d for step in steps for d in kernels.dispatches(step, nodes, self.limits["max_compute_workgroups_per_dimension"])]
+        planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
         if not planned:
             return
-        scratch = self.pool.take(4 * kernels.REDUCE_MAX_PARTIALS)
+        scratch = self.pool.take(max(16, max(d.scratch for d in planned)))
         meta_bytes = bytearray()
         offsets = []
         for d in planned:
@@ -121,13 +123,13 @@ class GpuExecutor:
                 binds = [(0, meta.raw, offset, len(d.meta))]
                 for index, ref in d.bindings:
                     if ref == "partials":
-                        binds.append((index, scratch.raw, 0, scratch.nbytes))
+                        binds.append((index, scratch.raw, 0, kernels.round16(scratch.nbytes)))
                         continue
                     node = nodes[ref]
                     if node.buffer is None:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)
-                    binds.append((index, node.buffer.raw, 0, max(node.buffer.nbytes, 4)))
+                    binds.append((index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity)))
                 work.append((self.pipeline(d.source, d.entry, stats), binds, d.grid))
             self.driver.write_buffer(meta.raw, memoryview(meta_bytes))
             self.driver.submit(work)

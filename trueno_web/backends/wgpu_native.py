@@ -12,7 +12,10 @@ WANTED_LIMITS = (
     "max_buffer_size",
     "max_storage_buffers_per_shader_stage",
     "max_compute_workgroups_per_dimension",
+    "max_compute_workgroup_storage_size",  # matmul tiles: more than WebGPU's default 16 KiB where the adapter has it
 )
+# optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
+WANTED_FEATURES = {"subgroup": "subgroups"}
 
 
 def _wgpu():
@@ -50,6 +53,8 @@ async def find_adapter(power_preference: str = "high-performance"):
 class WgpuNativeDriver:
     """Moves bytes, compiles WGSL and records dispatches with wgpu-py."""
 
+    wgsl_enable_subgroups = False  # naga takes the subgroup builtins without (and refuses) `enable subgroups;`
+
     def __init__(self, adapter, device):
         self.wgpu = _wgpu()
         self.adapter = adapter
@@ -58,6 +63,7 @@ class WgpuNativeDriver:
         self.adapter_info = {k: info.get(k, "") for k in ("vendor", "architecture", "device", "description", "adapter_type", "backend_type")}
         self.adapter_info["software"] = info.get("adapter_type", "") == "CPU"
         self.limits = {name: int(device.limits[name.replace("_", "-")]) for name in WANTED_LIMITS}
+        self.features = frozenset(WANTED_FEATURES[f] for f in device.features if f in WANTED_FEATURES)
         self.storage_usage = self.wgpu.BufferUsage.STORAGE | self.wgpu.BufferUsage.COPY_SRC | self.wgpu.BufferUsage.COPY_DST
         self.staging: dict[int, list] = {}
         self.lost = False
@@ -69,7 +75,8 @@ class WgpuNativeDriver:
             raise UnavailableError("no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); "
                                    "install a driver (e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'")
         limits = {name.replace("_", "-"): adapter.limits[name.replace("_", "-")] for name in WANTED_LIMITS}
-        device = await adapter.request_device_async(required_limits=limits, label="trueno_web")
+        features = [f for f in WANTED_FEATURES if f in adapter.features]
+        device = await adapter.request_device_async(required_features=features, required_limits=limits, label="trueno_web")
         return cls(adapter, device)
 
     def _check(self):
