@@ -1,0 +1,278 @@
+"""The wasm-simd backend: the planned graph on hand-written WASM SIMD128 kernels (trueno_web/kernels.wasm,
+built from wasm/kernels.c by `python wasm/build.py`).
+
+No NumPy: buffers are offsets into the module's linear memory, placed by its allocator (tw_alloc/tw_free).
+A map step runs the per-op kernels one after another over cache-sized chunks, the intermediates of a fused
+chain living only in chunk-sized scratch; an op step is one kernel call. The module runs under
+`js.WebAssembly` in the browser (Pyodide) and under wasmtime on the desktop (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import array
+import platform
+import sys
+
+from ..errors import DeviceLostError, LimitError, UnavailableError
+from ..graph import MapStep, Node, OpStep
+from ..host import HostData
+from ..stats import Stats, tally
+from .base import CPU_LIMITS
+
+CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
+MAX_BYTES = 2**31  # one buffer at most; all of them together share wasm32's 4 GiB
+
+UNARY_PARAMS = {"relu": 0, "leaky_relu": 1, "elu": 1, "sigmoid": 0, "tanh": 0, "swish": 0, "gelu": 0, "mish": 0,
+                "selu": 0, "hardswish": 0, "clip": 2, "scale": 1}
+BINARY = ("add", "sub", "mul")
+REDUCE_ARGS = {"dot": 2, "sum": 1, "max": 1, "min": 1, "norm_l1": 1, "norm_l2": 1}
+
+
+def wasm_bytes() -> bytes:
+    """The shipped module, read through importlib.resources (works from a wheel and in Pyodide)."""
+    from importlib.resources import files
+
+    return files("trueno_web").joinpath("kernels.wasm").read_bytes()
+
+
+def _i32(v: int) -> int:
+    """An unsigned 32-bit offset as the signed i32 a wasm call takes."""
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+class WasmtimeModule:
+    """Desktop: the module in wasmtime. Bytes move with one memmove each way."""
+
+    runtime = "wasmtime"
+
+    def __init__(self, wasm: bytes):
+        try:
+            import wasmtime
+        except ImportError:
+            raise UnavailableError("the wasm-simd backend needs wasmtime on the desktop: pip install wasmtime") from None
+        self._ctypes = __import__("ctypes")
+        self.store = wasmtime.Store(wasmtime.Engine())
+        instance = wasmtime.Instance(self.store, wasmtime.Module(self.store.engine, wasm), [])
+        self.exports = instance.exports(self.store)
+        self.memory = self.exports["memory"]
+        self.funcs: dict = {}
+        self.runtime = f"wasmtime {getattr(wasmtime, '__version__', '')}".strip()
+
+    def call(self, name: str, *args):
+        func = self.funcs.get(name)
+        if func is None:
+            func = self.funcs[name] = self.exports[name]
+        return func(self.store, *args)
+
+    def _view(self, ptr: int, nbytes: int) -> memoryview:
+        if ptr + nbytes > self.memory.data_len(self.store):
+            raise IndexError("outside wasm memory")
+        base = self._ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        return memoryview((self._ctypes.c_ubyte * nbytes).from_address(base + ptr)).cast("B")
+
+    def write(self, ptr: int, data: memoryview) -> None:
+        data = memoryview(data).cast("B")
+        if data.nbytes:
+            self._view(ptr, data.nbytes)[:] = data
+
+    def read(self, ptr: int, nbytes: int) -> memoryview:
+        return memoryview(bytearray(self._view(ptr, nbytes))) if nbytes else memoryview(b"")
+
+
+class BrowserModule:
+    """Pyodide: the module through `js.WebAssembly`; bytes move through typed-array views of its memory."""
+
+    runtime = "WebAssembly (browser)"
+
+    def __init__(self, instance):
+        import js
+
+        self._js = js
+        self.exports = instance.exports
+        self.memory = self.exports.memory
+        self.funcs: dict = {}
+
+    @classmethod
+    async def create(cls, wasm: bytes) -> "BrowserModule":
+        import js
+        from pyodide.ffi import to_js
+
+        result = await js.WebAssembly.instantiate(to_js(wasm), js.Object.new())
+        return cls(result.instance)
+
+    def call(self, name: str, *args):
+        func = self.funcs.get(name)
+        if func is None:
+            func = self.funcs[name] = getattr(self.exports, name)
+        return func(*args)
+
+    def write(self, ptr: int, data: memoryview) -> None:
+        data = memoryview(data).cast("B")
+        if data.nbytes:  # memory.buffer is fetched each time: growing memory detaches the old one
+            self._js.Uint8Array.new(self.memory.buffer, ptr, data.nbytes).assign(data)
+
+    def read(self, ptr: int, nbytes: int) -> memoryview:
+        if not nbytes:
+            return memoryview(b"")
+        out = bytearray(nbytes)
+        self._js.Uint8Array.new(self.memory.buffer, ptr, nbytes).assign_to(out)
+        return memoryview(out)
+
+
+class WasmBuffer:
+    """`nbytes` of float32 data at `ptr` in the module's linear memory."""
+
+    __slots__ = ("ptr", "nbytes", "__weakref__")
+
+    def __init__(self, ptr: int, nbytes: int):
+        self.ptr = ptr
+        self.nbytes = nbytes
+
+    def __repr__(self) -> str:
+        return f"WasmBuffer(ptr={self.ptr:#x}, nbytes={self.nbytes})"
+
+
+class WasmExecutor:
+    """CPU executor on the WASM SIMD kernels; transfers are zero, dispatches count the steps it ran."""
+
+    backend = "wasm-simd"
+
+    def __init__(self, module):
+        self.module = module
+        simd = bool(module.call("tw_simd"))
+        self.adapter_info = {
+            "vendor": "trueno_web",
+            "device": f"WASM {'SIMD128' if simd else 'scalar'} kernels on {module.runtime} "
+                      f"({platform.machine() or sys.platform})",
+            "description": "CPU fallback",
+            "software": True,
+        }
+        self.limits = dict(CPU_LIMITS, max_storage_buffer_binding_size=MAX_BYTES, max_buffer_size=MAX_BYTES)
+        self.closed = False
+
+    @classmethod
+    async def create(cls, wasm: bytes | None = None) -> "WasmExecutor":
+        """Instantiate the shipped module (or `wasm`, e.g. the scalar build for a benchmark)."""
+        from .. import runtime
+
+        wasm = wasm_bytes() if wasm is None else wasm
+        if runtime.is_browser():
+            return cls(await BrowserModule.create(wasm))
+        return cls(WasmtimeModule(wasm))
+
+    # ------------------------------------------------------------ memory
+
+    def check_size(self, nbytes: int, what: str) -> None:
+        if nbytes > MAX_BYTES:
+            raise LimitError(f"{what} needs {nbytes} bytes in one buffer, past the wasm-simd backend's "
+                             f"max_buffer_size of {MAX_BYTES} bytes (wasm32 linear memory); split the data")
+
+    def _alloc(self, nbytes: int, what: str) -> WasmBuffer:
+        if self.closed:
+            raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
+        self.check_size(nbytes, what)
+        ptr = self.module.call("tw_alloc", _i32(nbytes)) & 0xFFFFFFFF
+        if ptr == 0:
+            raise LimitError(f"{what} needs {nbytes} bytes, but the wasm-simd backend's linear memory cannot grow "
+                             "that far (wasm32 holds 4 GiB at most, browsers often less); free data or split it")
+        return WasmBuffer(ptr, nbytes)
+
+    def upload(self, host: HostData, stats: tuple[Stats, ...]) -> WasmBuffer:
+        buf = self._alloc(host.size * 4, "this input")
+        self.module.write(buf.ptr, host.data)
+        return buf
+
+    def free(self, buffer: WasmBuffer) -> None:
+        if not self.closed and buffer is not None and buffer.ptr:
+            self.module.call("tw_free", _i32(buffer.ptr))
+            buffer.ptr = 0
+
+    def live_bytes(self) -> int:
+        """Bytes held by live allocations in linear memory (a leak check for tests)."""
+        return self.module.call("tw_live_bytes") & 0xFFFFFFFF
+
+    def close(self) -> None:
+        self.closed = True
+        self.module = None
+
+    # ------------------------------------------------------------ running
+
+    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+        if self.closed:
+            raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
+        for node in nodes:
+            if node.host is not None and node.buffer is None:
+                node.buffer = self.upload(node.host, stats)
+                node.host = None
+        for step in steps:
+            if isinstance(step, MapStep):
+                self._map(nodes, step)
+            else:
+                self._op(nodes, nodes[step.node])
+        if steps:
+            tally(stats, dispatches=len(steps), submits=1)
+
+    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
+        if self.closed:
+            raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
+        return self.module.read(node.buffer.ptr, node.size * 4)
+
+    def _result(self, node: Node) -> WasmBuffer:
+        if node.buffer is None:
+            node.buffer = self._alloc(node.size * 4, f"the result of {node.op.name}")
+        return node.buffer
+
+    def _map(self, nodes: list[Node], step: MapStep) -> None:
+        """The chain in chunks: stored values go to their buffers, the others to chunk-sized scratch."""
+        call = self.module.call
+        n = step.size
+        stores = set(step.stores)
+        for nid in step.stores:
+            self._result(nodes[nid])
+        chunk = max(1, min(n, CHUNK))
+        scratch = {}
+        try:
+            for nid in step.nodes:
+                if nid not in stores:
+                    scratch[nid] = self._alloc(chunk * 4, "a fused intermediate")
+
+            def at(nid: int, offset: int) -> int:
+                buf = scratch.get(nid)
+                return _i32(buf.ptr) if buf is not None else _i32(nodes[nid].buffer.ptr + 4 * offset)
+
+            for offset in range(0, n, chunk):
+                count = min(chunk, n - offset)
+                for nid in step.nodes:
+                    node = nodes[nid]
+                    name = node.op.name
+                    if node.op.kind == "binary":
+                        call(f"tw_{name}", at(node.inputs[0], offset), at(node.inputs[1], offset), at(nid, offset), count)
+                    else:
+                        call(f"tw_{name}", at(node.inputs[0], offset), at(nid, offset), count, *node.params)
+        finally:
+            for buf in scratch.values():
+                self.free(buf)
+
+    def _op(self, nodes: list[Node], node: Node) -> None:
+        call = self.module.call
+        op = node.op
+        args = [nodes[i] for i in node.inputs]
+        ptrs = [_i32(a.buffer.ptr) for a in args]
+        out = self._result(node)
+        if op.kind == "reduce":
+            value = call(f"tw_{op.name}", *ptrs, args[0].size)
+            self.module.write(out.ptr, memoryview(array.array("f", [value])))
+        elif op.kind == "softmax":
+            cols = node.shape[-1] if node.shape else 1
+            rows = node.size // cols if cols else 0
+            if node.size:
+                call("tw_softmax", ptrs[0], _i32(out.ptr), rows, cols, int(op.name == "log_softmax"))
+        elif op.kind == "matmul":
+            o = node.options
+            call("tw_matmul", ptrs[0], ptrs[1], _i32(out.ptr), o["m"], o["k"], o["n"])
+        elif op.kind == "conv2d":
+            (h, w), (kh, kw) = args[0].shape, args[1].shape
+            call("tw_convolve2d", ptrs[0], h, w, ptrs[1], kh, kw, _i32(out.ptr))
+        else:  # an elementwise op planned alone (not produced by graph.plan, kept for completeness)
+            self._map(nodes, MapStep(node.size, list(node.inputs), [node.id], [node.id]))
+
