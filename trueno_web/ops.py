@@ -162,7 +162,7 @@ def _np_gelu(x):
 
 def _np_softmax(x, log=False):
     np = _np()
-    m = np.max(x, axis=-1, keepdims=True)
+    m = np.max(x, axis=-1, keepdims=True, initial=-np.inf)  # initial: rows of 0 columns have no max
     shifted = x - m
     s = np.sum(np.exp(shifted), axis=-1, keepdims=True)
     return shifted - np.log(s) if log else np.exp(shifted) / s

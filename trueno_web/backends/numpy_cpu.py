@@ -13,6 +13,8 @@ from .base import CPU_LIMITS
 def run_op(np, node: Node, args: list):
     """One node's result from its input arrays, by the catalog row."""
     op = node.op
+    if op.elementwise or op.kind == "reduce":  # same length, any shapes: flat, as the WGSL kernels see them
+        args = [a.reshape(-1) for a in args]
     if op.elementwise:
         return op.numpy(*args, *node.params)
     if op.kind == "reduce":
@@ -59,7 +61,7 @@ class NumpyExecutor:
             tally(stats, dispatches=len(steps), submits=1)
 
     async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        return memoryview(self.np.ascontiguousarray(node.buffer, dtype=self.np.float32)).cast("B")
+        return memoryview(self.np.ascontiguousarray(node.buffer, dtype=self.np.float32).reshape(-1)).cast("B")
 
     def free(self, buffer) -> None:
         """NumPy arrays are freed by the garbage collector."""
