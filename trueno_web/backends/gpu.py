@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import kernels
-from ..errors import LimitError
+from ..errors import GpuError, LimitError
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats, tally
@@ -134,6 +134,11 @@ class GpuExecutor:
             self.driver.write_buffer(meta.raw, memoryview(meta_bytes))
             self.driver.submit(work)
             tally(stats, dispatches=len(work), submits=1)
+            try:
+                await self.driver.settle()
+            except GpuError:
+                self.pipelines.clear()  # one of them may be invalid: compile afresh next time
+                raise
         finally:
             self.pool.give(scratch)
             self.pool.give(meta)

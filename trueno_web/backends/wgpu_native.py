@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import tempfile
 
@@ -14,6 +15,28 @@ WANTED_LIMITS = (
     "max_compute_workgroups_per_dimension",
     "max_compute_workgroup_storage_size",  # matmul tiles: more than WebGPU's default 16 KiB where the adapter has it
 )
+# transfers (measured on an H200 host and lavapipe; docs/benchmarks.md)
+DIRECT_WRITE_MAX = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
+CHUNK_BYTES = 8 << 20  # staging chunk: the bus moves one while the CPU copies the next
+UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
+READ_DEPTH = 4  # MAP_READ staging buffers per large read
+COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
+COPY_SPLIT_MIN = 1 << 20  # bytes per copy thread at least
+
+
+def _address_of(buf) -> int:
+    """The address of a contiguous buffer (read-only ones too), kept valid by the caller."""
+    view = memoryview(buf)
+    if not view.readonly:
+        return ctypes.addressof((ctypes.c_char * view.nbytes).from_buffer(view))
+    obj = view.obj
+    if isinstance(obj, ctypes.Array):  # wgpu-py's mapped ranges
+        return ctypes.addressof(obj)
+    from wgpu.backends.wgpu_native._helpers import get_memoryview_and_address
+
+    return get_memoryview_and_address(view)[1]
+
+
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
 WANTED_FEATURES = {"subgroup": "subgroups"}
 
@@ -65,7 +88,14 @@ class WgpuNativeDriver:
         self.limits = {name: int(device.limits[name.replace("_", "-")]) for name in WANTED_LIMITS}
         self.features = frozenset(WANTED_FEATURES[f] for f in device.features if f in WANTED_FEATURES)
         self.storage_usage = self.wgpu.BufferUsage.STORAGE | self.wgpu.BufferUsage.COPY_SRC | self.wgpu.BufferUsage.COPY_DST
-        self.staging: dict[int, list] = {}
+        self.staging: dict[int, list] = {}  # MAP_READ staging buffers by size
+        self._uploads: list = []  # MAP_WRITE staging ring, mapped while idle
+        self._pool = None  # copy threads, made on first large copy
+        self.direct_write_max = DIRECT_WRITE_MAX
+        self.chunk_bytes = CHUNK_BYTES
+        self.upload_depth = UPLOAD_DEPTH
+        self.read_depth = READ_DEPTH
+        self.copy_threads = max(1, min(COPY_THREADS, os.cpu_count() or 1))
         self.lost = False
 
     @classmethod
@@ -91,8 +121,68 @@ class WgpuNativeDriver:
         raw.destroy()
 
     def write_buffer(self, raw, data: memoryview) -> None:
+        """Host bytes into a buffer. Small writes go through queue.write_buffer; large ones are copied
+        (on several threads) into pooled, already-mapped MAP_WRITE staging buffers, a chunk at a time,
+        each chunk's GPU copy submitted at once so the bus works while the next chunk is copied."""
         self._check()
-        _gpu_call("writing a buffer", self.device.queue.write_buffer, raw, 0, data.cast("B"))
+        data = data.cast("B")
+        nbytes = data.nbytes
+        if nbytes <= self.direct_write_max:
+            _gpu_call("writing a buffer", self.device.queue.write_buffer, raw, 0, data)
+            return
+        src = _address_of(data)
+        for off in range(0, nbytes, self.chunk_bytes):
+            n = min(self.chunk_bytes, nbytes - off)
+            staging = self._upload_staging()
+            try:
+                self._memcpy(_address_of(staging._experimental_get_mapped_range(0, self.chunk_bytes)), src + off, n)
+                staging.unmap()
+
+                def copy():
+                    encoder = self.device.create_command_encoder()
+                    encoder.copy_buffer_to_buffer(staging, 0, raw, off, -(-n // 4) * 4)
+                    self.device.queue.submit([encoder.finish()])
+
+                _gpu_call("uploading", copy)
+            except BaseException:
+                self._uploads.remove(staging)
+                staging.destroy()
+                raise
+            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, self.chunk_bytes)
+
+    def _upload_staging(self):
+        """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
+        wgpu = self.wgpu
+        if len(self._uploads) < self.upload_depth:
+            staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
+                                usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+            staging._tw_ready = None
+            self._uploads.append(staging)
+            return staging
+        staging = self._uploads.pop(0)
+        self._uploads.append(staging)
+        if staging._tw_ready is not None:
+            try:
+                staging._tw_ready.sync_wait()
+            except Exception as exc:
+                raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
+            staging._tw_ready = None
+        return staging
+
+    def _memcpy(self, dst: int, src: int, nbytes: int) -> None:
+        """memmove on up to `copy_threads` threads (ctypes releases the GIL); large copies only."""
+        threads = min(self.copy_threads, nbytes // COPY_SPLIT_MIN)
+        if threads <= 1:
+            ctypes.memmove(dst, src, nbytes)
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.copy_threads, thread_name_prefix="trueno_web-copy")
+        step = -(-nbytes // threads // 4096) * 4096
+        jobs = [self._pool.submit(ctypes.memmove, dst + o, src + o, min(step, nbytes - o)) for o in range(0, nbytes, step)]
+        for job in jobs:
+            job.result()
 
     def compile(self, source: str, entry: str):
         self._check()
@@ -121,31 +211,57 @@ class WgpuNativeDriver:
         _gpu_call("running kernels", record)
 
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
+        """The first `nbytes` of a buffer, as a memoryview over a new bytearray the caller owns.
+
+        Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
+        queued at once, and each is copied out (on several threads) as soon as it lands, while the
+        later ones are still on the bus. One host copy in all."""
         self._check()
-        size = max(256, 1 << (nbytes - 1).bit_length())
+        out = bytearray(nbytes)
+        if nbytes == 0:
+            return memoryview(out)
+        dst = _address_of(out)
+        chunk = self.chunk_bytes if nbytes > self.chunk_bytes else nbytes
+        pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
+        size = max(256, 1 << (chunk - 1).bit_length())
         free = self.staging.setdefault(size, [])
         wgpu = self.wgpu
-        staging = free.pop() if free else _gpu_call(
-            "creating a staging buffer", self.device.create_buffer, size=size,
-            usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        taken = []
         try:
-            def copy():
+            for _ in range(min(len(pieces), self.read_depth)):
+                taken.append(free.pop() if free else _gpu_call(
+                    "creating a staging buffer", self.device.create_buffer, size=size,
+                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST))
+
+            def copy(first: int):
                 encoder = self.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(raw, 0, staging, 0, nbytes)
+                for j in range(first, min(first + len(taken), len(pieces))):
+                    off, n = pieces[j]
+                    encoder.copy_buffer_to_buffer(raw, off, taken[j % len(taken)], 0, -(-n // 4) * 4)
                 self.device.queue.submit([encoder.finish()])
 
-            _gpu_call("copying a result", copy)
-            try:
-                await staging.map_async(wgpu.MapMode.READ, 0, size)
-            except Exception as exc:
-                raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
-            data = memoryview(staging.read_mapped(0, nbytes, copy=True))
-            staging.unmap()
+            for j, (off, n) in enumerate(pieces):
+                staging = taken[j % len(taken)]
+                if j % len(taken) == 0:
+                    _gpu_call("copying a result", copy, j)
+                try:
+                    await staging.map_async(wgpu.MapMode.READ, 0, size)
+                except Exception as exc:
+                    raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
+                view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
+                self._memcpy(dst + off, _address_of(view), n)
+                view.release()
+                staging.unmap()
         except BaseException:
-            staging.destroy()
+            for staging in taken:
+                staging.destroy()
             raise
-        free.append(staging)
-        return data
+        free.extend(taken)
+        return memoryview(out)
+
+    async def settle(self) -> None:
+        """wgpu-py raises validation errors at the call that caused them: nothing is left to report."""
+        self._check()
 
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError."""
@@ -157,3 +273,9 @@ class WgpuNativeDriver:
             for b in bufs:
                 b.destroy()
         self.staging.clear()
+        for b in self._uploads:
+            b.destroy()
+        self._uploads.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None

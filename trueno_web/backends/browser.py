@@ -1,0 +1,216 @@
+"""Browser WebGPU driver: `navigator.gpu` through Pyodide's `js` FFI, same protocol as wgpu_native.py.
+
+Bytes move as views over Python buffers (`PyProxy.getBuffer`), never element by element; descriptors
+cross as plain JS objects. Validation and out-of-memory errors are caught with error scopes around each
+compile and submit and raised as GpuError at the end of `execute()`; a lost device raises
+DeviceLostError, after which a new GpuDevice can be created.
+"""
+
+from __future__ import annotations
+
+from ..errors import DeviceLostError, GpuError, UnavailableError
+
+WANTED_LIMITS = {  # our name -> WebGPU's
+    "max_storage_buffer_binding_size": "maxStorageBufferBindingSize",
+    "max_buffer_size": "maxBufferSize",
+    "max_storage_buffers_per_shader_stage": "maxStorageBuffersPerShaderStage",
+    "max_compute_workgroups_per_dimension": "maxComputeWorkgroupsPerDimension",
+    "max_compute_workgroup_storage_size": "maxComputeWorkgroupStorageSize",
+}
+WANTED_FEATURES = ("subgroups",)
+STORAGE, COPY_SRC, COPY_DST, MAP_READ = 0x80, 0x04, 0x08, 0x01
+
+# JS helpers: a zero-copy write from a Python buffer, and a whole compute pass from flat arrays
+_JS_HELPERS = """
+({
+  write(queue, buffer, pybuf) {
+    const view = pybuf.getBuffer("u8");
+    try { queue.writeBuffer(buffer, 0, view.data, 0, view.data.byteLength); } finally { view.release(); }
+  },
+  submit(device, work) {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    for (const [pipeline, binds, gx, gy] of work) {
+      const entries = binds.map(([binding, buffer, offset, size]) => ({binding, resource: {buffer, offset, size}}));
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, device.createBindGroup({layout: pipeline.getBindGroupLayout(0), entries}));
+      pass.dispatchWorkgroups(gx, gy, 1);
+    }
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+  },
+  copy(device, src, dst, nbytes) {
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(src, 0, dst, 0, nbytes);
+    device.queue.submit([encoder.finish()]);
+  },
+})
+"""
+
+
+def _js():
+    try:
+        import js
+        from pyodide.code import run_js
+        from pyodide.ffi import create_proxy, jsnull, to_js
+    except ImportError as exc:
+        raise UnavailableError("the browser backend needs Pyodide; on the desktop wgpu-py is used") from exc
+    return js, run_js, create_proxy, jsnull, to_js
+
+
+def _missing(value) -> bool:
+    _, _, _, jsnull, _ = _js()
+    return value is None or value is jsnull
+
+
+async def find_adapter(power_preference: str = "high-performance"):
+    """The WebGPU adapter, or None where the browser has no `navigator.gpu` or no adapter."""
+    js = _js()[0]
+    gpu = getattr(js.navigator, "gpu", None)
+    if _missing(gpu):
+        return None
+    try:
+        adapter = await gpu.requestAdapter(_obj({"powerPreference": power_preference}))
+    except Exception:
+        return None
+    return None if _missing(adapter) else adapter
+
+
+def _obj(d: dict):
+    """A Python dict as a plain JS object (WebGPU descriptors must not be PyProxies)."""
+    js, _, _, _, to_js = _js()
+    return to_js(d, dict_converter=js.Object.fromEntries)
+
+
+class BrowserDriver:
+    """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU."""
+
+    wgsl_enable_subgroups = True  # Tint wants `enable subgroups;` before the subgroup builtins
+
+    def __init__(self, adapter, device):
+        js, run_js, create_proxy, _, _ = _js()
+        self.js = js
+        self.adapter = adapter
+        self.device = device
+        self.helpers = run_js(_JS_HELPERS)
+        info = adapter.info
+        self.adapter_info = {
+            "vendor": str(info.vendor or ""),
+            "architecture": str(info.architecture or ""),
+            "device": str(info.device or "") or str(info.architecture or ""),
+            "description": str(info.description or ""),
+            "backend_type": "WebGPU",
+        }
+        software = bool(getattr(info, "isFallbackAdapter", False)) or "swiftshader" in (
+            self.adapter_info["architecture"] + self.adapter_info["description"]).lower()
+        self.adapter_info["software"] = software
+        self.adapter_info["adapter_type"] = "CPU" if software else "GPU"
+        self.limits = {ours: int(getattr(device.limits, theirs)) for ours, theirs in WANTED_LIMITS.items()}
+        self.features = frozenset(f for f in WANTED_FEATURES if device.features.has(f))
+        self.staging: dict[int, list] = {}
+        self.errors: list = []  # popErrorScope promises not yet settled
+        self.lost = None
+        self._on_lost = create_proxy(self._lost)
+        device.lost.then(self._on_lost)
+
+    def _lost(self, info) -> None:
+        self.lost = f"{getattr(info, 'reason', '')} {getattr(info, 'message', '')}".strip() or "lost"
+
+    @classmethod
+    async def create(cls, power_preference: str = "high-performance") -> "BrowserDriver":
+        adapter = await find_adapter(power_preference)
+        if adapter is None:
+            raise UnavailableError("this browser offers no WebGPU adapter (navigator.gpu missing or requestAdapter "
+                                   "gave null); use Chrome/Edge with WebGPU on, or backend='wasm-simd'")
+        limits = {theirs: getattr(adapter.limits, theirs) for theirs in WANTED_LIMITS.values()}
+        features = [f for f in WANTED_FEATURES if adapter.features.has(f)]
+        device = await adapter.requestDevice(_obj({"requiredLimits": limits, "requiredFeatures": features,
+                                                   "label": "trueno_web"}))
+        return cls(adapter, device)
+
+    def _check(self) -> None:
+        if self.lost is not None:
+            raise DeviceLostError(f"the WebGPU device was lost ({self.lost}); create a new GpuDevice")
+
+    def _scoped(self, what: str, fn, *args):
+        """Run fn inside validation and out-of-memory error scopes; `settle()` reports what they caught."""
+        self._check()
+        self.device.pushErrorScope("out-of-memory")
+        self.device.pushErrorScope("validation")
+        try:
+            return fn(*args)
+        except Exception as exc:
+            raise GpuError(f"{what} failed: {exc}") from exc
+        finally:
+            self.errors.append((what, self.device.popErrorScope()))
+            self.errors.append((what, self.device.popErrorScope()))
+
+    async def settle(self) -> None:
+        """Raise GpuError for the first error a scope caught since the last settle()."""
+        pending, self.errors = self.errors, []
+        first = None
+        for what, promise in pending:
+            error = await promise
+            if not _missing(error) and first is None:
+                first = f"{what} failed: {error.message}"
+        self._check()
+        if first is not None:
+            raise GpuError(first)
+
+    def create_buffer(self, nbytes: int):
+        return self._scoped("creating a buffer", self.device.createBuffer,
+                            _obj({"size": nbytes, "usage": STORAGE | COPY_SRC | COPY_DST}))
+
+    def destroy_buffer(self, raw) -> None:
+        raw.destroy()
+
+    def write_buffer(self, raw, data: memoryview) -> None:
+        self._check()
+        self.helpers.write(self.device.queue, raw, data.cast("B"))
+
+    def compile(self, source: str, entry: str):
+        def build():
+            module = self.device.createShaderModule(_obj({"code": source}))
+            return self.device.createComputePipeline(
+                _obj({"layout": "auto", "compute": _obj({"module": module, "entryPoint": entry})}))
+
+        return self._scoped("compiling WGSL", build)
+
+    def submit(self, work) -> None:
+        """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit."""
+        js_work = [[pipeline, [list(b) for b in binds], grid[0], grid[1]] for pipeline, binds, grid in work]
+        _, _, _, _, to_js = _js()
+        self._scoped("running kernels", self.helpers.submit, self.device, to_js(js_work, depth=3))
+
+    async def read_buffer(self, raw, nbytes: int) -> memoryview:
+        """The first `nbytes` of a buffer through a pooled MAP_READ staging buffer, copied once."""
+        self._check()
+        size = max(256, 1 << (nbytes - 1).bit_length())
+        free = self.staging.setdefault(size, [])
+        staging = free.pop() if free else self.device.createBuffer(_obj({"size": size, "usage": MAP_READ | COPY_DST}))
+        out = bytearray(nbytes)
+        try:
+            self.helpers.copy(self.device, raw, staging, nbytes)
+            try:
+                await staging.mapAsync(MAP_READ, 0, size)
+            except Exception as exc:
+                self._check()
+                raise GpuError(f"reading a result failed: {exc}") from exc
+            staging.getMappedRange(0, nbytes).assign_to(out)  # nbytes: whole float32s
+            staging.unmap()
+        except BaseException:
+            staging.destroy()
+            raise
+        free.append(staging)
+        return memoryview(out)
+
+    def destroy(self) -> None:
+        """Destroy the device (as a loss would): later calls raise DeviceLostError."""
+        self.device.destroy()
+        self.lost = "destroyed"
+
+    def close(self) -> None:
+        for bufs in self.staging.values():
+            for b in bufs:
+                b.destroy()
+        self.staging.clear()
