@@ -8,6 +8,13 @@ const TW_GELU_C: f32 = 0.7978845608028654;
 const TW_SELU_ALPHA: f32 = 1.6732632423543772;
 const TW_SELU_SCALE: f32 = 1.0507009873554805;
 
+// Infinities and NaN come from a private variable's bits: WGSL compilers (Tint) refuse NaN and Inf
+// in constant expressions, and a private variable is not one.
+var<private> TW_INF_BITS: u32 = 0x7f800000u;
+fn tw_inf() -> f32 { return bitcast<f32>(TW_INF_BITS); }
+fn tw_neg_inf() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x80000000u); }
+fn tw_nan() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x00400000u); }
+
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 // -inf -> -FLT_MAX, so that x * 0 is -0.0 (the limit) instead of NaN
 fn tw_floor_finite(x: f32) -> f32 { return select(x, -TW_F32_MAX, x < -TW_F32_MAX); }

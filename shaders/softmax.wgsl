@@ -16,7 +16,6 @@
 @group(0) @binding(2) var<storage, read_write> y: array<{{V}}>;
 @group(0) @binding(3) var<storage, read_write> parts: array<vec2<f32>>;
 
-fn tw_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
 var<workgroup> tw_shared: array<vec2<f32>, 256>;
 
 // state (m, s) -> its sum rescaled to max m
@@ -27,7 +26,7 @@ fn tw_merge(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
     let m = tw_max(p.x, q.x);
     return vec2<f32>(m, tw_rescale(p, m) + tw_rescale(q, m));
 }
-fn tw_empty() -> vec2<f32> { return vec2<f32>(bitcast<f32>(0xff800000u), 0.0); }
+fn tw_empty() -> vec2<f32> { return vec2<f32>(tw_neg_inf(), 0.0); }
 fn tw_out1(v: f32, st: vec2<f32>, log_s: f32, is_log: bool) -> f32 {
     let shifted = v - st.x;
     return select(exp(shifted) / st.y, shifted - log_s, is_log);
