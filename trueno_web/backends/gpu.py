@@ -103,13 +103,25 @@ class GpuExecutor:
         return self.pipelines[key]
 
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+        work, release = self.prepare(nodes, steps, stats)
+        if not work:
+            return
+        try:
+            self.driver.submit(work)
+            tally(stats, dispatches=len(work), submits=1)
+        finally:
+            release()
+
+    def prepare(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]):
+        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps,
+        with their parameters written; `release()` gives the scratch buffers back once it is submitted."""
         for node in nodes:
             if node.host is not None and node.buffer is None:
                 node.buffer = self.upload(node.host, stats)
                 node.host = None
         planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
         if not planned:
-            return
+            return [], lambda: None
         scratch = self.pool.take(max(16, max(d.scratch for d in planned)))
         meta_bytes = bytearray()
         offsets = []
@@ -117,6 +129,11 @@ class GpuExecutor:
             offsets.append(len(meta_bytes))
             meta_bytes += d.meta + bytes(-len(d.meta) % META_ALIGN)
         meta = self.pool.take(len(meta_bytes))
+
+        def release():
+            self.pool.give(scratch)
+            self.pool.give(meta)
+
         try:
             work = []
             for d, offset in zip(planned, offsets):
@@ -130,18 +147,12 @@ class GpuExecutor:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)
                     binds.append((index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity)))
-                work.append((self.pipeline(d.source, d.entry, stats), binds, d.grid))
+                work.append((self.pipeline(d.source, d.entry, stats), tuple(binds), d.grid))
             self.driver.write_buffer(meta.raw, memoryview(meta_bytes))
-            self.driver.submit(work)
-            tally(stats, dispatches=len(work), submits=1)
-            try:
-                await self.driver.settle()
-            except GpuError:
-                self.pipelines.clear()  # one of them may be invalid: compile afresh next time
-                raise
-        finally:
-            self.pool.give(scratch)
-            self.pool.give(meta)
+        except BaseException:
+            release()
+            raise
+        return work, release
 
     async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
         nbytes = node.size * 4

@@ -22,6 +22,7 @@ UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
 READ_DEPTH = 4  # MAP_READ staging buffers per large read
 COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
 COPY_SPLIT_MIN = 1 << 20  # bytes per copy thread at least
+BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
 
 def _address_of(buf) -> int:
@@ -91,6 +92,9 @@ class WgpuNativeDriver:
         self.staging: dict[int, list] = {}  # MAP_READ staging buffers by size
         self._uploads: list = []  # MAP_WRITE staging ring, mapped while idle
         self._pool = None  # copy threads, made on first large copy
+        self._groups: dict = {}  # (pipeline, binds) -> bind group
+        self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
+        self._layouts: dict = {}  # pipeline -> bind group layout
         self.direct_write_max = DIRECT_WRITE_MAX
         self.chunk_bytes = CHUNK_BYTES
         self.upload_depth = UPLOAD_DEPTH
@@ -118,6 +122,8 @@ class WgpuNativeDriver:
         return _gpu_call("creating a buffer", self.device.create_buffer, size=nbytes, usage=self.storage_usage)
 
     def destroy_buffer(self, raw) -> None:
+        for key in self._groups_of.pop(raw, ()):
+            self._groups.pop(key, None)
         raw.destroy()
 
     def write_buffer(self, raw, data: memoryview) -> None:
@@ -191,24 +197,41 @@ class WgpuNativeDriver:
                          layout="auto", compute={"module": module, "entry_point": entry})
 
     def submit(self, work) -> None:
-        """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit."""
+        """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit.
+        Bind groups are cached by (pipeline, bindings): the pool hands the same buffers out again, so a
+        repeated batch records without creating any."""
         self._check()
 
         def record():
             encoder = self.device.create_command_encoder()
             pass_ = encoder.begin_compute_pass()
             for pipeline, binds, grid in work:
-                group = self.device.create_bind_group(
-                    layout=pipeline.get_bind_group_layout(0),
-                    entries=[{"binding": b, "resource": {"buffer": raw, "offset": off, "size": size}} for b, raw, off, size in binds],
-                )
                 pass_.set_pipeline(pipeline)
-                pass_.set_bind_group(0, group)
+                pass_.set_bind_group(0, self._bind_group(pipeline, binds))
                 pass_.dispatch_workgroups(grid[0], grid[1], 1)
             pass_.end()
             self.device.queue.submit([encoder.finish()])
 
         _gpu_call("running kernels", record)
+
+    def _bind_group(self, pipeline, binds):
+        key = (pipeline, tuple(binds))
+        group = self._groups.get(key)
+        if group is None:
+            layout = self._layouts.get(pipeline)
+            if layout is None:
+                layout = self._layouts[pipeline] = pipeline.get_bind_group_layout(0)
+            group = self.device.create_bind_group(
+                layout=layout,
+                entries=[{"binding": b, "resource": {"buffer": raw, "offset": off, "size": size}} for b, raw, off, size in binds],
+            )
+            if len(self._groups) >= BIND_GROUP_CACHE:
+                self._groups.clear()
+                self._groups_of.clear()
+            self._groups[key] = group
+            for _, raw, _, _ in binds:
+                self._groups_of.setdefault(raw, []).append(key)
+        return group
 
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
         """The first `nbytes` of a buffer, as a memoryview over a new bytearray the caller owns.
@@ -269,6 +292,9 @@ class WgpuNativeDriver:
         self.lost = True
 
     def close(self) -> None:
+        self._groups.clear()
+        self._groups_of.clear()
+        self._layouts.clear()
         for bufs in self.staging.values():
             for b in bufs:
                 b.destroy()
