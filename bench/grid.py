@@ -1,0 +1,539 @@
+"""The benchmark grid: trueno_web's webgpu backend against NumPy, raw wgpu-py, and (where PyTorch with
+CUDA is importable) cuBLAS/torch and the device's copy bandwidth, in one run.
+
+    python bench/grid.py                 # everything; markdown tables on stdout
+    python bench/grid.py --explore       # also the tuning sweeps (matmul tilings, map vec4s per thread, ...)
+    python bench/grid.py --json out.json # also every figure as JSON
+
+Kernel figures are on resident buffers: a plan's dispatches recorded R times into one command buffer,
+timed from submit to the queue's work-done, the slope between R = 2 and R = reps (so submit latency and
+recording fall out). End-to-end figures are wall-clock medians of whole calls (upload, kernels, read).
+Bandwidth counts bytes read plus bytes written once each; the torch copy is the ceiling for memory-bound
+kernels and cuBLAS SGEMM with TF32 off the ceiling for the matmul.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import trueno_web as tw  # noqa: E402
+from trueno_web import kernels  # noqa: E402
+from trueno_web.graph import plan  # noqa: E402
+from trueno_web.runtime import block_on  # noqa: E402
+
+RESULTS: dict = {}
+ROWS: list[tuple] = []
+
+
+def record(section: str, name: str, **figures) -> None:
+    RESULTS.setdefault(section, {})[name] = figures
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def wall(fn, repeat=7, warm=1):
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return median(ts)
+
+
+# ------------------------------------------------------------------ torch references (optional)
+
+
+def torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    return torch
+
+
+def cuda_time(torch, fn, reps=50):
+    """Median seconds per call by CUDA events, after warm-up."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        ts.append(start.elapsed_time(end) / 1e3 / reps)
+    return median(ts)
+
+
+# ------------------------------------------------------------------ our kernels on resident buffers
+
+
+class Resident:
+    """Times a batch's planned dispatches on buffers already on the device."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.ex = dev._executor
+        self.drv = self.ex.driver
+
+    def steps(self, batch, ids):
+        nodes = batch._nodes
+        for n in nodes:
+            n.fused_away = False
+        pending = [i for i in range(len(nodes)) if nodes[i].op is not None]
+        for i in ids:
+            nodes[i].keep = True
+        return plan(nodes, pending, batch.fuse, self.ex.limits["max_storage_buffers_per_shader_stage"])
+
+    def encode(self, work, reps):
+        enc = self.drv.device.create_command_encoder()
+        p = enc.begin_compute_pass()
+        for _ in range(reps):
+            for pipeline, binds, grid in work:
+                p.set_pipeline(pipeline)
+                p.set_bind_group(0, self.drv._bind_group(pipeline, binds))
+                p.dispatch_workgroups(grid[0], grid[1], 1)
+        p.end()
+        return enc.finish()
+
+    def run(self, cb):
+        q = self.drv.device.queue
+        t = time.perf_counter()
+        q.submit([cb])
+        wait_idle(self.drv.device)
+        return time.perf_counter() - t
+
+    def time(self, batch, ids, reps=20):
+        """Seconds per run of the batch's plan (its ops recomputed on the same buffers)."""
+        work, release = self.ex.prepare(batch._nodes, self.steps(batch, ids), ())
+        try:
+            self.run(self.encode(work, 1))
+            small = min(self.run(self.encode(work, 2)) for _ in range(3))
+            big = min(self.run(self.encode(work, reps)) for _ in range(3))
+        finally:
+            release()
+        return max((big - small) / (reps - 2), 1e-9)
+
+
+_FLAGS = {}
+
+
+def wait_idle(device):
+    """Block until the queue's work is done (wgpu-py 0.32's on_submitted_work_done is broken): a 16-byte
+    read queued behind it."""
+    import wgpu
+
+    flag = _FLAGS.get(device)
+    if flag is None:
+        flag = _FLAGS[device] = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+    device.queue.read_buffer(flag)
+
+
+def rel_error(got, ref, mag=None):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    mag = np.abs(ref) if mag is None else mag
+    return float(np.max(np.abs(got - ref) / np.maximum(mag, 1e-30)))
+
+
+# ------------------------------------------------------------------ sections
+
+
+def section_ceilings(torch, n, out):
+    if torch is None:
+        out.append(("ceiling", "torch not importable with CUDA here", "", "", ""))
+        return {}
+    dev = torch.device("cuda")
+    x = torch.randn(n, device=dev)
+    y = torch.empty_like(x)
+    o = torch.randn(n, device=dev)
+    t_copy = cuda_time(torch, lambda: y.copy_(x))
+    big = torch.randn(1 << 26, device=dev)
+    big_y = torch.empty_like(big)
+    t_copy_big = cuda_time(torch, lambda: big_y.copy_(big), reps=20)
+    del big, big_y
+    t_chain = cuda_time(torch, lambda: torch.add(torch.relu(x).mul_(2.0), o, out=y))
+    t_dot = cuda_time(torch, lambda: torch.dot(x, o))
+    t_sum = cuda_time(torch, lambda: torch.sum(x))
+    t_norm = cuda_time(torch, lambda: torch.linalg.vector_norm(x))
+    xs = x.view(4096, -1)
+    t_sm = cuda_time(torch, lambda: torch.softmax(xs, dim=-1))
+    a = torch.randn(4096, 4096, device=dev)
+    b = torch.randn(4096, 4096, device=dev)
+    t_mm = cuda_time(torch, lambda: a @ b, reps=20)
+    a2, b2 = torch.randn(4095, 4093, device=dev), torch.randn(4093, 4097, device=dev)
+    t_mm_odd = cuda_time(torch, lambda: a2 @ b2, reps=20)
+    host = torch.randn(n).pin_memory()
+    t_h2d = cuda_time(torch, lambda: x.copy_(host, non_blocking=True))
+    t_d2h = cuda_time(torch, lambda: host.copy_(x, non_blocking=True))
+    nb = 4 * n
+    c = {
+        "copy_bw": 2 * nb / t_copy, "copy_bw_2^26": 2 * (4 << 26) / t_copy_big,
+        "chain_bw": 3 * nb / t_chain, "chain_ms": t_chain * 1e3,
+        "dot_bw": 2 * nb / t_dot, "sum_bw": nb / t_sum, "norm_bw": nb / t_norm,
+        "softmax_bw": 2 * nb / t_sm, "sgemm_tflops": 2 * 4096 ** 3 / t_mm / 1e12,
+        "sgemm_odd_tflops": 2 * 4095 * 4093 * 4097 / t_mm_odd / 1e12,
+        "h2d_pinned": nb / t_h2d, "d2h_pinned": nb / t_d2h, "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(),
+    }
+    record("ceilings", "torch", **c)
+    gb = lambda v: f"{v / 1e9:.0f} GB/s"  # noqa: E731
+    out += [
+        ("device copy (torch, 2^24 f32)", gb(c["copy_bw"]), f"2^26: {gb(c['copy_bw_2^26'])}", "read+write", ""),
+        ("relu-scale-add (torch, 3 kernels)", gb(c["chain_bw"]), f"{c['chain_ms']:.3f} ms", "", ""),
+        ("dot / sum / norm_l2 (torch)", gb(c["dot_bw"]), gb(c["sum_bw"]), gb(c["norm_bw"]), ""),
+        ("softmax 4096x4096 (torch)", gb(c["softmax_bw"]), "", "", ""),
+        ("SGEMM 4096^3, TF32 off (cuBLAS)", f"{c['sgemm_tflops']:.1f} TFLOPS", f"odd 4095x4093x4097: {c['sgemm_odd_tflops']:.1f}", "", ""),
+        ("host<->device pinned (torch)", f"H2D {gb(c['h2d_pinned'])}", f"D2H {gb(c['d2h_pinned'])}", "", ""),
+    ]
+    return c
+
+
+def section_resident(dev, res, n, explore, ceil, torch, out):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n, dtype=np.float32)
+    o = rng.standard_normal(n, dtype=np.float32)
+    copy_bw = ceil.get("copy_bw")
+    pct = lambda bw: f"{100 * bw / copy_bw:.0f}% of copy" if copy_bw else ""  # noqa: E731
+    ex = dev._executor
+
+    # fused elementwise chain
+    vpts = (1, 2, 4) if explore else (ex.caps.map_vpt,)
+    default_vpt = ex.caps.map_vpt
+    best = None
+    for vpt in vpts:
+        ex.caps.map_vpt = vpt
+        b = dev.batch()
+        out_id = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
+        block_on(b.execute())
+        assert np.array_equal(block_on(b.read(out_id)), np.maximum(x, 0) * np.float32(2) + o)
+        t = res.time(b, [out_id.index], reps=50)
+        bw = 3 * 4 * n / t
+        record("resident", f"map_chain_vpt{vpt}", seconds=t, bw=bw)
+        if vpt != default_vpt or not explore:
+            pass
+        out.append((f"relu-scale-add fused, 2^{n.bit_length() - 1}" + (f" (vec4 x{vpt}/thread)" if explore else ""),
+                    f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
+        best = max(best or 0, bw) if vpt == default_vpt else best
+        b.release()
+    ex.caps.map_vpt = default_vpt
+
+    # raw wgpu-py kernel (the hand-written one in bench/chain.py), resident, on its own device
+    try:
+        out.append(raw_resident(x, o, copy_bw))
+    except Exception as exc:  # pragma: no cover - reference only
+        out.append(("raw wgpu-py fused kernel", f"failed: {exc}", "", "", ""))
+
+    # reductions
+    for name, arrays, nbytes in (("dot", (x, o), 8 * n), ("sum", (x,), 4 * n), ("norm_l2", (x,), 4 * n),
+                                 ("max", (x,), 4 * n)):
+        for sg in ((True, False) if explore and ex.caps.subgroups else (ex.caps.subgroups,)):
+            saved = ex.caps.subgroups
+            ex.caps.subgroups = sg
+            b = dev.batch()
+            r = getattr(b, name)(*[b.upload(a) for a in arrays])
+            block_on(b.execute())
+            got = block_on(b.read(r))
+            op = tw.ops.get(name)
+            ref = op.numpy(*[a.astype(np.float64) for a in arrays])
+            mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in arrays]) if name != "max" else abs(ref)
+            assert abs(got - ref) <= 1e-4 * mag + 1e-6, (name, got, ref)
+            t = res.time(b, [r.index], reps=50)
+            bw = nbytes / t
+            record("resident", f"{name}_sg{int(sg)}", seconds=t, bw=bw)
+            label = f"{name}, 2^{n.bit_length() - 1}" + (f" (subgroups {'on' if sg else 'off'})" if explore else "")
+            out.append((label, f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
+            ex.caps.subgroups = saved
+            b.release()
+
+    # softmax
+    for shape in ((4096, n // 4096), (1, n), (n // 64, 64)):
+        xs = x.reshape(shape)
+        b = dev.batch()
+        r = b.softmax(b.upload(xs))
+        block_on(b.execute())
+        got = block_on(b.read(r))
+        ref = tw.ops.get("softmax").numpy(xs.astype(np.float64))
+        err = rel_error(got, ref, np.abs(ref) + 1e-12)
+        t = res.time(b, [r.index], reps=30)
+        bw = 8 * n / t
+        record("resident", f"softmax_{shape[0]}x{shape[1]}", seconds=t, bw=bw, err=err)
+        out.append((f"softmax {shape[0]}x{shape[1]}", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw),
+                    f"max rel err {err:.1e}"))
+        b.release()
+
+
+def raw_resident(x, o, copy_bw):
+    from chain import RAW_WGSL
+
+    import wgpu
+
+    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    wanted = ("max-storage-buffer-binding-size", "max-buffer-size")
+    device = adapter.request_device_sync(required_limits={k: adapter.limits[k] for k in wanted})
+    module = device.create_shader_module(code=RAW_WGSL.replace("BODY", "v"))
+    pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+    usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+    bx = device.create_buffer_with_data(data=x, usage=usage)
+    bo = device.create_buffer_with_data(data=o, usage=usage)
+    by = device.create_buffer(size=x.nbytes, usage=usage)
+    group = device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
+        {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate((bx, bo, by))])
+    groups = -(-x.size // 256)
+
+    def timed(reps):
+        enc = device.create_command_encoder()
+        p = enc.begin_compute_pass()
+        for _ in range(reps):
+            p.set_pipeline(pipe)
+            p.set_bind_group(0, group)
+            p.dispatch_workgroups(min(groups, 65535), -(-groups // 65535), 1)
+        p.end()
+        cb = enc.finish()
+        t = time.perf_counter()
+        device.queue.submit([cb])
+        wait_idle(device)
+        return time.perf_counter() - t
+
+    timed(1)
+    t = (min(timed(50) for _ in range(3)) - min(timed(2) for _ in range(3))) / 48
+    bw = 3 * x.nbytes / t
+    record("resident", "raw_wgpu_chain", seconds=t, bw=bw)
+    for b in (bx, bo, by):
+        b.destroy()
+    return ("raw wgpu-py fused kernel (1 f32/thread)", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us",
+            f"{100 * bw / copy_bw:.0f}% of copy" if copy_bw else "", "")
+
+
+def section_matmul(dev, res, explore, ceil, torch, out, shapes):
+    ex = dev._executor
+    rng = np.random.default_rng(1)
+    sgemm = ceil.get("sgemm_tflops")
+    configs = [""] + ([k for k in kernels.MATMUL_CONFIGS if k.startswith("128")] if explore else [])
+    for m, k, n in shapes:
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b_ = rng.standard_normal((k, n), dtype=np.float32)
+        if torch is not None:
+            ta, tb = torch.from_numpy(a).cuda().double(), torch.from_numpy(b_).cuda().double()
+            ref = (ta @ tb).cpu().numpy()
+            mag = (ta.abs() @ tb.abs()).cpu().numpy()
+            del ta, tb
+        elif m * n * k <= 2048 ** 3:
+            ref = a.astype(np.float64) @ b_.astype(np.float64)
+            mag = np.abs(a).astype(np.float64) @ np.abs(b_).astype(np.float64)
+        else:
+            ref = mag = None
+        for cfg in (configs if (m, k, n) == shapes[0] else [""]):
+            ex.caps.matmul = cfg
+            chosen = kernels.matmul_config(m, k, n, ex.caps)
+            name = cfg or f"auto={chosen[0].bm}x{chosen[0].bn}x{chosen[0].bk}"
+            bt = dev.batch()
+            r = bt.matmul(bt.upload(a), bt.upload(b_))
+            try:
+                block_on(bt.execute())
+                got = block_on(bt.read(r))
+                err = rel_error(got, ref, mag) if ref is not None else float("nan")
+                t = res.time(bt, [r.index], reps=10 if m >= 4096 else 30)
+            except Exception as exc:
+                out.append((f"matmul {m}x{k}x{n} [{name}]", f"failed: {str(exc)[:80]}", "", "", ""))
+                bt.release()
+                continue
+            tflops = 2 * m * n * k / t / 1e12
+            record("matmul", f"{m}x{k}x{n}_{name}", seconds=t, tflops=tflops, err=err)
+            ref_note = f"{100 * tflops / sgemm:.0f}% of cuBLAS" if sgemm else ""
+            out.append((f"matmul {m}x{k}x{n} [{name}]", f"{tflops:.1f} TFLOPS", f"{t * 1e3:.2f} ms", ref_note,
+                        f"err {err:.1e}"))
+            bt.release()
+    ex.caps.matmul = ""
+    # NumPy on the host (one size)
+    m = min(2048, shapes[0][0])
+    a = rng.standard_normal((m, m), dtype=np.float32)
+    t = wall(lambda: a @ a, repeat=3)
+    record("matmul", f"numpy_{m}", seconds=t, tflops=2 * m ** 3 / t / 1e12)
+    out.append((f"matmul {m}^3 NumPy (host BLAS)", f"{2 * m ** 3 / t / 1e12:.2f} TFLOPS", f"{t * 1e3:.1f} ms", "", ""))
+
+
+def section_end_to_end(dev, sizes, out, explore):
+    import chain as ch
+
+    rng = np.random.default_rng(2)
+    drv = dev._executor.driver
+    for p in sizes:
+        n = 1 << p
+        x, o = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+        raw = ch.RawWgpu(False)
+        t = {
+            "one-shot": wall(lambda: block_on(ch.one_shot(dev, x, o, False))),
+            "unfused": wall(lambda: block_on(ch.batched(dev, x, o, False, False))),
+            "fused": wall(lambda: block_on(ch.batched(dev, x, o, False, True))),
+            "numpy": wall(lambda: ch.numpy_chain(x, o, False)),
+            "raw": wall(lambda: raw.run(x, o)),
+        }
+        record("end_to_end", f"2^{p}", **{k: v * 1e3 for k, v in t.items()})
+        out.append((f"3-op chain 2^{p}, transfers included",
+                    f"fused {t['fused'] * 1e3:.2f} ms", f"numpy {t['numpy'] * 1e3:.2f} ms",
+                    f"one-shot {t['one-shot'] * 1e3:.2f} / unfused {t['unfused'] * 1e3:.2f} / raw {t['raw'] * 1e3:.2f} ms",
+                    f"one-shot/fused {t['one-shot'] / t['fused']:.1f}x, fused/raw {t['fused'] / t['raw']:.2f}"))
+        # transfers alone
+        a = block_on(dev.upload(x))
+        t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)))
+        t_down = wall(lambda: block_on(a.read()))
+        record("transfers", f"2^{p}", up_gbs=4 * n / t_up / 1e9, down_gbs=4 * n / t_down / 1e9)
+        out.append((f"upload / read 2^{p} (ours)", f"{4 * n / t_up / 1e9:.1f} GB/s", f"{4 * n / t_down / 1e9:.1f} GB/s",
+                    f"{t_up * 1e3:.2f} / {t_down * 1e3:.2f} ms", ""))
+        q = drv.device.queue
+        t_up_raw = wall(lambda: (q.write_buffer(a._buffer.raw, 0, x), wait_idle(drv.device)))
+        t_down_raw = wall(lambda: q.read_buffer(a._buffer.raw, 0, x.nbytes))
+        record("transfers", f"2^{p} raw", up_gbs=4 * n / t_up_raw / 1e9, down_gbs=4 * n / t_down_raw / 1e9)
+        out.append((f"upload / read 2^{p} (raw wgpu-py write_buffer / read_buffer)", f"{4 * n / t_up_raw / 1e9:.1f} GB/s",
+                    f"{4 * n / t_down_raw / 1e9:.1f} GB/s", f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms", ""))
+        a.release()
+        if explore and p >= 22:
+            saved = (drv.direct_write_max, drv.copy_threads, drv.chunk_bytes)
+            for label, dwm, thr, chunk in (("write_buffer, 1 thread", 1 << 62, 1, saved[2]),
+                                           ("staging 1 thread 8M", 1 << 20, 1, 8 << 20),
+                                           ("staging 4 threads 8M", 1 << 20, 4, 8 << 20),
+                                           ("staging 8 threads 8M", 1 << 20, 8, 8 << 20),
+                                           ("staging 8 threads 32M", 1 << 20, 8, 32 << 20),
+                                           ("staging 16 threads 16M", 1 << 20, 16, 16 << 20)):
+                drv.direct_write_max, drv.copy_threads, drv.chunk_bytes = dwm, min(thr, os.cpu_count() or 1), chunk
+                for bufs in drv.staging.values():
+                    for bb in bufs:
+                        bb.destroy()
+                drv.staging.clear()
+                for bb in drv._uploads:
+                    bb.destroy()
+                drv._uploads.clear()
+                tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
+                a = block_on(dev.upload(x))
+                t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)))
+                t_down = wall(lambda: block_on(a.read()))
+                a.release()
+                record("transfer_variants", f"2^{p} {label}", fused_ms=tf * 1e3, up_gbs=4 * n / t_up / 1e9,
+                       down_gbs=4 * n / t_down / 1e9)
+                out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
+                            f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
+            drv.direct_write_max, drv.copy_threads, drv.chunk_bytes = saved
+    # host copy speed (what every transfer pays once)
+    big = rng.standard_normal(1 << 24, dtype=np.float32)
+    dst = np.empty_like(big)
+    t = wall(lambda: np.copyto(dst, big))
+    t_fresh = wall(lambda: big.copy())
+    out.append(("host memcpy 64 MiB (NumPy)", f"{big.nbytes / t / 1e9:.1f} GB/s", f"into fresh memory {big.nbytes / t_fresh / 1e9:.1f} GB/s", "", ""))
+
+
+def section_small_ops(dev, out):
+    x = np.random.default_rng(3).standard_normal(1024, dtype=np.float32)
+    names = ("relu", "sigmoid", "tanh", "gelu")
+
+    async def run(fuse):
+        with dev.batch(fuse=fuse) as b:
+            v = b.upload(x)
+            for i in range(100):
+                v = getattr(b, names[i % 4])(v)
+            await b.execute()
+            return await b.read(v)
+
+    async def reductions():
+        with dev.batch() as b:
+            v = b.upload(x)
+            rs = [b.sum(v) if i % 2 else b.max(v) for i in range(100)]
+            await b.execute()
+            return await b.read(rs[-1])
+
+    def numpy_ops():
+        v = x
+        for i in range(100):
+            v = tw.ops.get(names[i % 4]).numpy(v)
+        return v
+
+    for label, fn in (("100 ops, one batch, unfused (100 dispatches)", lambda: block_on(run(False))),
+                      ("100 ops, one batch, fused (1 dispatch)", lambda: block_on(run(True))),
+                      ("100 reductions, one batch (200 dispatches)", lambda: block_on(reductions())),
+                      ("100 ops NumPy (host)", numpy_ops)):
+        t = wall(fn, repeat=15, warm=2)
+        record("small_ops", label, us_per_op=t / 100 * 1e6)
+        out.append((label + ", 1K elements", f"{t / 100 * 1e6:.1f} us/op", f"{t * 1e3:.2f} ms/batch", "", ""))
+    t = wall(lambda: block_on(dev.relu(x)), repeat=30, warm=3)
+    record("small_ops", "one-shot relu 1K", us=t * 1e6)
+    out.append(("one-shot relu, 1K elements", f"{t * 1e6:.0f} us/call", "", "", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--explore", action="store_true", help="also the tuning sweeps")
+    parser.add_argument("--json", help="write every figure here as JSON")
+    parser.add_argument("--log2n", type=int, default=24, help="log2 of the element count for the memory-bound rows")
+    parser.add_argument("--matmul", default="4096x4096x4096,4095x4093x4097,2048x2048x2048,1024x1024x1024,1000x999x1001",
+                        help="MxKxN shapes; the first gets the tiling sweep with --explore")
+    parser.add_argument("--skip", default="", help="comma list of sections to skip: resident,matmul,e2e,small")
+    args = parser.parse_args()
+    skip = set(args.skip.split(","))
+    n = 1 << args.log2n
+    dev = block_on(tw.GpuDevice.create("webgpu"))
+    res = Resident(dev)
+    torch = torch_cuda()
+    info = dev.adapter_info
+    head = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "adapter": f"{info.get('device')} ({info.get('backend_type')}, {info.get('description')})",
+        "host": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}",
+        "caps": repr(dev._executor.caps),
+        "command": "python " + " ".join(sys.argv),
+    }
+    RESULTS["head"] = head
+    for k, v in head.items():
+        print(f"# {k}: {v}")
+    out: list[tuple] = []
+    t0 = time.perf_counter()
+    ceil = section_ceilings(torch, n, out) if torch else {}
+    if torch is None:
+        out.append(("ceilings", "PyTorch with CUDA not importable: no cuBLAS/copy references", "", "", ""))
+    print(f"# ceilings done {time.perf_counter() - t0:.0f}s", flush=True)
+    if "resident" not in skip:
+        section_resident(dev, res, n, args.explore, ceil, torch, out)
+        print(f"# resident done {time.perf_counter() - t0:.0f}s", flush=True)
+    if "matmul" not in skip:
+        shapes = [tuple(int(v) for v in s.split("x")) for s in args.matmul.split(",")]
+        section_matmul(dev, res, args.explore, ceil, torch, out, shapes)
+        print(f"# matmul done {time.perf_counter() - t0:.0f}s", flush=True)
+    if "e2e" not in skip:
+        section_end_to_end(dev, (20, args.log2n), out, args.explore)
+        print(f"# end to end done {time.perf_counter() - t0:.0f}s", flush=True)
+    if "small" not in skip:
+        section_small_ops(dev, out)
+    print()
+    print("| what | figure | | | |")
+    print("|---|---|---|---|---|")
+    for row in out:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(RESULTS, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
