@@ -438,6 +438,24 @@ def section_end_to_end(dev, sizes, out, explore):
                 out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
                             f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
             drv.direct_write_max, drv.copy_threads, drv.chunk_bytes = saved
+            # what host.from_host's copy of the driver's fresh bytearray costs (a proposed change)
+            import trueno_web.batch as tb
+
+            original = tb.from_host
+
+            def no_copy(data, shape):
+                view = memoryview(data)
+                if isinstance(view.obj, bytearray):
+                    return np.frombuffer(view.cast("B"), dtype=np.float32).reshape(shape)
+                return original(data, shape)
+
+            tb.from_host = no_copy
+            try:
+                tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
+            finally:
+                tb.from_host = original
+            record("transfer_variants", f"2^{p} from_host without copy", fused_ms=tf * 1e3)
+            out.append(("  variant: default transfers, from_host without its copy", f"fused chain {tf * 1e3:.2f} ms", "", "", ""))
     # host copy speed (what every transfer pays once)
     big = rng.standard_normal(1 << 24, dtype=np.float32)
     dst = np.empty_like(big)
