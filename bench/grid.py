@@ -231,7 +231,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         out_id = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
         block_on(b.execute())
         assert np.array_equal(block_on(b.read(out_id)), np.maximum(x, 0) * np.float32(2) + o)
-        t = res.time(b, [out_id.index], reps=50)
+        t = res.time(b, [out_id.index], reps=200)
         bw = 3 * 4 * n / t
         record("resident", f"map_chain_vpt{vpt}", seconds=t, bw=bw)
         if vpt != default_vpt or not explore:
@@ -249,11 +249,15 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         out.append(("raw wgpu-py fused kernel", f"failed: {exc}", "", "", ""))
 
     # reductions
+    variants = [(ex.caps.subgroups, ex.caps.reduce_partials)]
+    if explore:
+        variants += [(not ex.caps.subgroups, ex.caps.reduce_partials)] if ex.caps.subgroups else []
+        variants += [(ex.caps.subgroups, p) for p in (264, 528, 2048) if p != ex.caps.reduce_partials]
     for name, arrays, nbytes in (("dot", (x, o), 8 * n), ("sum", (x,), 4 * n), ("norm_l2", (x,), 4 * n),
                                  ("max", (x,), 4 * n)):
-        for sg in ((True, False) if explore and ex.caps.subgroups else (ex.caps.subgroups,)):
-            saved = ex.caps.subgroups
-            ex.caps.subgroups = sg
+        for sg, parts in variants:
+            saved = ex.caps.subgroups, ex.caps.reduce_partials
+            ex.caps.subgroups, ex.caps.reduce_partials = sg, parts
             b = dev.batch()
             r = getattr(b, name)(*[b.upload(a) for a in arrays])
             block_on(b.execute())
@@ -262,12 +266,12 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             ref = op.numpy(*[a.astype(np.float64) for a in arrays])
             mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in arrays]) if name != "max" else abs(ref)
             assert abs(got - ref) <= 1e-4 * mag + 1e-6, (name, got, ref)
-            t = res.time(b, [r.index], reps=50)
+            t = res.time(b, [r.index], reps=200)
             bw = nbytes / t
-            record("resident", f"{name}_sg{int(sg)}", seconds=t, bw=bw)
-            label = f"{name}, 2^{n.bit_length() - 1}" + (f" (subgroups {'on' if sg else 'off'})" if explore else "")
+            record("resident", f"{name}_sg{int(sg)}_p{parts}", seconds=t, bw=bw)
+            label = f"{name}, 2^{n.bit_length() - 1}" + (f" (subgroups {'on' if sg else 'off'}, {parts} partials)" if explore else "")
             out.append((label, f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
-            ex.caps.subgroups = saved
+            ex.caps.subgroups, ex.caps.reduce_partials = saved
             b.release()
 
     # softmax
@@ -412,15 +416,17 @@ def section_end_to_end(dev, sizes, out, explore):
         out.append((f"upload / read 2^{p} (raw wgpu-py write_buffer / read_buffer)", f"{4 * n / t_up_raw / 1e9:.1f} GB/s",
                     f"{4 * n / t_down_raw / 1e9:.1f} GB/s", f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms", ""))
         a.release()
-        if explore and p >= 22:
-            saved = (drv.direct_write_max, drv.copy_threads, drv.chunk_bytes)
-            for label, dwm, thr, chunk in (("write_buffer, 1 thread", 1 << 62, 1, saved[2]),
-                                           ("staging 1 thread 8M", 1 << 20, 1, 8 << 20),
-                                           ("staging 4 threads 8M", 1 << 20, 4, 8 << 20),
-                                           ("staging 8 threads 8M", 1 << 20, 8, 8 << 20),
-                                           ("staging 8 threads 32M", 1 << 20, 8, 32 << 20),
-                                           ("staging 16 threads 16M", 1 << 20, 16, 16 << 20)):
-                drv.direct_write_max, drv.copy_threads, drv.chunk_bytes = dwm, min(thr, os.cpu_count() or 1), chunk
+        if explore:
+            saved = (drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait)
+            for label, dwm, thr, chunk, wait in (("write_buffer, 1 thread", 1 << 62, 1, saved[2], "await"),
+                                                 ("write_buffer, 1 thread, sync map", 1 << 62, 1, saved[2], "sync"),
+                                                 ("staging 1 thread 4M", 1 << 20, 1, 4 << 20, "await"),
+                                                 ("staging 1 thread 8M sync map", 1 << 20, 1, 8 << 20, "sync"),
+                                                 ("staging 4 threads 2M", 1 << 20, 4, 2 << 20, "await"),
+                                                 ("staging 4 threads 8M", 1 << 20, 4, 8 << 20, "await"),
+                                                 ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync")):
+                drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = (
+                    dwm, min(thr, os.cpu_count() or 1), chunk, wait)
                 for bufs in drv.staging.values():
                     for bb in bufs:
                         bb.destroy()
@@ -430,14 +436,14 @@ def section_end_to_end(dev, sizes, out, explore):
                 drv._uploads.clear()
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
                 a = block_on(dev.upload(x))
-                t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)))
-                t_down = wall(lambda: block_on(a.read()))
+                t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
+                t_down = wall(lambda: block_on(a.read()), repeat=11)
                 a.release()
                 record("transfer_variants", f"2^{p} {label}", fused_ms=tf * 1e3, up_gbs=4 * n / t_up / 1e9,
                        down_gbs=4 * n / t_down / 1e9)
                 out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
                             f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
-            drv.direct_write_max, drv.copy_threads, drv.chunk_bytes = saved
+            drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = saved
             # what host.from_host's copy of the driver's fresh bytearray costs (a proposed change)
             import trueno_web.batch as tb
 

@@ -67,6 +67,7 @@ class Caps:
     subgroups: bool = False  # the adapter has the WebGPU "subgroups" feature and the device enabled it
     enable_subgroups: bool = True  # the WGSL compiler wants `enable subgroups;` (Tint does; naga refuses it)
     map_vpt: int = 2  # vec4s per thread in map kernels
+    reduce_partials: int = REDUCE_MAX_PARTIALS  # workgroups of a reduction's first pass at most
     matmul: str = ""  # force a MATMUL_CONFIGS key ("" = pick by shape)
     matmul_min_groups: int = 256  # a larger tile only when it still gives this many workgroups
 
@@ -387,7 +388,7 @@ def dispatches(step: MapStep | OpStep, nodes: list[Node], max_per_dim: int = 655
     if op.kind == "reduce":
         n = nodes[ins[0]].size
         nv = -(-n // 4)
-        parts = min(max(-(-nv // (WORKGROUP * 4)), 1), REDUCE_MAX_PARTIALS)
+        parts = min(max(-(-nv // (WORKGROUP * 4)), 1), caps.reduce_partials)
         meta = pack_meta([n, parts, nv])
         source = _reduce_source(op.name, caps.subgroups, caps.enable_subgroups)
         binds = ((1, ins[0]),) + (((2, ins[1]),) if op.arity == 2 else ()) + ((3, "partials"),)

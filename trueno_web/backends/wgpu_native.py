@@ -22,6 +22,7 @@ UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
 READ_DEPTH = 4  # MAP_READ staging buffers per large read
 COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
 COPY_SPLIT_MIN = 1 << 20  # bytes per copy thread at least
+MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile) or "sync" (polls)
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
 
@@ -100,6 +101,8 @@ class WgpuNativeDriver:
         self.upload_depth = UPLOAD_DEPTH
         self.read_depth = READ_DEPTH
         self.copy_threads = max(1, min(COPY_THREADS, os.cpu_count() or 1))
+        self.copy_split_min = COPY_SPLIT_MIN
+        self.map_wait = MAP_WAIT
         self.lost = False
 
     @classmethod
@@ -177,7 +180,7 @@ class WgpuNativeDriver:
 
     def _memcpy(self, dst: int, src: int, nbytes: int) -> None:
         """memmove on up to `copy_threads` threads (ctypes releases the GIL); large copies only."""
-        threads = min(self.copy_threads, nbytes // COPY_SPLIT_MIN)
+        threads = min(self.copy_threads, nbytes // self.copy_split_min)
         if threads <= 1:
             ctypes.memmove(dst, src, nbytes)
             return
@@ -268,7 +271,11 @@ class WgpuNativeDriver:
                 if j % len(taken) == 0:
                     _gpu_call("copying a result", copy, j)
                 try:
-                    await staging.map_async(wgpu.MapMode.READ, 0, size)
+                    promise = staging.map_async(wgpu.MapMode.READ, 0, size)
+                    if self.map_wait == "sync":
+                        promise.sync_wait()
+                    else:
+                        await promise
                 except Exception as exc:
                     raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
                 view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
