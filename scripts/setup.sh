@@ -20,4 +20,9 @@ fi
 if [ -f scripts/fetch_web_assets.py ]; then
   .venv/bin/python scripts/fetch_web_assets.py
 fi
+# The JupyterLite site (build/jupyterlite/: pinned jupyterlite in build/jlite-venv, Pyodide, the kernel's
+# wheels, trueno_web and examples/trueno_web_tour.ipynb); quick when up to date.
+if [ -f scripts/build_jupyterlite.py ]; then
+  .venv/bin/python scripts/build_jupyterlite.py
+fi
 echo "setup done: .venv ready"

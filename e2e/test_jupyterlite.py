@@ -1,0 +1,236 @@
+"""The JupyterLite site end to end: build it, open the example notebook in headless Chromium, run
+every cell in the real lab app (the Pyodide kernel runs in a web worker), and check what came out.
+
+The site (build/jupyterlite/, from scripts/build_jupyterlite.py) is rebuilt only when one of its inputs
+changed (set TRUENO_E2E_NO_REBUILD=1 to use whatever is there). It is served by the harness's stdlib
+server on 127.0.0.1; every request the page or its workers make is recorded, and any that is not to
+127.0.0.1 is blocked and fails the test. Two runs: with WebGPU (SwiftShader), where the notebook must
+run on the `webgpu` backend, and without a WebGPU adapter, where `auto` must fall back to `wasm-simd`.
+A screenshot of each run is left in build/e2e/. Timings are printed (-s), never asserted on.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import struct
+import time
+import zlib
+
+import pytest
+
+from e2e.harness import ROOT, WEBGPU_WARNING_RE, AssetServer, is_local_url
+
+NOTEBOOK = "trueno_web_tour.ipynb"
+ARTIFACTS = ROOT / "build" / "e2e"
+RUN_TIMEOUT_S = 150
+
+# Runs every cell through the lab app's command registry (window.jupyterapp: exposeAppInBrowser),
+# then leaves the notebook model (nbformat JSON) in window.__tour.
+_RUN_ALL = """(path) => {
+  const tour = window.__tour = {phase: "app", t0: performance.now()};
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  (async () => {
+    const app = window.jupyterapp;
+    await app.restored;
+    let panel = null;
+    for (let i = 0; i < 1200 && !panel; i++) {
+      const w = app.shell.currentWidget;
+      if (w && w.sessionContext && w.context && w.context.path.endsWith(path)) panel = w;
+      else await sleep(100);
+    }
+    if (!panel) throw new Error("the notebook never opened: " + path);
+    tour.phase = "session";
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    tour.kernel_name = panel.sessionContext.session.kernel.name;
+    tour.opened_ms = performance.now() - tour.t0;
+    tour.phase = "run";
+    const t1 = performance.now();
+    tour.ok = await app.commands.execute("notebook:run-all-cells");
+    tour.run_ms = performance.now() - t1;
+    for (let i = 0; i < 300 && panel.sessionContext.session.kernel.status !== "idle"; i++) await sleep(100);
+    tour.kernel_status = panel.sessionContext.session.kernel.status;
+    tour.nb = panel.content.model.toJSON();
+    tour.phase = "done";
+  })().catch((e) => { tour.error = String((e && (e.stack || e.message)) || e); })
+      .finally(() => { tour.done = true; });
+}"""
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("build_jupyterlite",
+                                                  ROOT / "scripts" / "build_jupyterlite.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def site():
+    mod = _build_module()
+    if os.environ.get("TRUENO_E2E_NO_REBUILD") == "1" and (mod.OUT / "lab" / "index.html").is_file():
+        return mod.OUT
+    t0 = time.perf_counter()
+    out = mod.build()   # quick when up to date
+    print(f"\n[jupyterlite] site ready in {time.perf_counter() - t0:.1f} s")
+    return out
+
+
+@pytest.fixture(scope="module")
+def site_server(site):
+    with AssetServer(site, mounts={}) as server:
+        yield server
+
+
+def run_notebook(browser, server, label: str) -> dict:
+    """Open the notebook in a fresh context, run all cells; the result and everything recorded."""
+    rec = {"requests": [], "blocked": [], "console": [], "page_errors": []}
+
+    def block(route):
+        rec["blocked"].append(route.request.url)
+        route.abort()
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        context.route(lambda url: not is_local_url(url), block)
+        context.on("request", lambda r: rec["requests"].append(r.url))
+        page = context.new_page()
+        page.on("console", lambda m: rec["console"].append((m.type, m.text)))
+        page.on("pageerror", lambda e: rec["page_errors"].append(str(e)))
+        server.log.clear()
+        t0 = time.perf_counter()
+        page.goto(server.url(f"lab/index.html?path={NOTEBOOK}"))
+        page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+        page.evaluate(_RUN_ALL, NOTEBOOK)
+        try:
+            page.wait_for_function("() => window.__tour.done", timeout=RUN_TIMEOUT_S * 1000, polling=250)
+        finally:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"jupyterlite-{label}.png"), full_page=True)
+            except Exception:  # noqa: BLE001 - a screenshot is a nicety
+                pass
+        tour = page.evaluate("() => window.__tour")
+        rec["wall_s"] = time.perf_counter() - t0
+    finally:
+        context.close()
+    rec["server_log"] = [path for _method, path in server.log]
+    rec.update(tour)
+    return rec
+
+
+def _outputs(nb: dict) -> list[tuple[dict, list[dict]]]:
+    return [(c, c.get("outputs", [])) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _text(outputs: list[dict], stream: str = "stdout") -> str:
+    return "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+                   for o in outputs if o["output_type"] == "stream" and o["name"] == stream)
+
+
+def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows) of an 8-bit grayscale, non-interlaced PNG with filter 0 rows."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(tag + body) == crc, f"bad CRC in {tag!r}"
+        if tag == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + length
+    w, h, depth, color, _c, _f, interlace = ihdr
+    assert (depth, color, interlace) == (8, 0, 0), ihdr
+    raw = zlib.decompress(idat)
+    assert len(raw) == h * (w + 1)
+    rows = [raw[r * (w + 1):(r + 1) * (w + 1)] for r in range(h)]
+    assert all(row[0] == 0 for row in rows)
+    return w, h, [row[1:] for row in rows]
+
+
+@pytest.mark.parametrize("mode", ["webgpu", "no-webgpu"])
+def test_notebook_runs_every_cell(mode, site_server, request):
+    browser = request.getfixturevalue("browser" if mode == "webgpu" else "browser_no_webgpu")
+    rec = run_notebook(browser, site_server, mode)
+    print(f"\n[jupyterlite:{mode}] notebook open + kernel session {rec.get('opened_ms', 0) / 1000:.1f} s, "
+          f"run all cells {rec.get('run_ms', 0) / 1000:.1f} s, wall {rec['wall_s']:.1f} s, "
+          f"{len(rec['requests'])} requests")
+
+    # --- offline: nothing left 127.0.0.1, and the kernel's own fetches were seen going through ours
+    assert rec["blocked"] == [], f"requests off localhost: {rec['blocked']}"
+    assert all(is_local_url(u) for u in rec["requests"])
+    log = rec["server_log"]
+    for needle in ("/jupyter-lite.json", "/static/pyodide/pyodide.asm.wasm",
+                   "/static/pyodide/pyodide-lock.json", "/static/pyodide/ipython-", "/pypi/trueno_web-"):
+        assert any(needle in p for p in log), f"no request for {needle}: the kernel did not load from the site"
+
+    # --- the page: no uncaught errors, no console errors, no uncaptured WebGPU errors
+    assert rec.get("error") is None, rec["error"]
+    assert rec["page_errors"] == []
+    bad = [t for kind, t in rec["console"] if kind == "error" or WEBGPU_WARNING_RE.search(t)]
+    assert bad == [], f"console errors: {bad}"
+
+    # --- every code cell ran, in order, without an error output or anything on stderr
+    assert rec["ok"] is True and rec["kernel_status"] == "idle", (rec.get("ok"), rec.get("kernel_status"))
+    assert rec["kernel_name"] == "python"
+    cells = _outputs(rec["nb"])
+    assert len(cells) >= 9
+    for i, (cell, outs) in enumerate(cells, start=1):
+        src = "".join(cell["source"])[:60]
+        assert cell["execution_count"] == i, f"cell {i} did not run ({src!r})"
+        errors = [o for o in outs if o["output_type"] == "error"]
+        assert not errors, f"cell {i} ({src!r}) raised:\n" + "\n".join(
+            f"{e['ename']}: {e['evalue']}" for e in errors)
+        assert _text(outs, "stderr") == "", f"cell {i} ({src!r}) wrote to stderr: {_text(outs, 'stderr')}"
+
+    # --- the values
+    everything = "".join(_text(outs) for _c, outs in cells)
+    for line in ("relu     [0.0, 0.0, 0.0, 0.5, 2.0]",
+                 "gelu     [-0.0454, -0.1543, 0.0, 0.3457, 1.9546]",
+                 "a + b    [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]",
+                 "a . b    18.0",
+                 "softmax  [0.09003, 0.24473, 0.66524]",
+                 "matmul   [4.0, 5.0, 10.0, 11.0]",
+                 "in the browser: True",
+                 "numpy backend: NumPy is not installed here",
+                 "total_sync([1.0, 2.0, 3.5]) = 6.5"):
+        assert line in everything, f"missing output line {line!r}"
+    tour_lines = [ln for ln in everything.splitlines() if ln.startswith("TOUR ")]
+    assert len(tour_lines) == 1
+    tour = json.loads(tour_lines[0][5:])
+    assert tour["all_ok"] is True, tour
+    for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok"):
+        assert tour.get(key) is True, (key, tour)
+    assert tour["cpu_backend"] == "wasm-simd"
+    assert tour["sync_available"] is True          # Chromium has JSPI; notebook cells are async entries
+    if mode == "webgpu":
+        assert tour["webgpu_available"] is True and tour["backend"] == "webgpu", tour
+        stats = tour["batch_stats"]
+        assert (stats["uploads"], stats["downloads"], stats["submits"]) == (2, 2, 1), stats
+        one_shot, fused = tour["chain_counts"]["one_shot"], tour["chain_counts"]["fused"]
+        assert (one_shot["submits"], one_shot["downloads"]) == (5, 5), one_shot
+        assert (fused["submits"], fused["downloads"], fused["dispatches"]) == (1, 1, 1), fused
+    else:
+        assert tour["webgpu_available"] is False and tour["backend"] == "wasm-simd", tour
+
+    # --- the picture: one inline PNG, three panels (96x96 | 92x92 | 94x94, 4 px gaps, 2x scale)
+    pngs = [o["data"]["image/png"] for _c, outs in cells for o in outs
+            if o["output_type"] in ("display_data", "execute_result") and "image/png" in o.get("data", {})]
+    assert len(pngs) == 1
+    png = base64.b64decode("".join(pngs[0]) if isinstance(pngs[0], list) else pngs[0])
+    assert len(png) == tour["png_bytes"]
+    w, h, rows = _decode_png(png)
+    assert (w, h) == (2 * (96 + 4 + 92 + 4 + 94), 2 * 96)
+    assert rows[2 * 40][2 * 36] == round(0.95 * 255)          # inside the disc of the original
+    assert rows[2 * 10][2 * 96 + 1] == 255                    # the white gap between panels
+    edges_x0 = 2 * (96 + 4 + 92 + 4)
+    edge_panel = [v for r in rows[2:-2] for v in r[edges_x0:]]
+    assert edge_panel.count(0) > 0.7 * len(edge_panel)        # mostly flat: black
+    assert edge_panel.count(255) > 0.02 * len(edge_panel)     # the outlines: white
+    assert len(set(v for r in rows for v in r)) > 50          # gradients and the blur: many grays
