@@ -1,0 +1,231 @@
+"""`python -m trueno_web serve`: only the page's files, no traversal, right MIME types, 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.client
+import inspect
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from trueno_web import serve
+from trueno_web.serve import Layout, make_server, resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = b"TOP-SECRET-OUTSIDE-THE-SERVED-FOLDERS"
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory) -> Layout:
+    tmp_path = tmp_path_factory.mktemp("serve")
+    (tmp_path / "secret.txt").write_bytes(SECRET)
+    web = tmp_path / "site" / "web"
+    assets = tmp_path / "site" / "assets"
+    for d in (web, assets / "pyodide", assets / "wheels"):
+        d.mkdir(parents=True)
+    files = {
+        web / "index.html": b"<!doctype html><title>page</title>",
+        web / "app.mjs": b"export {};",
+        web / "style.css": b"body{}",
+        web / ".hidden": b"dot",
+        assets / "pyodide" / "pyodide.mjs": b"export {};",
+        assets / "pyodide" / "pyodide.asm.wasm": b"\0asm\1\0\0\0",
+        assets / "pyodide" / "pyodide-lock.json": b"{}",
+        assets / "pyodide" / "python_stdlib.zip": b"PK",
+        assets / "pyodide" / ".fetched": b"314.0.7",
+        assets / "wheels" / "manifest.json": b"{}",
+        assets / "wheels" / "trueno_web-0.1.0-py3-none-any.whl": b"PK",
+        assets / "secret.txt": SECRET,  # next to pyodide/ and wheels/, but not under either
+    }
+    for path, body in files.items():
+        path.write_bytes(body)
+    (web / "sub").mkdir()
+    (web / "sub" / "a.txt").write_bytes(b"a")
+    try:
+        (web / "escape.txt").symlink_to(tmp_path / "secret.txt")
+        (web / "escape_dir").symlink_to(tmp_path)
+    except OSError:
+        pass
+    return Layout(web=web, pyodide=assets / "pyodide", wheels=assets / "wheels")
+
+
+@pytest.fixture(scope="module")
+def server(layout):
+    srv = make_server("127.0.0.1", 0, layout, quiet=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def get(srv, raw_path: str, method: str = "GET", headers: dict | None = None):
+    """Send the path exactly as given (http.client does not normalise it)."""
+    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
+    try:
+        conn.putrequest(method, raw_path, skip_accept_encoding=True)
+        for k, v in (headers or {}).items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        resp = conn.getresponse()
+        return resp.status, dict(resp.getheaders()), resp.read()
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------------- what is served
+
+@pytest.mark.parametrize("path, mime", [
+    ("/", "text/html; charset=utf-8"),
+    ("/index.html", "text/html; charset=utf-8"),
+    ("/app.mjs", "text/javascript; charset=utf-8"),
+    ("/style.css", "text/css; charset=utf-8"),
+    ("/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
+    ("/pyodide/pyodide.asm.wasm", "application/wasm"),
+    ("/pyodide/pyodide-lock.json", "application/json"),
+    ("/pyodide/python_stdlib.zip", "application/zip"),
+    ("/wheels/manifest.json", "application/json"),
+    ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "application/zip"),
+    ("/sub/a.txt", "text/plain; charset=utf-8"),
+    ("/app.mjs?v=2#x", "text/javascript; charset=utf-8"),
+])
+def test_serves_files_with_mime_types(server, path, mime):
+    status, headers, body = get(server, path)
+    assert status == 200
+    assert headers["Content-Type"] == mime
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert int(headers["Content-Length"]) == len(body) > 0
+
+
+def test_head_and_conditional_get(server):
+    status, headers, body = get(server, "/pyodide/pyodide.asm.wasm", method="HEAD")
+    assert (status, body, headers["Content-Type"]) == (200, b"", "application/wasm")
+    old = "Thu, 01 Jan 1970 00:00:00 GMT"
+    assert get(server, "/app.mjs", headers={"If-Modified-Since": old})[0] == 200
+    assert get(server, "/app.mjs", headers={"If-Modified-Since": "garbage"})[0] == 200
+    last = get(server, "/app.mjs")[1]["Last-Modified"]
+    assert get(server, "/app.mjs", headers={"If-Modified-Since": last})[0] == 304
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_only_get_and_head(server, method):
+    assert get(server, "/index.html", method=method)[0] in (405, 501)
+
+
+# --------------------------------------------------------------------------------- what is refused
+
+TRAVERSALS = [
+    "/../secret.txt", "/../../secret.txt", "/pyodide/../../secret.txt", "/wheels/../secret.txt",
+    "/pyodide/../../../secret.txt", "/./index.html", "/pyodide/./pyodide.mjs",
+    "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/.%2e/secret.txt", "/%2e./secret.txt",
+    "/pyodide/%2e%2e/%2e%2e/secret.txt", "/%2e%2e%2fsecret.txt", "/..%2fsecret.txt", "/..%2Fsecret.txt",
+    "/pyodide/..%2f..%2fsecret.txt", "/pyodide%2f..%2f..%2fsecret.txt", "/..\\secret.txt",
+    "/..%5csecret.txt", "/..%5Csecret.txt", "/pyodide\\..\\..\\secret.txt", "/%00", "/index.html%00.png",
+]
+NOT_FOUND = [
+    "/secret.txt", "/%252e%252e/secret.txt", "/%252e%252e%252fsecret.txt", "//secret.txt", "//etc/passwd",
+    "/pyodide/", "/wheels", "/wheels/", "/sub/", "/sub", "/.hidden", "/pyodide/.fetched", "/escape.txt",
+    "/escape_dir/secret.txt", "/nope.html", "/%ff%fe", "/pyodide//pyodide.mjs",
+]
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+def test_traversal_is_refused(server, path):
+    status, _, body = get(server, path)
+    assert status in (403, 404), (path, status)
+    assert SECRET not in body
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+def test_traversal_resolves_to_nothing(layout, path):
+    status, target = resolve(layout, path)
+    assert target is None and status in (400, 403, 404)
+
+
+@pytest.mark.parametrize("path", ["/../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "/..\\secret.txt",
+                                  "/%2e%2e%2fsecret.txt", "/..%5csecret.txt"])
+def test_traversal_is_forbidden_not_just_missing(server, path):
+    assert get(server, path)[0] == 403
+
+
+@pytest.mark.parametrize("path", NOT_FOUND)
+def test_only_the_pages_files(server, path):
+    status, _, body = get(server, path)
+    assert status == 404, (path, status)
+    assert SECRET not in body
+
+
+def test_absolute_form_and_odd_request_targets(server):
+    assert get(server, "*")[0] in (400, 404)
+    status, _, body = get(server, "http://127.0.0.1/../secret.txt")
+    assert status in (400, 403, 404) and SECRET not in body
+
+
+# --------------------------------------------------------------------------------- binding
+
+def test_binds_loopback_by_default():
+    assert inspect.signature(serve.serve_forever).parameters["host"].default == "127.0.0.1"
+    assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
+    from trueno_web import __main__ as cli
+
+    src = inspect.getsource(cli.main)
+    assert re.search(r'"--host",\s*default="127\.0\.0\.1"', src)
+
+
+def _start_cli(env=None):
+    return subprocess.Popen([sys.executable, "-m", "trueno_web", "serve", "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+@pytest.mark.skipif(not (ROOT / "web" / "index.html").is_file(), reason="needs the checkout's web/")
+def test_cli_prints_a_loopback_url_and_serves_the_page():
+    proc = _start_cli()
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        port = int(m.group(1))
+        assert port > 0
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/")
+        resp = conn.getresponse()
+        assert resp.status == 200 and b"trueno_web" in resp.read()
+        for path, mime in (("/app.mjs", "text/javascript"), ("/worker.mjs", "text/javascript"),
+                           ("/config.mjs", "text/javascript")):
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200 and resp.getheader("Content-Type").startswith(mime), path
+        if (ROOT / "build" / "web" / "pyodide" / "pyodide.asm.wasm").is_file():
+            conn.request("HEAD", "/pyodide/pyodide.asm.wasm")
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200 and resp.getheader("Content-Type") == "application/wasm"
+        conn.request("GET", "/pyproject.toml")  # the checkout is not served, only web/ and build/web/...
+        resp = conn.getresponse()
+        resp.read()
+        assert resp.status == 404
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_cli_without_the_page_says_what_is_missing(tmp_path):
+    proc = _start_cli({"TRUENO_WEB_DIR": str(tmp_path / "nowhere")})
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "index.html" in err and "web/" in err and "checkout" in err
+    assert "http://" not in out
+
+
+def test_layout_missing_lists_assets(tmp_path):
+    lay = Layout(web=tmp_path, pyodide=tmp_path / "p", wheels=tmp_path / "w")
+    missing = lay.missing()
+    assert len(missing) == 3 and any("pyodide.mjs" in m for m in missing)

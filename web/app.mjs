@@ -1,0 +1,365 @@
+// The demo page's main thread: starts the worker (worker.mjs: Pyodide + trueno_web), draws what it
+// sends with the 2-D canvas API, and wires the controls. document.body.dataset.state goes
+// "loading" -> "ready" once every panel has drawn, or "error" with the error on the page.
+
+const $ = (sel) => document.querySelector(sel);
+const COLORS = { gpu: "#3b82f6", cpu: "#f97316", axis: "#94a3b8", grid: "#e2e8f0", text: "#334155" };
+const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
+const PANELS = ["env", "activations", "filters", "chain"];
+const rendered = new Set();
+const state = { env: null, activations: null, filters: null, chain: null };
+
+// ------------------------------------------------------------------ status, errors, readiness
+
+function setStatus(text, fraction) {
+  $("#status-text").textContent = text;
+  if (fraction !== undefined && fraction !== null) $("#progress").value = Math.max(0, Math.min(1, fraction));
+}
+
+function showError(message) {
+  const pre = $("#error");
+  pre.hidden = false;
+  pre.textContent = message;
+  document.body.dataset.state = "error";
+  setStatus("error (see below)");
+  document.querySelectorAll(".panel[data-state='busy'], .panel[data-state='pending']")
+    .forEach((p) => { p.dataset.state = "error"; });
+}
+
+function markRendered(name) {
+  rendered.add(name);
+  if (document.body.dataset.state === "loading" && PANELS.every((p) => rendered.has(p))) {
+    document.body.dataset.state = "ready";
+    setStatus(`ready: everything computed in ${((performance.now()) / 1000).toFixed(1)} s since the page opened`, 1);
+    $("#status").classList.add("done");
+  }
+}
+
+// A number with `sig` significant digits (exponent form for very large or small magnitudes).
+function fmt(v, sig = 4) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "NaN";
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e7 || a < 1e-3) return v.toExponential(Math.max(0, sig - 1));
+  return Number(v.toPrecision(sig)).toString();
+}
+
+const plural = (n, word, many = word + "s") => `${n} ${n === 1 ? word : many}`;
+const countsText = (s) => `${plural(s.uploads, "upload")} · ${plural(s.dispatches, "dispatch", "dispatches")} · ` +
+  `${plural(s.submits, "submit")} · ${plural(s.downloads, "download")}`;
+const ms = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + " ms";
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "data") Object.entries(v).forEach(([dk, dv]) => { e.dataset[dk] = dv; });
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+// A canvas sized in CSS pixels, drawn at the device pixel ratio.
+function context2d(canvas, cssWidth, cssHeight) {
+  const dpr = Math.max(1, Math.min(2, window.devicePixelRatio || 1));
+  canvas.style.width = cssWidth + "px";
+  canvas.style.height = cssHeight + "px";
+  canvas.width = Math.round(cssWidth * dpr);
+  canvas.height = Math.round(cssHeight * dpr);
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, cssWidth, cssHeight);
+  return ctx;
+}
+
+// ------------------------------------------------------------------ badge
+
+function renderEnv(env) {
+  state.env = env;
+  const a = env.adapter || {};
+  const badge = $("#badge");
+  badge.className = "badge " + (env.on_gpu ? (env.software ? "gpu software" : "gpu") : "cpu");
+  badge.dataset.backend = env.backend;
+  $(".badge-backend").textContent = env.on_gpu ? `WebGPU · ${env.backend}` : `CPU fallback · ${env.backend}`;
+  const adapterText = [a.vendor, a.device || a.architecture, a.description].filter(Boolean)
+    .filter((v, i, all) => all.indexOf(v) === i).join(" · ");
+  $(".badge-adapter").textContent = (adapterText || "adapter") + (env.swiftshader ? " · SwiftShader (software GPU)" :
+    env.software ? " · software" : "");
+  badge.title = Object.entries(a).map(([k, v]) => `${k}: ${v}`).join("\n");
+  if (env.fallback_note) {
+    const banner = $("#no-webgpu");
+    banner.hidden = false;
+    banner.textContent = env.fallback_note;
+  }
+  if (env.software_note) {
+    const note = $("#software-note");
+    note.hidden = false;
+    note.textContent = env.software_note;
+  }
+  document.querySelectorAll(".backend-name").forEach((e) => { e.textContent = env.on_gpu ? "the GPU (" + env.backend + ")" : env.backend; });
+  document.querySelectorAll(".cpu-name").forEach((e) => { e.textContent = env.cpu_backend; });
+  $("#footer-env").textContent = `trueno_web ${env.trueno_web} · Python ${env.python} on Pyodide ${env.pyodide} in a Web Worker · ` +
+    `CPU fallback: ${(env.cpu_adapter || {}).device || env.cpu_backend} · worker ready in ${ms(env.boot_ms)}`;
+  markRendered("env");
+}
+
+// ------------------------------------------------------------------ panel 1: activations
+
+function plotCurve(ctx, xs, ys, sx, sy, color, width, dash) {
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = width;
+  ctx.setLineDash(dash);
+  ctx.beginPath();
+  let pen = false;
+  for (let i = 0; i < xs.length; i++) {
+    const y = ys[i];
+    if (!Number.isFinite(y)) { pen = false; continue; }
+    if (pen) ctx.lineTo(sx(xs[i]), sy(y)); else ctx.moveTo(sx(xs[i]), sy(y));
+    pen = true;
+  }
+  ctx.stroke();
+  ctx.restore();
+}
+
+function drawActivation(canvas, xs, row, show) {
+  const W = 250, H = 160, pad = { l: 34, r: 8, t: 8, b: 20 };
+  const ctx = context2d(canvas, W, H);
+  let lo = Infinity, hi = -Infinity;
+  for (const ys of [row.gpu, row.cpu]) for (const v of ys) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (!(hi > lo)) { lo -= 1; hi += 1; }
+  const span = hi - lo;
+  lo -= 0.08 * span; hi += 0.08 * span;
+  const x0 = xs[0], x1 = xs[xs.length - 1];
+  const sx = (x) => pad.l + (x - x0) / (x1 - x0) * (W - pad.l - pad.r);
+  const sy = (y) => H - pad.b - (y - lo) / (hi - lo) * (H - pad.t - pad.b);
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.fillStyle = COLORS.text;
+  ctx.strokeStyle = COLORS.grid;
+  ctx.lineWidth = 1;
+  for (const gx of [-4, -2, 0, 2, 4]) {
+    ctx.beginPath(); ctx.moveTo(sx(gx), pad.t); ctx.lineTo(sx(gx), H - pad.b); ctx.stroke();
+    ctx.textAlign = "center"; ctx.fillText(String(gx), sx(gx), H - 6);
+  }
+  for (const gy of niceTicks(lo, hi, 4)) {
+    ctx.beginPath(); ctx.moveTo(pad.l, sy(gy)); ctx.lineTo(W - pad.r, sy(gy)); ctx.stroke();
+    ctx.textAlign = "right"; ctx.fillText(fmt(gy, 2), pad.l - 4, sy(gy) + 3);
+  }
+  ctx.strokeStyle = COLORS.axis;
+  if (lo < 0 && hi > 0) { ctx.beginPath(); ctx.moveTo(pad.l, sy(0)); ctx.lineTo(W - pad.r, sy(0)); ctx.stroke(); }
+  ctx.beginPath(); ctx.moveTo(sx(0), pad.t); ctx.lineTo(sx(0), H - pad.b); ctx.stroke();
+  if (show.gpu) plotCurve(ctx, xs, row.gpu, sx, sy, COLORS.gpu, 3, []);
+  if (show.cpu) plotCurve(ctx, xs, row.cpu, sx, sy, COLORS.cpu, 1.6, [5, 4]);
+}
+
+function niceTicks(lo, hi, count) {
+  const raw = (hi - lo) / count;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || raw;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+function paramsText(params) {
+  const entries = Object.entries(params || {});
+  return entries.length ? "(" + entries.map(([k, v]) => `${k}=${v}`).join(", ") + ")" : "";
+}
+
+function renderActivations(data) {
+  state.activations = data;
+  const grid = $("#activation-grid");
+  grid.replaceChildren();
+  for (const row of data.ops) {
+    const canvas = el("canvas", { class: "plot", data: { op: row.name } });
+    const fig = el("figure", { class: "plot-card", data: { op: row.name } },
+      el("figcaption", {}, el("span", {}, el("b", {}, row.name), el("span", { class: "params" }, paramsText(row.params))),
+        el("span", { class: "diff", data: { key: "max_abs_diff" } }, `max |Δ| ${fmt(row.max_abs_diff, 2)}`)),
+      canvas);
+    fig.title = row.doc;
+    grid.append(fig);
+  }
+  const table = $("#probe-table");
+  const head = el("tr", {}, el("th", {}, "op"), ...data.probes.map((x) => el("th", {}, `x = ${x}`)));
+  table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.ops.map((row) =>
+    el("tr", { data: { op: row.name } }, el("th", {}, row.name + paramsText(row.params)),
+      ...row.probes.map((p) => el("td", { data: { x: String(p.x), gpu: String(p.gpu), cpu: String(p.cpu) } },
+        el("span", { class: "gpu-value" }, fmt(p.gpu, 8)), " / ", el("span", { class: "cpu-value" }, fmt(p.cpu, 8))))))));
+  const st = data.stats;
+  $("#activations-meta").textContent = `${data.ops.length} ops in one batch on ${data.backend}: ${ms(data.ms.gpu)} ` +
+    `(${countsText(st)}); ` +
+    `CPU fallback ${ms(data.ms.cpu)}`;
+  drawActivations();
+  $("#panel-activations").dataset.state = "done";
+  markRendered("activations");
+}
+
+function drawActivations() {
+  const data = state.activations;
+  if (!data) return;
+  const show = { gpu: $("#show-gpu").checked, cpu: $("#show-cpu").checked };
+  document.querySelectorAll("#activation-grid canvas").forEach((canvas, i) => drawActivation(canvas, data.x, data.ops[i], show));
+}
+
+// ------------------------------------------------------------------ panel 2: image filtering
+
+function drawGray(canvas, values, h, w, map) {
+  canvas.width = w;
+  canvas.height = h;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(w, h);
+  const px = img.data;
+  for (let i = 0; i < h * w; i++) {
+    const g = Math.max(0, Math.min(255, Math.round(map(values[i]) * 255)));
+    px[4 * i] = px[4 * i + 1] = px[4 * i + 2] = g;
+    px[4 * i + 3] = 255;
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+function selectedFilter() {
+  const checked = document.querySelector("input[name='filter']:checked");
+  return checked ? checked.value : "blur";
+}
+
+function renderFilters(data) {
+  state.filters = data;
+  const [h, w] = data.shape;
+  drawGray($("#img-original"), data.image, h, w, (v) => v);
+  drawFilter();
+  $("#panel-filters").dataset.state = "done";
+  markRendered("filters");
+}
+
+function drawFilter() {
+  const data = state.filters;
+  if (!data) return;
+  const name = selectedFilter();
+  const f = data.filters[name];
+  const [oh, ow] = f.shape;
+  let map = (v) => v;
+  if (name === "edges") {
+    const top = Math.sqrt(Math.max(f.summary.max, 1e-12));
+    map = (v) => Math.sqrt(Math.max(v, 0)) / top;
+  }
+  const canvas = $("#img-filtered");
+  drawGray(canvas, f.output, oh, ow, map);
+  canvas.dataset.filter = name;
+  $("#filtered-caption").textContent = `${name}, ${oh}×${ow} (valid)`;
+  const dl = $("#filter-stats");
+  dl.dataset.filter = name;
+  const rows = [
+    ["filter", f.doc, "doc"],
+    [`time on ${f.gpu.backend}`, `${ms(f.gpu.ms)}  (first run ${ms(f.gpu.first_ms)}${state.env && state.env.on_gpu ? ", compiling pipelines" : ""})`, "gpu_ms"],
+    [`CPU fallback (${f.cpu.backend})`, ms(f.cpu.ms), "cpu_ms"],
+    ["one batch", countsText(f.gpu.stats), "stats"],
+    ["output sum", fmt(f.summary.sum, 10), "sum"],
+    ["output min", fmt(f.summary.min, 8), "min"],
+    ["output max", fmt(f.summary.max, 8), "max"],
+    ["max |device − CPU|", fmt(f.max_abs_diff, 2), "max_abs_diff"],
+  ];
+  dl.replaceChildren(...rows.flatMap(([k, v, key]) => [el("dt", {}, k), el("dd", { data: { key } }, v)]));
+}
+
+// ------------------------------------------------------------------ panel 3: the batch at work
+
+function renderChain(data) {
+  state.chain = data;
+  $("#chain-text").textContent = data.chain;
+  const canvas = $("#chain-chart");
+  const W = Math.min(900, Math.max(420, canvas.parentElement.clientWidth - 8));
+  const rowH = 46, top = 24, left = 130, right = 90;
+  const H = top + rowH * data.variants.length + 8;
+  const ctx = context2d(canvas, W, H);
+  const max = Math.max(...data.variants.map((v) => v.ms), 1e-6);
+  ctx.font = "12px system-ui, sans-serif";
+  ctx.fillStyle = COLORS.text;
+  ctx.textAlign = "left";
+  ctx.fillText(`${data.n.toLocaleString("en-US")} elements · milliseconds (shorter is faster)`, left, 14);
+  data.variants.forEach((v, i) => {
+    const y = top + i * rowH;
+    const len = Math.max(2, (v.ms / max) * (W - left - right));
+    ctx.fillStyle = BAR_COLORS[v.name] || COLORS.gpu;
+    ctx.fillRect(left, y, len, 20);
+    ctx.fillStyle = COLORS.text;
+    ctx.textAlign = "right";
+    ctx.font = "bold 12px system-ui, sans-serif";
+    ctx.fillText(v.name, left - 8, y + 14);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textAlign = "left";
+    ctx.fillText(ms(v.ms), left + len + 6, y + 14);
+    const s = v.stats;
+    ctx.fillStyle = "#64748b";
+    ctx.fillText(`${v.backend}: ${countsText(s)} · ${((s.bytes_up + s.bytes_down) / 1048576).toFixed(2)} MiB moved`, left, y + 36);
+  });
+  const keys = ["uploads", "downloads", "bytes_up", "bytes_down", "dispatches", "submits"];
+  const table = $("#chain-table");
+  table.replaceChildren(
+    el("thead", {}, el("tr", {}, ...["variant", "backend", "median ms", ...keys, "max |Δ| vs CPU"].map((t) => el("th", {}, t)))),
+    el("tbody", {}, ...data.variants.map((v) => el("tr", { data: { variant: v.name } },
+      el("th", {}, v.name), el("td", { data: { key: "backend" } }, v.backend),
+      el("td", { data: { key: "ms" } }, v.ms.toFixed(2)),
+      ...keys.map((k) => el("td", { data: { key: k } }, String(v.stats[k]))),
+      el("td", { data: { key: "max_abs_diff" } }, fmt(v.max_abs_diff, 2))))));
+  table.dataset.n = String(data.n);
+  $("#chain-note").hidden = data.variants.some((v) => v.stats.uploads > 0);
+  $("#chain-meta").textContent = `sum of the result: ${fmt(data.checksum, 10)}`;
+  $("#chain-meta").dataset.checksum = String(data.checksum);
+  const panel = $("#panel-chain");
+  panel.dataset.state = "done";
+  panel.dataset.n = String(data.n);
+  $("#chain-run").disabled = false;
+  $("#chain-size").disabled = false;
+  if (rendered.has("chain")) setStatus(`chain at ${data.n.toLocaleString("en-US")} elements done`, 1);
+  markRendered("chain");
+}
+
+// ------------------------------------------------------------------ the worker
+
+function start() {
+  let worker;
+  try {
+    worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  } catch (e) {
+    showError("This browser cannot start the page's module Web Worker: " + e);
+    return;
+  }
+  worker.onmessage = (event) => {
+    const msg = event.data;
+    try {
+      if (msg.type === "progress") setStatus(msg.text, msg.fraction);
+      else if (msg.type === "error") showError(msg.message);
+      else if (msg.type === "env") renderEnv(msg.data);
+      else if (msg.type === "activations") renderActivations(msg.data);
+      else if (msg.type === "filters") renderFilters(msg.data);
+      else if (msg.type === "chain") renderChain(msg.data);
+    } catch (e) {
+      showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
+    }
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    showError("the worker failed: " + (event.message || "could not load worker.mjs or its imports (config.mjs, Pyodide)"));
+  };
+  worker.postMessage({ type: "start", chainSize: Number($("#chain-size").value) });
+
+  $("#show-gpu").addEventListener("change", drawActivations);
+  $("#show-cpu").addEventListener("change", drawActivations);
+  document.querySelectorAll("input[name='filter']").forEach((r) => r.addEventListener("change", drawFilter));
+  $("#chain-run").addEventListener("click", () => {
+    const n = Number($("#chain-size").value);
+    $("#panel-chain").dataset.state = "busy";
+    $("#chain-run").disabled = true;
+    $("#chain-size").disabled = true;
+    $("#status").classList.remove("done");
+    setStatus(`running the chain at ${n.toLocaleString("en-US")} elements`, 0);
+    worker.postMessage({ type: "chain", n });
+  });
+}
+
+window.addEventListener("error", (e) => showError(String(e.error && e.error.stack || e.message)));
+window.addEventListener("unhandledrejection", (e) => showError(String(e.reason && e.reason.stack || e.reason)));
+start();
