@@ -26,12 +26,21 @@ def sync_available() -> bool:
     return bool(can_run_sync())
 
 
+def _refuse(awaitable, message: str):
+    """Raise UnavailableError without leaving a never-awaited coroutine behind."""
+    close = getattr(awaitable, "close", None)
+    if close is not None:
+        close()
+    raise UnavailableError(message)
+
+
 def block_on(awaitable):
     """Run an awaitable to completion and return its result (desktop: a private event loop;
     browser: JSPI `run_sync`). Raises UnavailableError where that cannot work."""
     if is_browser():
         if not sync_available():
-            raise UnavailableError(
+            _refuse(
+                awaitable,
                 "block_on needs JSPI stack switching, which is not available in this call stack "
                 "(this browser lacks JSPI, or the code was not entered through runPythonAsync); use `await` instead"
             )
@@ -43,7 +52,7 @@ def block_on(awaitable):
     except RuntimeError:
         pass
     else:
-        raise UnavailableError("block_on cannot run inside a running event loop (e.g. Jupyter); use `await` instead")
+        _refuse(awaitable, "block_on cannot run inside a running event loop (e.g. Jupyter); use `await` instead")
     global _loop
     if _loop is None or _loop.is_closed():
         _loop = asyncio.new_event_loop()
