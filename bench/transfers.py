@@ -162,3 +162,42 @@ LOOP = asyncio.new_event_loop()
 
 if __name__ == "__main__":
     main()
+
+
+def driver_phases():
+    """trueno_web's own driver at 4 and 64 MiB: write, read, the user-facing read, and a profile."""
+    import cProfile
+    import io
+    import pstats
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import trueno_web as tw
+    from trueno_web.runtime import block_on
+
+    dev = block_on(tw.GpuDevice.create("webgpu"))
+    drv = dev._executor.driver
+    flag = drv.device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+    for size in (4 * MB, 64 * MB):
+        x = np.random.default_rng(1).standard_normal(size // 4, dtype=np.float32)
+        a = block_on(dev.upload(x))
+        raw = a._buffer.raw
+        t_w = med(lambda: (drv.write_buffer(raw, memoryview(x)), drv.device.queue.read_buffer(flag)), reps=9)
+        t_r = med(lambda: block_on(drv.read_buffer(raw, size)), reps=9)
+        t_a = med(lambda: block_on(a.read()), reps=9)
+        t_np = med(lambda: np.empty(size, np.uint8).fill(0), reps=9)
+        print(f"driver {size // MB} MiB: write+wait {t_w * 1e3:.2f} ms, read_buffer {t_r * 1e3:.2f} ms, "
+              f"DeviceArray.read {t_a * 1e3:.2f} ms, np.empty+fill {t_np * 1e3:.2f} ms")
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(3):
+        block_on(drv.read_buffer(raw, 64 * MB))
+    prof.disable()
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(14)
+    print(s.getvalue()[-3500:])
+
+
+if __name__ == "__main__":
+    driver_phases()

@@ -109,6 +109,11 @@ class GpuExecutor:
         try:
             self.driver.submit(work)
             tally(stats, dispatches=len(work), submits=1)
+            try:
+                await self.driver.settle()
+            except GpuError:
+                self.pipelines.clear()  # one of them may be invalid: compile afresh next time
+                raise
         finally:
             release()
 

@@ -17,13 +17,22 @@ WANTED_LIMITS = (
 )
 # transfers (measured on an H200 host and lavapipe; docs/benchmarks.md)
 DIRECT_WRITE_MAX = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
-CHUNK_BYTES = 8 << 20  # staging chunk: the bus moves one while the CPU copies the next
+CHUNK_BYTES = 32 << 20  # staging chunk: the bus moves one while the CPU copies the next
 UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
 READ_DEPTH = 4  # MAP_READ staging buffers per large read
 COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
-COPY_SPLIT_MIN = 1 << 20  # bytes per copy thread at least
+COPY_SPLIT_MIN = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
 MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile) or "sync" (polls)
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
+
+
+def _fresh(nbytes: int):
+    """Writable memory the caller will own: np.empty (not touched yet) where NumPy imports."""
+    try:
+        import numpy
+    except ImportError:
+        return memoryview(bytearray(nbytes))
+    return numpy.empty(nbytes, numpy.uint8)
 
 
 def _address_of(buf) -> int:
@@ -31,12 +40,14 @@ def _address_of(buf) -> int:
     view = memoryview(buf)
     if not view.readonly:
         return ctypes.addressof((ctypes.c_char * view.nbytes).from_buffer(view))
-    obj = view.obj
-    if isinstance(obj, ctypes.Array):  # wgpu-py's mapped ranges
-        return ctypes.addressof(obj)
     from wgpu.backends.wgpu_native._helpers import get_memoryview_and_address
 
     return get_memoryview_and_address(view)[1]
+
+
+def _mapped_address(view) -> int:
+    """The address of a whole mapped range from wgpu-py (a view over a ctypes array at its start)."""
+    return ctypes.addressof(view.obj)
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
@@ -144,7 +155,7 @@ class WgpuNativeDriver:
             n = min(self.chunk_bytes, nbytes - off)
             staging = self._upload_staging()
             try:
-                self._memcpy(_address_of(staging._experimental_get_mapped_range(0, self.chunk_bytes)), src + off, n)
+                self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, self.chunk_bytes)), src + off, n)
                 staging.unmap()
 
                 def copy():
@@ -237,15 +248,17 @@ class WgpuNativeDriver:
         return group
 
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
-        """The first `nbytes` of a buffer, as a memoryview over a new bytearray the caller owns.
+        """The first `nbytes` of a buffer: a new uint8 NumPy array the caller owns (where NumPy imports:
+        no zero-filling, and the page faults of fresh memory spread over the copy threads), else a
+        memoryview over a new bytearray.
 
         Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
         queued at once, and each is copied out (on several threads) as soon as it lands, while the
         later ones are still on the bus. One host copy in all."""
         self._check()
-        out = bytearray(nbytes)
+        out = _fresh(nbytes)
         if nbytes == 0:
-            return memoryview(out)
+            return out
         dst = _address_of(out)
         chunk = self.chunk_bytes if nbytes > self.chunk_bytes else nbytes
         pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
@@ -279,7 +292,7 @@ class WgpuNativeDriver:
                 except Exception as exc:
                     raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
                 view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
-                self._memcpy(dst + off, _address_of(view), n)
+                self._memcpy(dst + off, _mapped_address(view), n)
                 view.release()
                 staging.unmap()
         except BaseException:
@@ -287,7 +300,7 @@ class WgpuNativeDriver:
                 staging.destroy()
             raise
         free.extend(taken)
-        return memoryview(out)
+        return out
 
     async def settle(self) -> None:
         """wgpu-py raises validation errors at the call that caused them: nothing is left to report."""
