@@ -4,7 +4,7 @@
 // from the op catalog, and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
 // else a tree in workgroup memory).
 // The inputs are read as vec4 (bindings cover the buffers rounded up to 16 bytes), four vec4s per
-// thread per round for enough loads in flight; lanes past the element count fold the identity.
+// thread per round (eight for one input) for enough loads in flight; lanes past the element count fold the identity.
 // tw_meta: [0] = element count, [1] = number of partials, [2] = vec4 count.
 
 {{ENABLE}}
@@ -45,25 +45,16 @@ fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let n = tw_meta[0];
     let nv = tw_meta[2];
     let stride = nwg.x * 256u;
-    var acc0: f32 = {{IDENTITY}};
-    var acc1: f32 = {{IDENTITY}};
-    var acc2: f32 = {{IDENTITY}};
-    var acc3: f32 = {{IDENTITY}};
     var i = wid.x * 256u + lid;
-    for (; i + 3u * stride < nv; i = i + 4u * stride) {
-        let v0 = tw_load4(i, n);
-        let v1 = tw_load4(i + stride, n);
-        let v2 = tw_load4(i + 2u * stride, n);
-        let v3 = tw_load4(i + 3u * stride, n);
-        acc0 = {{COMBINE}}(acc0, v0);
-        acc1 = {{COMBINE}}(acc1, v1);
-        acc2 = {{COMBINE}}(acc2, v2);
-        acc3 = {{COMBINE}}(acc3, v3);
+    // UNROLL independent loads in flight per thread, each into its own accumulator
+{{ACC_DECL}}
+    for (; i + {{UNROLL_M1}}u * stride < nv; i = i + {{UNROLL}}u * stride) {
+{{UNROLLED}}
     }
     for (; i < nv; i = i + stride) {
         acc0 = {{COMBINE}}(acc0, tw_load4(i, n));
     }
-    let total = tw_fold(lid, {{COMBINE}}({{COMBINE}}(acc0, acc1), {{COMBINE}}(acc2, acc3)){{SG_PASS}});
+    let total = tw_fold(lid, {{ACC_FOLD}}{{SG_PASS}});
     if (lid == 0u) { partials[wid.x] = total; }
 }
 

@@ -227,6 +227,15 @@ def _reduce_source(op_name: str, subgroups: bool = False, enable: bool = True) -
                  SG_PASS=", sg_size" if subgroups else "",
                  B_DECL="@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;" if op.arity == 2 else "",
                  Y="b[i]" if op.arity == 2 else "x")
+    unroll = 4 if op.arity == 2 else 8
+    accs = [f"acc{u}" for u in range(unroll)]
+    while len(accs) > 1:  # a balanced fold of the accumulators
+        accs = [f"{{{{COMBINE}}}}({accs[j]}, {accs[j + 1]})" if j + 1 < len(accs) else accs[j]
+                for j in range(0, len(accs), 2)]
+    text = _fill(text, UNROLL=unroll, UNROLL_M1=unroll - 1, ACC_FOLD=accs[0],
+                 ACC_DECL="\n".join(f"    var acc{u}: f32 = {{{{IDENTITY}}}};" for u in range(unroll)),
+                 UNROLLED="\n".join(f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll))
+                 + "\n" + "\n".join(f"        acc{u} = {{{{COMBINE}}}}(acc{u}, v{u});" for u in range(unroll)))
     text = _fill(text, LOAD=op.wgsl, COMBINE=op.combine, IDENTITY=op.identity, FINISH=op.finish)
     # `enable` must come before any declaration, so before the shared functions
     head, sep, rest = text.partition("enable subgroups;")

@@ -155,7 +155,7 @@ class WgpuNativeDriver:
             n = min(self.chunk_bytes, nbytes - off)
             staging = self._upload_staging()
             try:
-                self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, self.chunk_bytes)), src + off, n)
+                self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, n)), src + off, n)
                 staging.unmap()
 
                 def copy():
@@ -168,25 +168,27 @@ class WgpuNativeDriver:
                 self._uploads.remove(staging)
                 staging.destroy()
                 raise
-            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, self.chunk_bytes)
+            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size)
 
     def _upload_staging(self):
         """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
         wgpu = self.wgpu
-        if len(self._uploads) < self.upload_depth:
-            staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
-                                usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
-            staging._tw_ready = None
-            self._uploads.append(staging)
-            return staging
-        staging = self._uploads.pop(0)
+        if len(self._uploads) >= self.upload_depth:
+            staging = self._uploads.pop(0)
+            if staging.size >= self.chunk_bytes:
+                self._uploads.append(staging)
+                if staging._tw_ready is not None:
+                    try:
+                        staging._tw_ready.sync_wait()
+                    except Exception as exc:
+                        raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
+                    staging._tw_ready = None
+                return staging
+            staging.destroy()  # from before a change of chunk size
+        staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
+                            usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+        staging._tw_ready = None
         self._uploads.append(staging)
-        if staging._tw_ready is not None:
-            try:
-                staging._tw_ready.sync_wait()
-            except Exception as exc:
-                raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
-            staging._tw_ready = None
         return staging
 
     def _memcpy(self, dst: int, src: int, nbytes: int) -> None:
