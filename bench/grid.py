@@ -34,6 +34,7 @@ from trueno_web.graph import plan  # noqa: E402
 from trueno_web.runtime import block_on  # noqa: E402
 
 RESULTS: dict = {}
+EXTRA: list[str] = []  # tables printed after the main one
 ROWS: list[tuple] = []
 
 
@@ -507,6 +508,49 @@ def section_small_ops(dev, out):
     out.append(("one-shot relu, 1K elements", f"{t * 1e6:.0f} us/call", "", "", ""))
 
 
+def section_crossover(dev, out, max_log2=24):
+    """One-shot calls (upload, run, read) on webgpu and on NumPy by size: where the GPU starts to pay.
+    The data for `auto`'s per-op thresholds."""
+    cpu = block_on(tw.GpuDevice.create("numpy"))
+    rng = np.random.default_rng(4)
+    cases = [("relu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+             ("add", lambda n: (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))),
+             ("gelu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+             ("sum", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+             ("softmax", lambda n: (rng.standard_normal((max(n // 1024, 1), min(n, 1024)), dtype=np.float32),))]
+    sizes = [p for p in (10, 14, 16, 18, 20, 22, 24) if p <= max_log2]
+    header = ("op", *[f"2^{p}" for p in sizes])
+    rows = []
+    for name, make in cases:
+        cells = []
+        for p in sizes:
+            args = make(1 << p)
+            reps = 9 if p <= 20 else 3
+            tg = wall(lambda: block_on(getattr(dev, name)(*args)), repeat=reps)
+            tc = wall(lambda: block_on(getattr(cpu, name)(*args)), repeat=reps)
+            record("crossover", f"{name} 2^{p}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3)
+            cells.append(f"{tg * 1e3:.2f} / {tc * 1e3:.2f}")
+        rows.append((name, *cells))
+    cells = []
+    for m in (64, 128, 256, 512, 1024, 2048):
+        a = rng.standard_normal((m, m), dtype=np.float32)
+        reps = 9 if m <= 512 else 3
+        tg = wall(lambda: block_on(dev.matmul(a, a)), repeat=reps)
+        tc = wall(lambda: block_on(cpu.matmul(a, a)), repeat=reps)
+        record("crossover", f"matmul {m}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3)
+        cells.append(f"{m}: {tg * 1e3:.2f} / {tc * 1e3:.2f}")
+    cpu.close()
+    EXTRA.append("")
+    EXTRA.append("One-shot calls, ms (webgpu / numpy), by element count:")
+    EXTRA.append("")
+    EXTRA.append("| " + " | ".join(header) + " |")
+    EXTRA.append("|" + "---|" * len(header))
+    for r in rows:
+        EXTRA.append("| " + " | ".join(r) + " |")
+    EXTRA.append("")
+    EXTRA.append("matmul n x n x n, one-shot ms (webgpu / numpy): " + ", ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--explore", action="store_true", help="also the tuning sweeps")
@@ -550,11 +594,16 @@ def main() -> None:
         print(f"# end to end done {time.perf_counter() - t0:.0f}s", flush=True)
     if "small" not in skip:
         section_small_ops(dev, out)
+    if "crossover" not in skip:
+        section_crossover(dev, out, args.log2n)
+        print(f"# crossover done {time.perf_counter() - t0:.0f}s", flush=True)
     print()
     print("| what | figure | | | |")
     print("|---|---|---|---|---|")
     for row in out:
         print("| " + " | ".join(str(c) for c in row) + " |")
+    for line in EXTRA:
+        print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(RESULTS, indent=1, default=str))
 
