@@ -1,0 +1,351 @@
+"""Shared parity cases: inputs per catalog row, references and tolerance checks.
+
+Imports nothing heavy at import time (no NumPy), so the same helpers run on the desktop and inside
+Pyodide. The reference is the catalog's `op.numpy` on float64 arrays where NumPy imports, and the
+pure-Python `op.ref` otherwise. Results are compared with the catalog's tolerances:
+
+    |got - want| <= atol * magnitude + rtol * |want|
+
+where `want` is the float64 reference rounded to float32 (so a result that overflows float32 is
++-inf in both), `magnitude` is 1 for elementwise ops and softmax, and for reductions, matmul and
+convolve2d it is the op applied to |inputs| in float64 (sum(|x|) for sum, sum(|a b|) for dot,
+|A| @ |B| per element for matmul, ...), the size of what the accumulation rounds. NaN must match
+NaN, and an infinite value on either side must match exactly.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+import random
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from trueno_web import ops
+from trueno_web.host import numpy_available
+from trueno_web.runtime import block_on
+
+HAVE_NUMPY = numpy_available()
+F32_MAX = ops.F32_MAX
+NAN, INF = math.nan, math.inf
+
+#: every catalog row, with its aliases, as (method name, row)
+NAMES = tuple((name, op) for op in ops.CATALOG for name in (op.name, *op.aliases))
+ELEMENTWISE = tuple(op for op in ops.CATALOG if op.elementwise)
+
+#: values for scalar parameters the caller must give (others use the catalog default)
+PARAM_VALUES = {"lo": -0.5, "hi": 0.75, "s": -1.5}
+
+#: the special inputs every op is checked on. No value whose result would be float32-subnormal
+#: in an exact op: WGSL allows a GPU to flush subnormals to zero.
+SPECIALS = (NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 100.0, -100.0, 88.75, -88.75, 1e30, -1e30, 1e-30, -1e-30,
+            F32_MAX, -F32_MAX)
+
+#: Where a float32 result may legitimately differ from the float64 reference rounded to float32,
+#: because an intermediate of the op's float32 formula overflows. For these inputs the checks
+#: accept either the value given here or the reference (webgpu and numpy give the value here):
+#:   hardswish(x) = x * clip(x + 3, 0, 6) / 6: x * 6 overflows for x > F32_MAX / 6, so +inf
+#:   norm_l2 = sqrt(sum(x * x)): x * x overflows for |x| > 1.8e19, so +inf (no rescaling)
+F32_OVERFLOW = {
+    "hardswish": lambda x: INF if x > F32_MAX / 6 else None,
+    "norm_l2": lambda xs: INF if any(abs(v) > 1.8446743e19 and not math.isinf(v) for v in xs) else None,
+}
+
+
+def run(awaitable):
+    """Every test drives async code with block_on (JSPI in the browser, a private loop here)."""
+    return block_on(awaitable)
+
+
+def f32(values) -> array.array:
+    """Round to float32 (overflow becomes +-inf)."""
+    return array.array("f", values)
+
+
+@lru_cache(maxsize=64)
+def _uniform(n: int, lo: float, hi: float, seed: int) -> array.array:
+    rng = random.Random(seed)
+    return f32(rng.uniform(lo, hi) for _ in range(n))
+
+
+def uniform(n: int, lo: float = -4.0, hi: float = 4.0, seed: int = 0) -> array.array:
+    """n float32 values, uniform in [lo, hi), reproducible; a fresh copy each call."""
+    return array.array("f", _uniform(n, lo, hi, seed))
+
+
+def params_for(op: ops.Op, **override) -> dict:
+    """Keyword arguments for an op's scalar parameters: the default, or PARAM_VALUES, or 0.5."""
+    out = {}
+    for p in op.params:
+        if p.name in override:
+            out[p.name] = override[p.name]
+        elif p.default is not None:
+            out[p.name] = p.default
+        else:
+            out[p.name] = PARAM_VALUES.get(p.name, 0.5)
+    return out
+
+
+@dataclass
+class Case:
+    """One call of one op: its float32 inputs (flat, with shapes), scalar params and options."""
+
+    op: ops.Op
+    inputs: list  # of (array('f') flat, shape)
+    params: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    label: str = ""
+
+    def args(self) -> list:
+        return [as_arg(data, shape) for data, shape in self.inputs]
+
+    def call(self, dev, name: str | None = None):
+        """The op's one-shot method on `dev` (an awaitable)."""
+        return getattr(dev, name or self.op.name)(*self.args(), **self.params, **self.options)
+
+    def queue(self, batch, ids=None):
+        """Queue the op on a batch; `ids` replaces the host inputs with BufferIds."""
+        return getattr(batch, self.op.name)(*(ids or self.args()), **self.params, **self.options)
+
+    def out_shape(self) -> tuple:
+        op, shapes = self.op, [s for _, s in self.inputs]
+        if op.elementwise or op.kind == "softmax":
+            return shapes[0]
+        if op.kind == "reduce":
+            return ()
+        if op.kind == "matmul":
+            if self.options:
+                return (self.options["m"], self.options["n"])
+            return (shapes[0][0], shapes[1][1])
+        (h, w), (kh, kw) = shapes
+        return (h - kh + 1, w - kw + 1)
+
+    def __repr__(self) -> str:
+        shapes = "x".join(str(s) for _, s in self.inputs)
+        return f"<{self.op.name} {shapes} {self.params or ''}{self.options or ''} {self.label}>"
+
+
+def as_arg(data: array.array, shape: tuple):
+    """Host data of a given shape without NumPy: a flat array('f'), or a 2-D memoryview of it."""
+    if len(shape) <= 1:
+        return data
+    if 0 not in shape:
+        return memoryview(data).cast("B").cast("f", shape)
+    if HAVE_NUMPY:
+        import numpy as np
+
+        return np.frombuffer(data, dtype=np.float32).reshape(shape).copy()
+    if len(shape) == 2 and shape[1] == 0:
+        return [[] for _ in range(shape[0])]
+    raise NotImplementedError(f"no NumPy-free host form of shape {shape}")
+
+
+def _divisor_shape(n: int) -> tuple[int, int]:
+    r = max((d for d in range(1, math.isqrt(n) + 1) if n % d == 0), default=1)
+    return (r, n // r) if n else (0, 0)
+
+
+def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
+    """A case of `op` at size n: n elements per input (1-D) for elementwise ops, reductions and
+    softmax; for matmul an (r, c) @ (c, 5) and for convolve2d an (r, c) image, r * c = n."""
+    if op.kind in ("unary", "binary", "reduce", "softmax"):
+        inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
+        return Case(op, inputs, params_for(op), label=f"n={n}")
+    r, c = _divisor_shape(n)
+    if op.kind == "matmul":
+        return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(c * 5, -1, 1, seed + 1), (c, 5))], label=f"n={n}")
+    kh, kw = min(r, 3), min(c, 4)
+    return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(kh * kw, -1, 1, seed + 1), (kh, kw))], label=f"n={n}")
+
+
+def matmul_case(m: int, k: int, n: int, seed: int = 0, flat: bool = False) -> Case:
+    op = ops.get("matmul")
+    a, b = uniform(m * k, -1, 1, seed), uniform(k * n, -1, 1, seed + 1)
+    if flat:
+        return Case(op, [(a, (m * k,)), (b, (k * n,))], options={"m": m, "k": k, "n": n}, label="flat")
+    return Case(op, [(a, (m, k)), (b, (k, n))])
+
+
+def conv_case(h: int, w: int, kh: int, kw: int, seed: int = 0) -> Case:
+    op = ops.get("convolve2d")
+    return Case(op, [(uniform(h * w, -1, 1, seed), (h, w)), (uniform(kh * kw, -1, 1, seed + 1), (kh, kw))])
+
+
+def softmax_case(name: str, rows: int, cols: int, seed: int = 0, lo=-8.0, hi=8.0) -> Case:
+    shape = (cols,) if rows is None else (rows, cols)
+    return Case(ops.get(name), [(uniform(math.prod(shape), lo, hi, seed), shape)])
+
+
+# ---------------------------------------------------------------- special values
+
+
+def special_cases(op: ops.Op) -> list[Case]:
+    """Cases that put every value of SPECIALS through the op (see the module docstring)."""
+    sp = list(SPECIALS)
+    normal = [1.5, -2.25, 0.5, 3.0, -0.75, 2.0, -1.25, 0.125]
+    if op.kind == "unary":
+        return [Case(op, [(f32(sp), (len(sp),))], params_for(op))]
+    if op.kind == "binary":
+        a = [x for x in sp for _ in sp]
+        b = [y for _ in sp for y in sp]
+        return [Case(op, [(f32(a), (len(a),)), (f32(b), (len(b),))])]
+    cases = []
+    for v in sp:
+        with_v = f32(normal[:5] + [v] + normal[5:])
+        plain = f32(normal)
+        if op.kind == "reduce":
+            inputs = [(with_v, (9,))] + ([(f32(normal + [1.0]), (9,))] if op.arity == 2 else [])
+            cases.append(Case(op, inputs, label=f"v={v}"))
+            if op.arity == 2:
+                cases.append(Case(op, [(f32(normal + [1.0]), (9,)), (with_v, (9,))], label=f"b={v}"))
+        elif op.kind == "softmax":
+            rows = [[v, 1.0, -2.0, 0.5], [v, v, v, v], [v, -v, 0.0, 1.0], [-2.0, 1.0, v, 0.25]]
+            cases.append(Case(op, [(f32(x for r in rows for x in r), (4, 4))], label=f"v={v}"))
+        elif op.kind == "matmul":
+            cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:6]), (3, 2))], label=f"a={v}"))
+            cases.append(Case(op, [(f32(normal[:6]), (2, 3)), (with_v, (3, 3))], label=f"b={v}"))
+        elif op.kind == "conv2d":
+            cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:4]), (2, 2))], label=f"img={v}"))
+            cases.append(Case(op, [(f32(normal[:6] + normal[:3]), (3, 3)), (f32([1.0, 0.5, v, -1.0]), (2, 2))],
+                              label=f"ker={v}"))
+    return cases
+
+
+# ---------------------------------------------------------------- references
+
+
+def _rows(flat, shape):
+    cols = shape[-1] if shape else 1
+    return [list(flat[i : i + cols]) for i in range(0, len(flat), cols)] if cols else [[] for _ in range(
+        math.prod(shape[:-1]))]
+
+
+def reference_python(case: Case, absolute: bool = False) -> list[float]:
+    """The pure-Python reference (op.ref, float64), flat. `absolute`: of |inputs| (the magnitude)."""
+    op = case.op
+    ins = [[abs(v) if absolute else float(v) for v in data] for data, _ in case.inputs]
+    shapes = [s for _, s in case.inputs]
+    params = list(case.params.values())
+    if op.elementwise:
+        return [op.ref(*vals, *params) for vals in zip(*ins)]
+    if op.kind == "reduce":
+        return [op.ref(*ins)]
+    if op.kind == "softmax":
+        return [v for row in _rows(ins[0], shapes[0]) for v in (op.ref(row) if row else [])]
+    if op.kind == "matmul":
+        m, n = case.out_shape()
+        k = case.options["k"] if case.options else shapes[0][1]
+        return op.ref(ins[0], ins[1], m, k, n)
+    (h, w), (kh, kw) = shapes
+    return op.ref(ins[0], h, w, ins[1], kh, kw)
+
+
+def reference_numpy(case: Case, absolute: bool = False):
+    """The NumPy reference (op.numpy on float64 arrays), flat float64."""
+    import numpy as np
+
+    op = case.op
+    arrays = [np.asarray(data, dtype=np.float64).reshape(shape) for data, shape in case.inputs]
+    if absolute:
+        arrays = [np.abs(a) for a in arrays]
+    params = list(case.params.values())
+    if op.elementwise:
+        out = op.numpy(*[a.reshape(-1) for a in arrays], *params)
+    elif op.kind == "reduce":
+        out = [op.numpy(*[a.reshape(-1) for a in arrays])]
+    elif op.kind == "softmax":
+        out = op.numpy(arrays[0]) if arrays[0].size else arrays[0]
+    elif op.kind == "matmul":
+        m, n = case.out_shape()
+        k = case.options["k"] if case.options else arrays[0].shape[1]
+        out = op.numpy(arrays[0].reshape(m, k), arrays[1].reshape(k, n))
+    else:
+        out = op.numpy(*arrays)
+    return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+def reference(case: Case, absolute: bool = False):
+    return reference_numpy(case, absolute) if HAVE_NUMPY else reference_python(case, absolute)
+
+
+def flat(result) -> list[float]:
+    """A result (ndarray, array('f') or float) as a flat list of floats."""
+    if isinstance(result, float):
+        return [result]
+    if hasattr(result, "reshape") and hasattr(result, "tolist"):  # a NumPy array
+        return result.reshape(-1).tolist()
+    return list(result)
+
+
+def shape_of(result) -> tuple:
+    if isinstance(result, float):
+        return ()
+    return tuple(getattr(result, "shape", (len(result),)))
+
+
+def has_shape(result, shape: tuple) -> bool:
+    """The natural shape (a NumPy array), a Python float for shape (), or, where NumPy is absent,
+    a flat array('f') of that many elements."""
+    if isinstance(result, float):
+        return tuple(shape) == ()
+    if isinstance(result, array.array):
+        return result.typecode == "f" and tuple(shape) != () and len(result) == math.prod(shape)
+    return tuple(result.shape) == tuple(shape) and str(result.dtype) == "float32"
+
+
+def _alternatives(case: Case, n: int) -> list:
+    """Per result element, F32_OVERFLOW's documented float32 value (or None)."""
+    fix = F32_OVERFLOW.get(case.op.name)
+    if fix is None:
+        return [None] * n
+    if case.op.elementwise:
+        return [fix(x) for x in case.inputs[0][0]]
+    return [fix(list(case.inputs[0][0]))]
+
+
+def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
+    """Descriptions of the elements of `got` outside the tolerance (empty: all good)."""
+    op = case.op
+    rtol = op.rtol if rtol is None else rtol
+    atol = op.atol if atol is None else atol
+    values = flat(got)
+    ref = reference(case) if want is None else want
+    want = list(f32(ref))
+    if len(values) != len(want):
+        return [f"{case!r}: {len(values)} values, expected {len(want)}"]
+    if op.kind in ("reduce", "matmul", "conv2d") and atol:
+        mags = list(reference(case, absolute=True))
+    else:
+        mags = [1.0] * len(want)
+    alts = _alternatives(case, len(want))
+    bad = []
+    for i, (g, w, m, alt) in enumerate(zip(values, want, mags, alts)):
+        tol = atol * m + rtol * abs(w)
+        if math.isnan(w) or math.isnan(g):
+            ok = math.isnan(w) and math.isnan(g)
+        elif math.isinf(w) or math.isinf(g):
+            ok = g == w
+        else:
+            ok = abs(g - w) <= tol
+        if not ok and not (alt is not None and g == alt):
+            bad.append(f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}")
+    return bad
+
+
+def _inputs_at(case: Case, i: int) -> str:
+    if case.op.elementwise:
+        return " at input " + ", ".join(repr(data[i]) for data, _ in case.inputs)
+    return ""
+
+
+def assert_matches(case: Case, got, **tol) -> None:
+    assert has_shape(got, case.out_shape()), f"{case!r}: shape {shape_of(got)}, expected {case.out_shape()}"
+    bad = mismatches(case, got, **tol)
+    assert not bad, f"{case!r}: {len(bad)} mismatches:\n  " + "\n  ".join(bad[:8])
+
+
+def same_bits(x, y) -> bool:
+    """Bitwise-equal float32 results, any NaN equal to any NaN."""
+    a, b = f32(flat(x)), f32(flat(y))
+    return len(a) == len(b) and all((u != u and v != v) or (u == v and math.copysign(1, u) == math.copysign(1, v))
+                                    for u, v in zip(a, b))
