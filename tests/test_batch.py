@@ -241,9 +241,7 @@ def test_a_failed_queue_call_adds_no_op(dev2):
     assert flat(run(b.read(out))) == [2.0, 4.0, 6.0]
 
 
-def test_a_failed_queue_call_with_host_data_adds_no_buffer(dev2, known_bug):
-    known_bug("GpuCommandBatch._record uploads host inputs (adds their nodes) before out_shape() "
-              "checks the call, so a rejected call leaves orphan uploads that the next execute() transfers")
+def test_a_failed_queue_call_with_host_data_adds_no_buffer(dev2):
     b = dev2.batch()
     with pytest.raises(tw.TruenoValueError):
         b.add([1.0, 2.0, 3.0], [1.0, 2.0])

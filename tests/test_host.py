@@ -107,9 +107,7 @@ def test_ragged_lists(bad):
         host.to_host(bad)
 
 
-def test_int_too_large_for_float(known_bug):
-    known_bug("host._from_list: array.array('f', [10**400]) raises a bare OverflowError; "
-              "catch it and raise TruenoValueError")
+def test_int_too_large_for_float():
     with pytest.raises(tw.TruenoValueError):
         host.to_host([1.0, 10**400])
 

@@ -127,8 +127,13 @@ class GpuCommandBatch:
         return self.upload(x)
 
     def _record(self, op: ops.Op, inputs: tuple, params: tuple[float, ...], options: dict) -> BufferId:
-        ids = [self._input(x) for x in inputs]
-        shape, options = out_shape(op, [b.shape for b in ids], options)
+        first_new = len(self._nodes)
+        try:
+            ids = [self._input(x) for x in inputs]
+            shape, options = out_shape(op, [b.shape for b in ids], options)
+        except BaseException:
+            del self._nodes[first_new:]  # a rejected call leaves no uploads behind
+            raise
         return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options))
 
     # ------------------------------------------------------------ running and reading

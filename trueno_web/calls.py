@@ -45,7 +45,10 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
             raise TruenoTypeError(f"{op.name}() needs the scalar {p.name!r}, e.g. {op.name}(..., {p.name}=1.0)")
         if isinstance(value, bool) or not isinstance(value, Real):
             raise TruenoTypeError(f"{op.name}(): {p.name} must be a real number, got {type(value).__name__} {value!r:.40}")
-        params.append(float(value))
+        try:
+            params.append(float(value))
+        except OverflowError:
+            params.append(math.copysign(math.inf, value))  # an int past float range: float32 would round it to inf
     options = {}
     for name in op.options:
         if name in kwargs:

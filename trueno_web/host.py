@@ -87,7 +87,10 @@ def _from_list(x) -> HostData:
     flat = x
     for _ in range(len(shape) - 1):
         flat = [v for row in flat for v in row]
-    return HostData(memoryview(array.array("f", flat)), shape)
+    try:
+        return HostData(memoryview(array.array("f", flat)), shape)
+    except OverflowError:
+        raise TruenoValueError("a number in the list is too large to convert to float; pass values within float range") from None
 
 
 def _from_js(x) -> HostData:

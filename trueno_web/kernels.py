@@ -13,7 +13,9 @@ identity for them).
 
 from __future__ import annotations
 
+import array
 import struct
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -121,7 +123,10 @@ class Dispatch:
 def pack_meta(words: list[int], params: tuple[float, ...] = ()) -> bytes:
     """Counts as u32, then scalar parameters as f32 bits (NaN and Inf travel as data)."""
     words = (words + [0] * META_WORDS)[:META_WORDS]
-    return struct.pack(f"<{META_WORDS}I{len(params)}f", *words, *params)
+    scalars = array.array("f", params)  # rounds like float32 does: 1e39 -> inf (struct.pack would raise)
+    if sys.byteorder == "big":
+        scalars.byteswap()
+    return struct.pack(f"<{META_WORDS}I", *words) + scalars.tobytes()
 
 
 def grid_for(groups: int, max_per_dim: int = 65535) -> tuple[int, int]:
