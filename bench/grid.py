@@ -428,13 +428,7 @@ def section_end_to_end(dev, sizes, out, explore):
                                                  ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync")):
                 drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = (
                     dwm, min(thr, os.cpu_count() or 1), chunk, wait)
-                for bufs in drv.staging.values():
-                    for bb in bufs:
-                        bb.destroy()
-                drv.staging.clear()
-                for bb in drv._uploads:
-                    bb.destroy()
-                drv._uploads.clear()
+                drv.reset_staging()
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
                 a = block_on(dev.upload(x))
                 t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
@@ -445,6 +439,7 @@ def section_end_to_end(dev, sizes, out, explore):
                 out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
                             f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
             drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = saved
+            drv.reset_staging()
             # what host.from_host's copy of the driver's fresh bytearray costs (a proposed change)
             import trueno_web.batch as tb
 

@@ -45,6 +45,18 @@ def _address_of(buf) -> int:
     return get_memoryview_and_address(view)[1]
 
 
+def _drop(staging, wait: bool = True) -> None:
+    """Destroy an upload staging buffer once its pending map has settled (a map cut short by destroy()
+    may never call back, and wgpu-py would then poll for it forever)."""
+    ready = getattr(staging, "_tw_ready", None)
+    if ready is not None and wait:
+        try:
+            ready.sync_wait()
+        except Exception:  # noqa: BLE001 - the buffer goes anyway
+            pass
+    staging.destroy()
+
+
 def _mapped_address(view) -> int:
     """The address of a whole mapped range from wgpu-py (a view over a ctypes array at its start)."""
     return ctypes.addressof(view.obj)
@@ -184,7 +196,7 @@ class WgpuNativeDriver:
                         raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
                     staging._tw_ready = None
                 return staging
-            staging.destroy()  # from before a change of chunk size
+            _drop(staging)  # from before a change of chunk size
         staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
                             usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         staging._tw_ready = None
@@ -304,6 +316,16 @@ class WgpuNativeDriver:
         free.extend(taken)
         return out
 
+    def reset_staging(self) -> None:
+        """Free every staging buffer (they are made again on demand, e.g. after a change of chunk size)."""
+        for bufs in self.staging.values():
+            for b in bufs:
+                b.destroy()
+        self.staging.clear()
+        for b in self._uploads:
+            _drop(b, wait=not self.lost)
+        self._uploads.clear()
+
     async def settle(self) -> None:
         """wgpu-py raises validation errors at the call that caused them: nothing is left to report."""
         self._check()
@@ -317,13 +339,7 @@ class WgpuNativeDriver:
         self._groups.clear()
         self._groups_of.clear()
         self._layouts.clear()
-        for bufs in self.staging.values():
-            for b in bufs:
-                b.destroy()
-        self.staging.clear()
-        for b in self._uploads:
-            b.destroy()
-        self._uploads.clear()
+        self.reset_staging()
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
