@@ -18,23 +18,25 @@ fn tw_nan() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x00400000u); }
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 // -inf -> -FLT_MAX, so that x * 0 is -0.0 (the limit) instead of NaN
 fn tw_floor_finite(x: f32) -> f32 { return select(x, -TW_F32_MAX, x < -TW_F32_MAX); }
-fn tw_exp(x: f32) -> f32 { return exp(x); }
+// exp and log that keep NaN (SwiftShader's exp of NaN is inf, its log -inf); the shader set uses only these
+fn tw_exp(x: f32) -> f32 { return select(exp(x), x, tw_isnan(x)); }
+fn tw_log(x: f32) -> f32 { return select(log(x), x, tw_isnan(x)); }
 // tanh saturates to +-1 in f32 beyond |x| = 9.1; avoid inf/inf inside some implementations
 fn tw_safe_tanh(x: f32) -> f32 { return select(tanh(x), sign(x), abs(x) > 10.0); }
 
 fn tw_relu(x: f32) -> f32 { return select(0.0, x, x > 0.0 || tw_isnan(x)); }
 fn tw_leaky_relu(x: f32, slope: f32) -> f32 { return select(slope * x, x, x > 0.0); }
-fn tw_elu(x: f32, alpha: f32) -> f32 { return select(alpha * (exp(x) - 1.0), x, x > 0.0); }
-fn tw_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + exp(-x)); }
+fn tw_elu(x: f32, alpha: f32) -> f32 { return select(alpha * (tw_exp(x) - 1.0), x, x > 0.0); }
+fn tw_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + tw_exp(-x)); }
 fn tw_tanh(x: f32) -> f32 { return tw_safe_tanh(x); }
 fn tw_swish(x: f32) -> f32 { return tw_floor_finite(x) * tw_sigmoid(x); }
 fn tw_gelu(x: f32) -> f32 {
     let v = tw_floor_finite(x);
     return 0.5 * v * (1.0 + tw_safe_tanh(TW_GELU_C * (v + 0.044715 * v * v * v)));
 }
-fn tw_softplus(x: f32) -> f32 { return select(0.0, x, x > 0.0) + log(1.0 + exp(-abs(x))); }
+fn tw_softplus(x: f32) -> f32 { return select(0.0, x, x > 0.0) + tw_log(1.0 + tw_exp(-abs(x))); }
 fn tw_mish(x: f32) -> f32 { return tw_floor_finite(x) * tw_safe_tanh(tw_softplus(x)); }
-fn tw_selu(x: f32) -> f32 { return TW_SELU_SCALE * select(TW_SELU_ALPHA * (exp(x) - 1.0), x, x > 0.0); }
+fn tw_selu(x: f32) -> f32 { return TW_SELU_SCALE * select(TW_SELU_ALPHA * (tw_exp(x) - 1.0), x, x > 0.0); }
 fn tw_hardswish(x: f32) -> f32 {
     let v = tw_floor_finite(x);
     let r = v + 3.0;

@@ -1,9 +1,9 @@
 // Softmax / log-softmax along the last axis, fully on the GPU in one submit.
 // One read for the statistics, one read and one write for the result: each thread keeps an online
-// (max, sum of exp(x - max)) state over its elements, states merge across threads and workgroups
-// (a NaN-propagating max; a state at max m rescales by exp(m_old - m) unless m_old == m, so that
-// -inf and +inf behave as in the two-pass NumPy formula), then y = exp(x - max) / sum, or
-// (x - max) - log(sum). kernels.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
+// (max, sum of tw_exp(x - max)) state over its elements, states merge across threads and workgroups
+// (a NaN-propagating max; a state at max m rescales by tw_exp(m_old - m) unless m_old == m, so that
+// -inf and +inf behave as in the two-pass NumPy formula), then y = tw_exp(x - max) / sum, or
+// (x - max) - tw_log(sum). kernels.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
 // and PUSH/OUT for it.
 //   main:  TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup
 //   stats: long rows split in chunks, grid (chunks, rows): each workgroup's state -> parts
@@ -19,9 +19,9 @@
 var<workgroup> tw_shared: array<vec2<f32>, 256>;
 
 // state (m, s) -> its sum rescaled to max m
-fn tw_rescale(st: vec2<f32>, m: f32) -> f32 { return select(st.y * exp(st.x - m), st.y, st.x == m); }
+fn tw_rescale(st: vec2<f32>, m: f32) -> f32 { return select(st.y * tw_exp(st.x - m), st.y, st.x == m); }
 // element x as a state (x, 1) (+inf: (inf, NaN), as inf - inf is in NumPy) rescaled to max m
-fn tw_term(v: f32, m: f32) -> f32 { return select(exp(v - m), select(1.0, tw_nan(), v > TW_F32_MAX), v == m); }
+fn tw_term(v: f32, m: f32) -> f32 { return select(tw_exp(v - m), select(1.0, tw_nan(), v > TW_F32_MAX), v == m); }
 fn tw_merge(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
     let m = tw_max(p.x, q.x);
     return vec2<f32>(m, tw_rescale(p, m) + tw_rescale(q, m));
@@ -29,7 +29,7 @@ fn tw_merge(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
 fn tw_empty() -> vec2<f32> { return vec2<f32>(tw_neg_inf(), 0.0); }
 fn tw_out1(v: f32, st: vec2<f32>, log_s: f32, is_log: bool) -> f32 {
     let shifted = v - st.x;
-    return select(exp(shifted) / st.y, shifted - log_s, is_log);
+    return select(tw_exp(shifted) / st.y, shifted - log_s, is_log);
 }
 
 fn tw_push(st: vec2<f32>, v: {{V}}) -> vec2<f32> {
@@ -69,7 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     st = tw_fold(lid, tpr, st);
     if (live) {
-        let log_s = log(st.y);
+        let log_s = tw_log(st.y);
         for (var j = lane; j < cv; j = j + tpr) { y[base + j] = tw_out(x[base + j], st, log_s, is_log); }
     }
 }
@@ -95,7 +95,7 @@ fn write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     var st = tw_empty();
     for (var k = lid; k < chunks; k = k + 256u) { st = tw_merge(st, parts[wid.y * chunks + k]); }
     st = tw_fold(lid, 256u, st);
-    let log_s = log(st.y);
+    let log_s = tw_log(st.y);
     let base = wid.y * cv;
     let end = min(wid.x * per + per, cv);
     for (var j = wid.x * per + lid; j < end; j = j + 256u) { y[base + j] = tw_out(x[base + j], st, log_s, is_log); }

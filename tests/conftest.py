@@ -58,6 +58,12 @@ def device_for(name: str):
     return _DEVICES[name]
 
 
+def pytest_configure(config):
+    """Register the marks here too: inside Pyodide the suite runs without pyproject.toml."""
+    config.addinivalue_line("markers", "slow: large inputs (still run in CI)")
+    config.addinivalue_line("markers", "gpu: needs a WebGPU adapter (lavapipe on CI)")
+
+
 def pytest_sessionfinish(session, exitstatus):
     for dev in _DEVICES.values():
         dev.close()

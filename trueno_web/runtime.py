@@ -26,6 +26,18 @@ def sync_available() -> bool:
     return bool(can_run_sync())
 
 
+class _Box:
+    """Carries a result through JSPI's run_sync untouched (a bare float 2.0 would come back as int 2)."""
+
+    __slots__ = ("value",)
+
+
+async def _boxed(awaitable) -> _Box:
+    box = _Box()
+    box.value = await awaitable
+    return box
+
+
 def _refuse(awaitable, message: str):
     """Raise UnavailableError without leaving a never-awaited coroutine behind."""
     close = getattr(awaitable, "close", None)
@@ -46,7 +58,7 @@ def block_on(awaitable):
             )
         from pyodide.ffi import run_sync
 
-        return run_sync(awaitable)
+        return run_sync(_boxed(awaitable)).value
     try:
         asyncio.get_running_loop()
     except RuntimeError:

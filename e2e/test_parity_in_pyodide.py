@@ -1,0 +1,75 @@
+"""The desktop parity suite (tests/), run unchanged inside Pyodide in headless Chromium.
+
+The test bodies are sync and drive async code with `trueno_web.runtime.block_on`, which uses JSPI's
+`run_sync` in the browser; NumPy is absent there, so references come from the catalog's pure-Python
+`op.ref`. With WebGPU the suite runs on webgpu (navigator.gpu) and wasm-simd; without an adapter
+`auto` must fall back to wasm-simd and the same suite runs on it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2e.harness import NO_ADAPTER
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py"]
+DEST = "/home/pyodide/parity"
+# desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy
+DESELECT = "not slow and not 131072 and not random_graphs"
+
+
+def run_suite(page, backend_expr: str) -> dict:
+    page.write_tree(TESTS, DEST, "*.py")
+    args = ["-q", "-p", "no:cacheprovider", "-m", "not slow", "-k", f"({DESELECT}) and ({backend_expr})",
+            *[f"{DEST}/{name}" for name in SUITE]]
+    return page.run_pytest(args=args, rootdir=DEST, timeout_s=900)
+
+
+def check(result: dict, at_least: int) -> None:
+    assert result["failed"] == 0 and result["errors"] == 0, result["output"][-6000:]
+    assert result["passed"] >= at_least, result["output"][-3000:]
+
+
+def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
+    page = pyodide_page
+    info = page.run("import trueno_web as tw\n"
+                    "dev = await tw.GpuDevice.create('webgpu')\n"
+                    "{'backend': dev.backend, 'software': dev.adapter_info['software'], 'sync': tw.runtime.sync_available()}")
+    assert info == {"backend": "webgpu", "software": True, "sync": True}
+    result = run_suite(page, "webgpu or wasm")
+    print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped")
+    check(result, at_least=400)
+
+
+@pytest.mark.parametrize("pyodide_page", [NO_ADAPTER], indirect=True)
+def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
+    page = pyodide_page
+    info = page.run("import trueno_web as tw\n"
+                    "dev = await tw.GpuDevice.create()\n"
+                    "{'backend': dev.backend, 'available': await tw.GpuDevice.is_available()}")
+    assert info == {"backend": "wasm-simd", "available": False}
+    result = run_suite(page, "wasm")
+    print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped")
+    check(result, at_least=200)
+
+
+def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
+    """Under runPythonAsync, sync_available() is True and block_on works; under runPython it is False
+    and block_on raises UnavailableError (a TruenoError) that says to use await."""
+    page = pyodide_page
+    code = ("import trueno_web as tw\n"
+            "dev = tw.runtime.block_on(tw.GpuDevice.create('wasm-simd'))\n"
+            "r = tw.runtime.block_on(dev.sum([1.0, 2.0, 3.5]))\n"
+            "{'sync': tw.runtime.sync_available(), 'sum': r, 'browser': tw.runtime.is_browser()}")
+    assert page.run(code) == {"sync": True, "sum": 6.5, "browser": True}
+    refused = page.run(
+        "import trueno_web as tw\n"
+        "async def work():\n    return 1\n"
+        "try:\n    tw.runtime.block_on(work())\n    out = 'ran'\n"
+        "except tw.UnavailableError as exc:\n    out = str(exc)\n"
+        "{'sync': tw.runtime.sync_available(), 'out': out}", sync=True)
+    assert refused["sync"] is False
+    assert "use `await`" in refused["out"]
