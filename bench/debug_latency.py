@@ -1,5 +1,5 @@
-"""Temporary: what makes one-shot calls slow after some sections of the grid (poll-thread tokens?)."""
-import sys, time
+"""Temporary: what makes one-shot calls slow after the end-to-end section of the grid."""
+import gc, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent)); sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
@@ -9,51 +9,28 @@ import grid, chain as ch
 
 dev = block_on(tw.GpuDevice.create("webgpu"))
 drv = dev._executor.driver
-poller = drv.device._poller
-res = grid.Resident(dev)
 x1k = np.random.rand(1024).astype(np.float32)
 
 def probe(label):
     ts = []
     for _ in range(9):
         t = time.perf_counter(); block_on(dev.relu(x1k)); ts.append(time.perf_counter() - t)
-    print(f"{label}: one-shot relu 1K {sorted(ts)[4]*1e6:.0f} us; tokens {len(poller._token_ids)}; unresolved {len(type(drv.device.queue.read_buffer.__self__) and [])}", flush=True)
-
-def resident_map(n=1 << 24):
-    x = np.random.rand(n).astype(np.float32); o = x.copy()
-    b = dev.batch()
-    out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
-    block_on(b.execute()); block_on(b.read(out))
-    work, release = res.ex.prepare(b._nodes, res.steps(b, [out.index]), ())
-    res.run(res.encode(work, 1))
-    smalls = [res.run(res.encode(work, 2)) for _ in range(3)]
-    bigs = [res.run(res.encode(work, 200)) for _ in range(3)]
-    release(); b.release()
-    print(f"resident map: small {[round(v*1e3,2) for v in smalls]} ms, big {[round(v*1e3,2) for v in bigs]} ms", flush=True)
+    import threading
+    print(f"{label}: one-shot relu 1K {sorted(ts)[4]*1e6:.0f} us; threads {threading.active_count()}; tokens {len(drv.device._poller._token_ids)}", flush=True)
 
 probe("fresh")
-resident_map()
-probe("after resident map")
-torch = grid.torch_cuda()
-if torch is not None:
-    a = torch.randn(4096, 4096, device="cuda"); (a @ a).sum().item()
-probe("after torch")
-resident_map()
-x = np.random.rand(1 << 24).astype(np.float32)
-block_on(ch.batched(dev, x, x, False, True))
-probe("after 2^24 batch")
-for chunk in (8 << 20, 32 << 20):
-    drv.chunk_bytes = chunk
-    block_on(ch.batched(dev, x, x, False, True))
-    probe(f"after chunk {chunk >> 20}M batch")
-drv.reset_staging()
-probe("after reset_staging")
-a = block_on(dev.upload(x))
-for _ in range(3):
-    drv.write_buffer(a._buffer.raw, memoryview(x))
-for b in drv._uploads:
-    b.destroy()   # the old bench's way: destroy with maps pending
-drv._uploads.clear()
-time.sleep(0.2)
-probe("after destroying pending-map staging")
-resident_map()
+for p in (20, 24):
+    n = 1 << p
+    x = np.random.rand(n).astype(np.float32); o = x.copy()
+    block_on(ch.batched(dev, x, o, False, True)); probe(f"after fused 2^{p}")
+    block_on(ch.one_shot(dev, x, o, False)); probe(f"after one-shot chain 2^{p}")
+    raw = ch.RawWgpu(False); probe(f"after RawWgpu device 2^{p}")
+    raw.run(x, o); probe(f"after raw.run 2^{p}")
+    a = block_on(dev.upload(x))
+    grid.wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), grid.wait_idle(drv.device))); probe("after write+wait_idle")
+    grid.wall(lambda: block_on(a.read())); probe("after a.read")
+    q = drv.device.queue
+    grid.wall(lambda: (q.write_buffer(a._buffer.raw, 0, x), grid.wait_idle(drv.device))); probe("after raw q.write_buffer")
+    grid.wall(lambda: q.read_buffer(a._buffer.raw, 0, x.nbytes)); probe("after raw q.read_buffer")
+    a.release()
+    del raw; gc.collect(); probe("after del raw")

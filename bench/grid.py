@@ -129,11 +129,38 @@ class Resident:
         wait_idle(self.drv.device)
         return time.perf_counter() - t
 
+    def gpu_ns(self, work, reps):
+        """GPU nanoseconds of one compute pass holding `reps` runs of `work`, from timestamp queries
+        (the adapter's timestamp period is taken as 1 ns, as on NVIDIA and Mesa)."""
+        import wgpu
+
+        dev = self.drv.device
+        qs = dev.create_query_set(type="timestamp", count=2)
+        resolve = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        enc = dev.create_command_encoder()
+        p = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0,
+                                                     "end_of_pass_write_index": 1})
+        for _ in range(reps):
+            for pipeline, binds, grid in work:
+                p.set_pipeline(pipeline)
+                p.set_bind_group(0, self.drv._bind_group(pipeline, binds))
+                p.dispatch_workgroups(grid[0], grid[1], 1)
+        p.end()
+        enc.resolve_query_set(qs, 0, 2, resolve, 0)
+        dev.queue.submit([enc.finish()])
+        t0, t1 = np.frombuffer(dev.queue.read_buffer(resolve), dtype=np.uint64)
+        resolve.destroy()
+        return int(t1) - int(t0)
+
     def time(self, batch, ids, reps=20):
-        """Seconds per run of the batch's plan (its ops recomputed on the same buffers)."""
+        """Seconds per run of the batch's plan (its ops recomputed on the same buffers): from GPU
+        timestamps where the adapter has them (median of 5 passes of `reps` runs), else the wall-clock
+        slope between passes of 2 and `reps` runs."""
         work, release = self.ex.prepare(batch._nodes, self.steps(batch, ids), ())
         try:
             self.run(self.encode(work, 1))
+            if "timestamp-query" in getattr(self.drv, "features", ()):
+                return median([self.gpu_ns(work, reps) for _ in range(5)]) / reps / 1e9
             small = min(self.run(self.encode(work, 2)) for _ in range(3))
             big = min(self.run(self.encode(work, reps)) for _ in range(3))
         finally:
@@ -299,7 +326,9 @@ def raw_resident(x, o, copy_bw):
 
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     wanted = ("max-storage-buffer-binding-size", "max-buffer-size")
-    device = adapter.request_device_sync(required_limits={k: adapter.limits[k] for k in wanted})
+    features = [f for f in ("timestamp-query",) if f in adapter.features]
+    device = adapter.request_device_sync(required_features=features,
+                                         required_limits={k: adapter.limits[k] for k in wanted})
     module = device.create_shader_module(code=RAW_WGSL.replace("BODY", "v"))
     pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
@@ -310,22 +339,34 @@ def raw_resident(x, o, copy_bw):
         {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate((bx, bo, by))])
     groups = -(-x.size // 256)
 
+    qs = device.create_query_set(type="timestamp", count=2) if "timestamp-query" in device.features else None
+    resolve = device.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+
     def timed(reps):
         enc = device.create_command_encoder()
-        p = enc.begin_compute_pass()
+        p = enc.begin_compute_pass(timestamp_writes=None if qs is None else {
+            "query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
         for _ in range(reps):
             p.set_pipeline(pipe)
             p.set_bind_group(0, group)
             p.dispatch_workgroups(min(groups, 65535), -(-groups // 65535), 1)
         p.end()
+        if qs is not None:
+            enc.resolve_query_set(qs, 0, 2, resolve, 0)
         cb = enc.finish()
         t = time.perf_counter()
         device.queue.submit([cb])
+        if qs is not None:
+            t0, t1 = np.frombuffer(device.queue.read_buffer(resolve), dtype=np.uint64)
+            return (int(t1) - int(t0)) / 1e9
         wait_idle(device)
         return time.perf_counter() - t
 
     timed(1)
-    t = (min(timed(50) for _ in range(3)) - min(timed(2) for _ in range(3))) / 48
+    if qs is not None:
+        t = median([timed(50) for _ in range(5)]) / 50
+    else:
+        t = (min(timed(50) for _ in range(3)) - min(timed(2) for _ in range(3))) / 48
     bw = 3 * x.nbytes / t
     record("resident", "raw_wgpu_chain", seconds=t, bw=bw)
     for b in (bx, bo, by):
@@ -546,6 +587,17 @@ def section_crossover(dev, out, max_log2=24):
     EXTRA.append("matmul n x n x n, one-shot ms (webgpu / numpy): " + ", ".join(cells))
 
 
+def latency_probe(dev) -> str:
+    """One-shot relu of 1K elements, median us (a health check printed between sections)."""
+    x = np.ones(1024, np.float32)
+    ts = []
+    for _ in range(9):
+        t = time.perf_counter()
+        block_on(dev.relu(x))
+        ts.append(time.perf_counter() - t)
+    return f"one-shot probe {median(ts) * 1e6:.0f} us"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--explore", action="store_true", help="also the tuning sweeps")
@@ -577,22 +629,22 @@ def main() -> None:
     ceil = section_ceilings(torch, n, out) if torch else {}
     if torch is None:
         out.append(("ceilings", "PyTorch with CUDA not importable: no cuBLAS/copy references", "", "", ""))
-    print(f"# ceilings done {time.perf_counter() - t0:.0f}s", flush=True)
+    print(f"# ceilings done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "resident" not in skip:
         section_resident(dev, res, n, args.explore, ceil, torch, out)
-        print(f"# resident done {time.perf_counter() - t0:.0f}s", flush=True)
+        print(f"# resident done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "matmul" not in skip:
         shapes = [tuple(int(v) for v in s.split("x")) for s in args.matmul.split(",")]
         section_matmul(dev, res, args.explore, ceil, torch, out, shapes)
-        print(f"# matmul done {time.perf_counter() - t0:.0f}s", flush=True)
+        print(f"# matmul done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "e2e" not in skip:
         section_end_to_end(dev, (20, args.log2n), out, args.explore)
-        print(f"# end to end done {time.perf_counter() - t0:.0f}s", flush=True)
+        print(f"# end to end done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "small" not in skip:
         section_small_ops(dev, out)
     if "crossover" not in skip:
         section_crossover(dev, out, args.log2n)
-        print(f"# crossover done {time.perf_counter() - t0:.0f}s", flush=True)
+        print(f"# crossover done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     print()
     print("| what | figure | | | |")
     print("|---|---|---|---|---|")

@@ -63,7 +63,7 @@ def _mapped_address(view) -> int:
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
-WANTED_FEATURES = {"subgroup": "subgroups"}
+WANTED_FEATURES = {"subgroup": "subgroups", "timestamp-query": "timestamp-query"}  # timestamps: bench/ only
 
 
 def _wgpu():
