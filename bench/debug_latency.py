@@ -18,6 +18,9 @@ def probe(label):
     import threading
     print(f"{label}: one-shot relu 1K {sorted(ts)[4]*1e6:.0f} us; threads {threading.active_count()}; tokens {len(drv.device._poller._token_ids)}", flush=True)
 
+import os
+drv.map_wait = os.environ.get("MAP_WAIT", drv.map_wait)
+print("map_wait", drv.map_wait)
 probe("fresh")
 for p in (20, 24):
     n = 1 << p
@@ -34,3 +37,8 @@ for p in (20, 24):
     grid.wall(lambda: q.read_buffer(a._buffer.raw, 0, x.nbytes)); probe("after raw q.read_buffer")
     a.release()
     del raw; gc.collect(); probe("after del raw")
+
+time.sleep(1.0); probe("after 1 s sleep")
+x = np.random.rand(1 << 24).astype(np.float32)
+for i in range(3):
+    block_on(ch.batched(dev, x, x, False, True)); probe(f"after fused 2^24 #{i}")

@@ -605,6 +605,7 @@ def main() -> None:
     parser.add_argument("--log2n", type=int, default=24, help="log2 of the element count for the memory-bound rows")
     parser.add_argument("--matmul", default="4096x4096x4096,4095x4093x4097,2048x2048x2048,1024x1024x1024,1000x999x1001",
                         help="MxKxN shapes; the first gets the tiling sweep with --explore")
+    parser.add_argument("--map-wait", choices=("await", "sync", "poll"), help="the driver's map wait mode")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out (no CUDA context in this process)")
     parser.add_argument("--skip", default="", help="comma list of sections to skip: resident,matmul,e2e,small")
     args = parser.parse_args()
@@ -612,6 +613,8 @@ def main() -> None:
     n = 1 << args.log2n
     dev = block_on(tw.GpuDevice.create("webgpu"))
     res = Resident(dev)
+    if args.map_wait:
+        dev._executor.driver.map_wait = args.map_wait
     torch = None if args.no_torch else torch_cuda()
     info = dev.adapter_info
     head = {

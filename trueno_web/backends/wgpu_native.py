@@ -22,7 +22,8 @@ UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
 READ_DEPTH = 4  # MAP_READ staging buffers per large read
 COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
 COPY_SPLIT_MIN = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
-MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile) or "sync" (polls)
+MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync" (blocks on
+# wgpu-py's poller thread) or "poll" (polls the device on this thread)
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
 
@@ -299,7 +300,10 @@ class WgpuNativeDriver:
                     _gpu_call("copying a result", copy, j)
                 try:
                     promise = staging.map_async(wgpu.MapMode.READ, 0, size)
-                    if self.map_wait == "sync":
+                    if self.map_wait == "poll":
+                        self._poll()
+                        promise.sync_wait()
+                    elif self.map_wait == "sync":
                         promise.sync_wait()
                     else:
                         await promise
@@ -315,6 +319,12 @@ class WgpuNativeDriver:
             raise
         free.extend(taken)
         return out
+
+    def _poll(self) -> None:
+        """Wait here for the queue's work (callbacks fire on this thread, no hop through wgpu-py's poller)."""
+        from wgpu.backends.wgpu_native._api import ffi, libf
+
+        libf.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
 
     def reset_staging(self) -> None:
         """Free every staging buffer (they are made again on demand, e.g. after a change of chunk size)."""
