@@ -20,7 +20,8 @@ def probe(label):
 
 import os
 drv.map_wait = os.environ.get("MAP_WAIT", drv.map_wait)
-print("map_wait", drv.map_wait)
+drv.eager_remap = os.environ.get("EAGER", "0") == "1"
+print("map_wait", drv.map_wait, "eager_remap", drv.eager_remap)
 probe("fresh")
 for p in (20, 24):
     n = 1 << p

@@ -24,6 +24,7 @@ COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs h
 COPY_SPLIT_MIN = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
 MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync" (blocks on
 # wgpu-py's poller thread) or "poll" (polls the device on this thread)
+EAGER_REMAP = False  # map an upload staging buffer again right after its copy (True) or when next needed
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
 
@@ -127,6 +128,7 @@ class WgpuNativeDriver:
         self.copy_threads = max(1, min(COPY_THREADS, os.cpu_count() or 1))
         self.copy_split_min = COPY_SPLIT_MIN
         self.map_wait = MAP_WAIT
+        self.eager_remap = EAGER_REMAP
         self.lost = False
 
     @classmethod
@@ -181,7 +183,8 @@ class WgpuNativeDriver:
                 self._uploads.remove(staging)
                 staging.destroy()
                 raise
-            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size)
+            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if self.eager_remap else None
+            staging._tw_unmapped = not self.eager_remap
 
     def _upload_staging(self):
         """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
@@ -190,17 +193,21 @@ class WgpuNativeDriver:
             staging = self._uploads.pop(0)
             if staging.size >= self.chunk_bytes:
                 self._uploads.append(staging)
-                if staging._tw_ready is not None:
-                    try:
+                try:
+                    if staging._tw_ready is not None:
                         staging._tw_ready.sync_wait()
-                    except Exception as exc:
-                        raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
-                    staging._tw_ready = None
+                    elif staging._tw_unmapped:
+                        staging.map_async(wgpu.MapMode.WRITE, 0, staging.size).sync_wait()
+                except Exception as exc:
+                    raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
+                staging._tw_ready = None
+                staging._tw_unmapped = False
                 return staging
             _drop(staging)  # from before a change of chunk size
         staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
                             usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         staging._tw_ready = None
+        staging._tw_unmapped = False
         self._uploads.append(staging)
         return staging
 
