@@ -92,8 +92,11 @@ async def batched(dev, x, other, five, fuse):
         return await b.read(out)
 
 
-def timed(fn, repeat):
-    fn()
+def timed(fn, repeat, warm=3):
+    """Median ms of `repeat` calls after `warm` untimed ones (on an NVIDIA adapter the first large
+    transfers of a process leave submits slow for a few dozen calls; see docs/benchmarks.md)."""
+    for _ in range(warm):
+        fn()
     best = []
     for _ in range(repeat):
         start = time.perf_counter()
