@@ -125,12 +125,14 @@ def to_host(x, shape: tuple[int, ...] | None = None) -> HostData:
 
 
 def from_host(data, shape: tuple[int, ...]):
-    """float32 bytes (any buffer) to the user-facing array: NumPy where it imports, else array.array('f')."""
+    """float32 bytes to the user-facing array: NumPy where it imports, else array.array('f').
+    Writable `data` is taken over (backends' reads return fresh memory); read-only data is copied."""
     view = memoryview(data).cast("B")
     if numpy_available():
         import numpy as np
 
-        return np.frombuffer(view, dtype=np.float32).reshape(shape).copy()
+        out = np.frombuffer(view, dtype=np.float32).reshape(shape)
+        return out.copy() if view.readonly else out  # backends hand over fresh memory the caller owns
     out = array.array("f")
     out.frombytes(view)
     return out

@@ -196,7 +196,7 @@ T_TRANSCENDENTAL = dict(rtol=2e-5, atol=2e-6)
 T_REDUCE = dict(rtol=1e-4, atol=1e-5)  # atol is scaled by sum(|x|) in the tests
 
 CATALOG: tuple[Op, ...] = (
-    Op("relu", "unary", "tw_relu", _f(lambda x: _np().where(x > 0, x, _np().where(_np().isnan(x), x, 0)).astype(x.dtype)),
+    Op("relu", "unary", "tw_relu", _f(lambda x: _np().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
        lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_EXACT),
     Op("leaky_relu", "unary", "tw_leaky_relu", _f(lambda x, s: _np().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",

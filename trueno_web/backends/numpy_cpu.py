@@ -61,7 +61,7 @@ class NumpyExecutor:
             tally(stats, dispatches=len(steps), submits=1)
 
     async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        return memoryview(self.np.ascontiguousarray(node.buffer, dtype=self.np.float32).reshape(-1)).cast("B")
+        return memoryview(self.np.array(node.buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:
         """NumPy arrays are freed by the garbage collector."""
