@@ -1,4 +1,4 @@
-"""Temporary: what makes one-shot calls slow after the end-to-end section of the grid."""
+"""Diagnostic: one-shot latency between large transfers, RawWgpu devices and map-wait modes (docs/benchmarks.md, the slow state)."""
 import gc, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent)); sys.path.insert(0, str(Path(__file__).resolve().parent))
