@@ -92,6 +92,9 @@ class GpuCommandBatch:
         if array.device is not self.device:
             raise BatchError("this DeviceArray belongs to another GpuDevice; upload it to this device first")
         array._check_alive()
+        for node in self._nodes:  # the same array twice is one buffer of the batch
+            if node.imported and node.buffer is array._buffer:
+                return BufferId(self, node.id, node.shape)
         return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array._buffer, imported=True,
                               done=True))
 

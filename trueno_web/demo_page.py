@@ -212,8 +212,12 @@ class DemoSession:
         `cpu_backend`: the comparison device (default: NumPy where it imports, else wasm-simd)."""
         cpu_backend = cpu_backend or _cpu_backend()
         open_error = None
+        if backend == "auto" and await GpuDevice.is_available():
+            backend_wanted = "webgpu"  # the page shows the GPU, even a software one that auto would skip
+        else:
+            backend_wanted = backend
         try:
-            dev = await GpuDevice.create(backend)
+            dev = await GpuDevice.create(backend_wanted)
         except (TruenoError, ImportError) as e:  # an adapter that would not open: fall back, and say why
             if backend != "auto":
                 raise

@@ -41,6 +41,23 @@ async def _executor(backend: str):
     return await WasmExecutor.create()
 
 
+async def _auto_executor():
+    """A hardware GPU: route each execute() by size (backends/auto.py). A software adapter (lavapipe,
+    SwiftShader) is a CPU, and the CPU fallback beats it: use that. No adapter: the CPU fallback."""
+    if os.environ.get("TRUENO_FORCE_CPU", "") not in ("", "0"):
+        return await _executor(cpu_backend())
+    try:
+        gpu = await _executor("webgpu")
+    except UnavailableError:
+        return await _executor(cpu_backend())
+    if gpu.adapter_info.get("software"):
+        gpu.close()
+        return await _executor(cpu_backend())
+    from .backends.auto import AutoExecutor
+
+    return AutoExecutor(gpu, await _executor(cpu_backend()))
+
+
 def cpu_backend() -> str:
     """The CPU fallback here: NumPy where it imports, else the WASM SIMD kernels."""
     return "numpy" if numpy_available() else "wasm-simd"
@@ -87,17 +104,13 @@ class GpuDevice:
 
     @classmethod
     async def create(cls, backend: str = "auto") -> "GpuDevice":
-        """Open a device. `auto`: WebGPU where an adapter exists, else the CPU fallback;
-        TRUENO_FORCE_CPU=1 forces the CPU fallback."""
+        """Open a device. `auto` on a hardware GPU routes each execute() to the GPU or the CPU
+        fallback by size (backend "auto"); on a software adapter or none it is the CPU fallback
+        (NumPy where it imports, else wasm-simd). TRUENO_FORCE_CPU=1 forces the CPU fallback."""
         if backend not in BACKENDS:
             raise TruenoValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         if backend == "auto":
-            if os.environ.get("TRUENO_FORCE_CPU", "") not in ("", "0"):
-                return cls(await _executor(cpu_backend()))
-            try:
-                return cls(await _executor("webgpu"))
-            except UnavailableError:
-                return cls(await _executor(cpu_backend()))
+            return cls(await _auto_executor())
         return cls(await _executor(backend))
 
     @staticmethod

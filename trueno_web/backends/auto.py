@@ -1,0 +1,108 @@
+"""`auto` on a hardware GPU: every execute() runs where it is fastest.
+
+Small work runs on the CPU fallback (a GPU round trip costs ~0.4 ms before any work), large work on
+the GPU. A batch's step counts as large when its work reaches the threshold of its kind below; the
+thresholds are the crossovers of one-shot calls (upload, run, read back) measured on the H200 host
+(docs/benchmarks.md, "One-shot calls ... data for the per-op thresholds of auto"). Data already on one
+side stays there unless the batch is large enough for the other to win. Software adapters (lavapipe,
+SwiftShader) never get here: `auto` gives them the CPU fallback outright (the same tables on lavapipe
+show NumPy ahead nearly everywhere).
+"""
+
+from __future__ import annotations
+
+from ..graph import MapStep, Node, OpStep
+from ..host import HostData
+from ..stats import Stats
+from .gpu import GpuBuffer, GpuExecutor
+
+# where the GPU starts to win, in units of work (see `work`); H200 host, 2026-11-21
+GPU_FROM = {
+    "map": 1 << 22,  # elements: add 8.3 vs 10.3 ms at 2^22, 2.1 vs 1.4 ms at 2^20 (GPU vs NumPy)
+    "reduce": 1 << 22,  # input elements: sum 1.8 vs 2.2 ms at 2^22, 0.9 vs 0.6 ms at 2^20
+    "softmax": 1 << 18,  # elements: 1.0 vs 1.7 ms at 2^18, 0.7 vs 0.2 ms at 2^16
+    "matmul": 1 << 29,  # m*k*n: 1024^3 1.9 vs 2.7 ms, 512^3 0.85 vs 0.60 ms
+    "conv2d": 1 << 24,  # output elements x kernel elements; not measured separately: from "map" x ~4 ops/MAC
+}
+
+
+def work(step: MapStep | OpStep, nodes: list[Node]) -> tuple[str, int]:
+    """(kind, amount) of a plan step, in GPU_FROM's units."""
+    if isinstance(step, MapStep):
+        return "map", step.size
+    node = nodes[step.node]
+    kind = node.op.kind
+    if kind == "reduce":
+        return kind, nodes[node.inputs[0]].size
+    if kind == "matmul":
+        o = node.options
+        return kind, o["m"] * o["k"] * o["n"]
+    if kind == "conv2d":
+        return kind, node.size * nodes[node.inputs[1]].size
+    return kind, node.size
+
+
+def step_inputs(step: MapStep | OpStep, nodes: list[Node]) -> list[int]:
+    return step.loads if isinstance(step, MapStep) else list(nodes[step.node].inputs)
+
+
+class AutoExecutor:
+    """Routes each execute() to the GPU executor or the CPU one; buffers say where they live."""
+
+    backend = "auto"
+
+    def __init__(self, gpu: GpuExecutor, cpu):
+        self.gpu = gpu
+        self.cpu = cpu
+        self.adapter_info = dict(gpu.adapter_info, cpu_fallback=cpu.backend)
+        self.limits = dict(gpu.limits)
+
+    def owner(self, buffer):
+        return self.gpu if isinstance(buffer, GpuBuffer) else self.cpu
+
+    def fits_gpu(self, nbytes: int) -> bool:
+        return nbytes <= self.limits["max_storage_buffer_binding_size"]
+
+    def check_size(self, nbytes: int, what: str) -> None:
+        """Nothing is too large here: what does not fit one GPU binding runs on the CPU."""
+
+    def upload(self, host: HostData, stats: tuple[Stats, ...]):
+        """Resident data goes where work of its size runs best."""
+        big = host.size >= GPU_FROM["map"] and self.fits_gpu(host.size * 4)
+        return (self.gpu if big else self.cpu).upload(host, stats)
+
+    def pick(self, nodes: list[Node], steps: list[MapStep | OpStep]):
+        """The executor for these steps: the GPU when any step is large and every array fits it."""
+        used = {i for step in steps for i in step_inputs(step, nodes)}
+        arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, OpStep)]
+        if not all(self.fits_gpu(n.size * 4) for n in arrays):
+            return self.cpu
+        if any(amount >= GPU_FROM[kind] for kind, amount in (work(s, nodes) for s in steps)):
+            return self.gpu
+        resident = [nodes[i] for i in used if nodes[i].buffer is not None]
+        on_gpu = sum(n.size for n in resident if self.owner(n.buffer) is self.gpu)
+        return self.gpu if on_gpu * 2 > sum(n.size for n in resident) > 0 else self.cpu
+
+    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+        if not steps:
+            return
+        target = self.pick(nodes, steps)
+        for i in {i for step in steps for i in step_inputs(step, nodes)}:
+            node = nodes[i]
+            if node.buffer is not None and self.owner(node.buffer) is not target:
+                data = await self.owner(node.buffer).read(node, stats)
+                moved = target.upload(HostData(memoryview(data).cast("B").cast("f"), node.shape), stats)
+                if not node.imported:
+                    self.owner(node.buffer).free(node.buffer)
+                node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
+        await target.execute(nodes, steps, stats)
+
+    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
+        return await self.owner(node.buffer).read(node, stats)
+
+    def free(self, buffer) -> None:
+        self.owner(buffer).free(buffer)
+
+    def close(self) -> None:
+        self.gpu.close()
+        self.cpu.close()
