@@ -1,0 +1,84 @@
+"""Benchmark: is `auto` ever much slower than the best single backend?
+
+    python bench/auto.py [--sizes 10,14,16,18,20,22,24] [--repeat 5]
+
+For each op of a grid (elementwise, fused chain, reduction, softmax, matmul, convolution) and size,
+one-shot calls (upload, run, read back) on webgpu, numpy and auto; prints ms, the best single backend
+and auto's ratio to it (the issue's bound: at most 1.20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import trueno_web as tw
+from trueno_web.runtime import block_on
+
+
+def cases(p: int, rng):
+    n = 1 << p
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    side = max(2, int(round(n ** (1 / 3))))
+    a = rng.standard_normal((side, side), dtype=np.float32)
+    img = rng.standard_normal((max(5, int(n ** 0.5)), max(5, int(n ** 0.5))), dtype=np.float32)
+    ker = rng.standard_normal((5, 5), dtype=np.float32)
+    rows = max(1, n // 1024)
+
+    async def chain(dev):
+        with dev.batch() as b:
+            out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(y))
+            await b.execute()
+            return await b.read(out)
+
+    return {
+        f"relu 2^{p}": lambda dev: dev.relu(x),
+        f"add 2^{p}": lambda dev: dev.add(x, y),
+        f"chain3 batch 2^{p}": chain,
+        f"sum 2^{p}": lambda dev: dev.sum(x),
+        f"softmax {rows}x{n // rows}": lambda dev: dev.softmax(x.reshape(rows, -1)),
+        f"matmul {side}^3": lambda dev: dev.matmul(a, a),
+        f"convolve2d {img.shape[0]}^2 * 5x5": lambda dev: dev.convolve2d(img, ker),
+    }
+
+
+def timed(devices: dict, make, repeat: int) -> dict[str, float]:
+    """Median ms per backend; the backends take turns, so a busy machine slows them alike."""
+    for dev in devices.values():
+        block_on(make(dev))
+        block_on(make(dev))
+    runs: dict[str, list[float]] = {name: [] for name in devices}
+    for _ in range(repeat):
+        for name, dev in devices.items():
+            start = time.perf_counter()
+            block_on(make(dev))
+            runs[name].append(time.perf_counter() - start)
+    return {name: sorted(r)[len(r) // 2] * 1e3 for name, r in runs.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10,14,16,18,20,22,24")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    devices = {name: block_on(tw.GpuDevice.create(name)) for name in ("webgpu", "numpy", "auto")}
+    print(f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
+          f" ({devices['auto'].adapter_info.get('device', '')})")
+    print("| case | webgpu ms | numpy ms | auto ms | best | auto / best |")
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for p in (int(s) for s in args.sizes.split(",")):
+        for label, make in cases(p, rng).items():
+            t = timed(devices, make, args.repeat)
+            best = min(("webgpu", "numpy"), key=t.get)
+            ratio = t["auto"] / t[best]
+            worst = max(worst, ratio)
+            print(f"| {label} | {t['webgpu']:.3f} | {t['numpy']:.3f} | {t['auto']:.3f} | {best} | {ratio:.2f} |")
+    print(f"\nworst auto / best: {worst:.2f} (bound 1.20)")
+
+
+if __name__ == "__main__":
+    main()
