@@ -35,6 +35,7 @@ from trueno_web.runtime import block_on  # noqa: E402
 
 RESULTS: dict = {}
 EXTRA: list[str] = []  # tables printed after the main one
+AUTO: list[float] = []  # auto's time over the faster single backend, per crossover cell
 ROWS: list[tuple] = []
 
 
@@ -423,8 +424,14 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
     out.append((f"matmul {m}^3 NumPy (host BLAS)", f"{2 * m ** 3 / t / 1e12:.2f} TFLOPS", f"{t * 1e3:.1f} ms", "", ""))
 
 
+AUTO_DEV: list = []
+
+
 def section_end_to_end(dev, sizes, out, explore):
     import chain as ch
+
+    if not AUTO_DEV:
+        AUTO_DEV.append(block_on(tw.GpuDevice.create("auto")))
 
     rng = np.random.default_rng(2)
     drv = dev._executor.driver
@@ -438,12 +445,14 @@ def section_end_to_end(dev, sizes, out, explore):
             "fused": wall(lambda: block_on(ch.batched(dev, x, o, False, True))),
             "numpy": wall(lambda: ch.numpy_chain(x, o, False)),
             "raw": wall(lambda: raw.run(x, o)),
+            "auto": wall(lambda: block_on(ch.batched(AUTO_DEV[0], x, o, False, True))),
         }
         record("end_to_end", f"2^{p}", **{k: v * 1e3 for k, v in t.items()})
         out.append((f"3-op chain 2^{p}, transfers included",
                     f"fused {t['fused'] * 1e3:.2f} ms", f"numpy {t['numpy'] * 1e3:.2f} ms",
                     f"one-shot {t['one-shot'] * 1e3:.2f} / unfused {t['unfused'] * 1e3:.2f} / raw {t['raw'] * 1e3:.2f} ms",
-                    f"one-shot/fused {t['one-shot'] / t['fused']:.1f}x, fused/raw {t['fused'] / t['raw']:.2f}"))
+                    f"one-shot/fused {t['one-shot'] / t['fused']:.1f}x, fused/raw {t['fused'] / t['raw']:.2f}; "
+                    f"auto {t['auto'] * 1e3:.2f} ms"))
         # transfers alone
         a = block_on(dev.upload(x))
         t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)))
@@ -547,6 +556,7 @@ def section_crossover(dev, out, max_log2=24):
     """One-shot calls (upload, run, read) on webgpu and on NumPy by size: where the GPU starts to pay.
     The data for `auto`'s per-op thresholds."""
     cpu = block_on(tw.GpuDevice.create("numpy"))
+    auto = block_on(tw.GpuDevice.create("auto"))
     rng = np.random.default_rng(4)
     cases = [("relu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
              ("add", lambda n: (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))),
@@ -563,8 +573,10 @@ def section_crossover(dev, out, max_log2=24):
             reps = 9 if p <= 20 else 3
             tg = wall(lambda: block_on(getattr(dev, name)(*args)), repeat=reps)
             tc = wall(lambda: block_on(getattr(cpu, name)(*args)), repeat=reps)
-            record("crossover", f"{name} 2^{p}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3)
-            cells.append(f"{tg * 1e3:.2f} / {tc * 1e3:.2f}")
+            ta = wall(lambda: block_on(getattr(auto, name)(*args)), repeat=reps)
+            record("crossover", f"{name} 2^{p}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
+            AUTO.append(ta / min(tg, tc))
+            cells.append(f"{tg * 1e3:.2f} / {tc * 1e3:.2f} / {ta * 1e3:.2f}")
         rows.append((name, *cells))
     cells = []
     for m in (64, 128, 256, 512, 1024, 2048):
@@ -572,18 +584,22 @@ def section_crossover(dev, out, max_log2=24):
         reps = 9 if m <= 512 else 3
         tg = wall(lambda: block_on(dev.matmul(a, a)), repeat=reps)
         tc = wall(lambda: block_on(cpu.matmul(a, a)), repeat=reps)
-        record("crossover", f"matmul {m}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3)
-        cells.append(f"{m}: {tg * 1e3:.2f} / {tc * 1e3:.2f}")
+        ta = wall(lambda: block_on(auto.matmul(a, a)), repeat=reps)
+        record("crossover", f"matmul {m}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
+        AUTO.append(ta / min(tg, tc))
+        cells.append(f"{m}: {tg * 1e3:.2f} / {tc * 1e3:.2f} / {ta * 1e3:.2f}")
     cpu.close()
+    auto.close()
     EXTRA.append("")
-    EXTRA.append("One-shot calls, ms (webgpu / numpy), by element count:")
+    EXTRA.append(f"One-shot calls, ms (webgpu / numpy / auto [{auto.backend}]), by element count; auto vs the faster "
+                 f"of the two: worst {max(AUTO):.2f}x, median {median(AUTO):.2f}x:")
     EXTRA.append("")
     EXTRA.append("| " + " | ".join(header) + " |")
     EXTRA.append("|" + "---|" * len(header))
     for r in rows:
         EXTRA.append("| " + " | ".join(r) + " |")
     EXTRA.append("")
-    EXTRA.append("matmul n x n x n, one-shot ms (webgpu / numpy): " + ", ".join(cells))
+    EXTRA.append("matmul n x n x n, one-shot ms (webgpu / numpy / auto): " + ", ".join(cells))
 
 
 def latency_probe(dev) -> str:
