@@ -475,10 +475,18 @@ def section_end_to_end(dev, sizes, out, explore):
                                                  ("staging 1 thread 8M sync map", 1 << 20, 1, 8 << 20, "sync"),
                                                  ("staging 4 threads 2M", 1 << 20, 4, 2 << 20, "await"),
                                                  ("staging 4 threads 8M", 1 << 20, 4, 8 << 20, "await"),
-                                                 ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync")):
+                                                 ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync"),
+                                                 ("staging 8 threads 32M (default)", 1 << 20, 8, 32 << 20, "await"),
+                                                 ("staging 16 threads 32M", 1 << 20, 16, 32 << 20, "await"),
+                                                 ("staging 16 threads 64M", 1 << 20, 16, 64 << 20, "await")):
                 drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = (
                     dwm, min(thr, os.cpu_count() or 1), chunk, wait)
                 drv.reset_staging()
+                if drv._pool is not None and drv._pool._max_workers < drv.copy_threads:
+                    drv._pool.shutdown(wait=True)
+                    drv._pool = None
+                for _ in range(12):  # out of the slow state that new staging buffers bring
+                    block_on(ch.batched(dev, x, o, False, True))
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
                 a = block_on(dev.upload(x))
                 t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
