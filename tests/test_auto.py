@@ -37,7 +37,7 @@ def chain(dev, x, y):
 
 def test_small_batches_run_on_the_cpu_and_large_ones_on_the_gpu(routed):
     assert routed.backend == "auto" and routed.adapter_info["cpu_fallback"] == "numpy"
-    small = [float(i - 3) for i in range(SMALL // 2)]
+    small = [float(i - 3) for i in range(SMALL // 4)]  # 3 cheap ops x 16 elements: below the threshold
     got, stats = chain(routed, small, small)
     assert flat(got) == [max(v, 0.0) * 2 + v for v in small]
     assert stats.uploads == 0 and stats.dispatches == 1  # the CPU: no transfers
@@ -96,3 +96,13 @@ def test_a_large_batch_moves_small_cpu_resident_data_to_the_gpu(routed):
     assert (d, s) == (13.0, float(len(big)))
     assert stats.uploads == 2 and stats.downloads == 2  # big + the moved copy (once: one array, one buffer)
     assert flat(run(routed.read(small))) == [2.0, 3.0]  # the resident array itself is untouched
+
+
+def test_map_work_counts_each_ops_cost(routed):
+    """gelu costs 16 units per element (exp/tanh), relu 1: the same size can go either way."""
+    n = SMALL // 8  # relu: 8 units, the CPU; gelu: 128 units, the GPU
+    before = routed.stats.uploads
+    run(routed.relu([1.0] * n))
+    assert routed.stats.uploads == before
+    got = run(routed.gelu([0.0] * n))
+    assert flat(got) == [0.0] * n and routed.stats.uploads == before + 1

@@ -18,7 +18,8 @@ from .gpu import GpuBuffer, GpuExecutor
 
 # where the GPU starts to win, in units of work (see `work`); H200 host, 2026-11-21
 GPU_FROM = {
-    "map": 1 << 22,  # elements: add 8.3 vs 10.3 ms at 2^22, 2.1 vs 1.4 ms at 2^20 (GPU vs NumPy)
+    "map": 1 << 22,  # elements x op cost: add 8.3 vs 10.3 ms at 2^22, 2.1 vs 1.4 ms at 2^20 (GPU vs NumPy);
+    # gelu (cost 16) wins on the GPU from 2^18 (2.2-3.5x faster than NumPy at 2^18-2^20, run of 08:38)
     "reduce": 1 << 22,  # input elements: sum 1.8 vs 2.2 ms at 2^22, 0.9 vs 0.6 ms at 2^20
     "softmax": 1 << 18,  # elements: 1.0 vs 1.7 ms at 2^18, 0.7 vs 0.2 ms at 2^16
     "matmul": 1 << 29,  # m*k*n: 1024^3 1.9 vs 2.7 ms, 512^3 0.85 vs 0.60 ms
@@ -29,7 +30,7 @@ GPU_FROM = {
 def work(step: MapStep | OpStep, nodes: list[Node]) -> tuple[str, int]:
     """(kind, amount) of a plan step, in GPU_FROM's units."""
     if isinstance(step, MapStep):
-        return "map", step.size
+        return "map", step.size * sum(nodes[i].op.cost for i in step.nodes)
     node = nodes[step.node]
     kind = node.op.kind
     if kind == "reduce":
