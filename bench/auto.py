@@ -36,6 +36,7 @@ def cases(p: int, rng):
     return {
         f"relu 2^{p}": lambda dev: dev.relu(x),
         f"add 2^{p}": lambda dev: dev.add(x, y),
+        f"gelu 2^{p}": lambda dev: dev.gelu(x),
         f"chain3 batch 2^{p}": chain,
         f"sum 2^{p}": lambda dev: dev.sum(x),
         f"softmax {rows}x{n // rows}": lambda dev: dev.softmax(x.reshape(rows, -1)),

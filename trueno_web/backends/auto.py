@@ -16,14 +16,15 @@ from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
 
-# where the GPU starts to win, in units of work (see `work`); H200 host, 2026-11-21
+# where the GPU starts to win, in units of work (see `work`): one-shot calls on the H200 host,
+# bench/auto.py, 2026-11-21 (GPU vs NumPy ms, docs/benchmarks.md)
 GPU_FROM = {
-    "map": 1 << 22,  # elements x op cost: add 8.3 vs 10.3 ms at 2^22, 2.1 vs 1.4 ms at 2^20 (GPU vs NumPy);
-    # gelu (cost 16) wins on the GPU from 2^18 (2.2-3.5x faster than NumPy at 2^18-2^20, run of 08:38)
-    "reduce": 1 << 22,  # input elements: sum 1.8 vs 2.2 ms at 2^22, 0.9 vs 0.6 ms at 2^20
-    "softmax": 1 << 18,  # elements: 1.0 vs 1.7 ms at 2^18, 0.7 vs 0.2 ms at 2^16
-    "matmul": 1 << 29,  # m*k*n: 1024^3 1.9 vs 2.7 ms, 512^3 0.85 vs 0.60 ms
-    "conv2d": 1 << 24,  # output elements x kernel elements; not measured separately: from "map" x ~4 ops/MAC
+    "map": 1 << 20,  # elements x op cost: relu 1.6 vs 2.4 at 2^20, 0.76 vs 0.28 at 2^18; 3-op chain 2.5 vs 4.3
+    # at 2^20, 0.92 vs 0.56 at 2^18; gelu (cost 4) wins from 2^18 and loses at 2^16
+    "reduce": 1 << 22,  # input elements: sum 1.56 vs 2.02 at 2^22, 1.08 vs 0.56 at 2^20
+    "softmax": 1 << 18,  # elements: 0.79 vs 0.80 at 2^18 (even), 1.39 vs 6.32 at 2^20
+    "matmul": 1 << 29,  # m*k*n: 256^3 0.72 vs 0.24; 1024^3 1.9 vs 2.7, 512^3 0.85 vs 0.60 (bench/grid.py)
+    "conv2d": 1 << 21,  # output x kernel elements: 512^2 x 5x5 0.65 vs 3.2, 256^2 x 5x5 0.65 vs 0.58
 }
 
 
