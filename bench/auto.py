@@ -45,14 +45,16 @@ def cases(p: int, rng):
     }
 
 
-def timed(devices: dict, make, repeat: int) -> dict[str, float]:
-    """Median ms per backend; the backends take turns, so a busy machine slows them alike."""
+def timed(devices: dict, make, repeat: int, warmup: int) -> dict[str, float]:
+    """Median ms per backend; the backends take turns in a rotating order, so a busy machine slows them alike."""
     for dev in devices.values():
-        block_on(make(dev))
-        block_on(make(dev))
+        for _ in range(warmup):
+            block_on(make(dev))
     runs: dict[str, list[float]] = {name: [] for name in devices}
-    for _ in range(repeat):
-        for name, dev in devices.items():
+    names = list(devices)
+    for r in range(repeat):
+        for name in names[r % len(names):] + names[: r % len(names)]:  # rotate: no backend always goes after another
+            dev = devices[name]
             start = time.perf_counter()
             block_on(make(dev))
             runs[name].append(time.perf_counter() - start)
@@ -63,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10,14,16,18,20,22,24")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls per backend and case first")
     args = parser.parse_args()
     devices = {name: block_on(tw.GpuDevice.create(name)) for name in ("webgpu", "numpy", "auto")}
     print(f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
@@ -73,7 +76,7 @@ def main() -> None:
     worst = 0.0
     for p in (int(s) for s in args.sizes.split(",")):
         for label, make in cases(p, rng).items():
-            t = timed(devices, make, args.repeat)
+            t = timed(devices, make, args.repeat, args.warmup)
             best = min(("webgpu", "numpy"), key=t.get)
             ratio = t["auto"] / t[best]
             worst = max(worst, ratio)
