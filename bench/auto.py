@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10,14,16,18,20,22,24")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls per backend and case first")
+    parser.add_argument("--passes", type=int, default=1, help="run the grid this many times, report the last")
     args = parser.parse_args()
     devices = {name: block_on(tw.GpuDevice.create(name)) for name in ("webgpu", "numpy", "auto")}
     print(f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
@@ -73,8 +74,13 @@ def main() -> None:
     print("| case | webgpu ms | numpy ms | auto ms | best | auto / best |")
     print("|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for _ in range(args.passes - 1):  # earlier passes only warm: new staging buffers slow a device's first few dozen
+        for p in sizes:  # large transfers (docs/benchmarks.md, "the slow state")
+            for make in cases(p, rng).values():
+                timed(devices, make, 1, 1)
     worst = 0.0
-    for p in (int(s) for s in args.sizes.split(",")):
+    for p in sizes:
         for label, make in cases(p, rng).items():
             t = timed(devices, make, args.repeat, args.warmup)
             best = min(("webgpu", "numpy"), key=t.get)
