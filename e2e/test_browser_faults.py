@@ -64,3 +64,123 @@ def test_validation_error_is_a_gpu_error_and_the_device_stays_usable(pyodide_pag
     r = pyodide_page.run(VALIDATION)
     assert r["error"].startswith("creating a buffer failed"), r
     assert r["after"] == [8.0, 15.0]
+
+
+
+CANCEL = r'''
+import asyncio
+import trueno_web as tw
+dev = await tw.GpuDevice.create("webgpu")
+x = [float(i % 7) - 3.0 for i in range(1 << 16)]
+want = [max(v, 0.0) for v in x]
+stage = []
+
+async def job():
+    b = dev.batch()
+    out = b.scale(b.relu(b.upload(x)), 1.0)
+    try:
+        stage.append("execute")
+        await b.execute()
+        stage.append("read")
+        return list(await b.read(out))
+    finally:
+        b.release()
+
+async def cancel_at(where):
+    """Cancel a running batch as soon as it is suspended in `where` (None: before it starts)."""
+    stage.clear()
+    task = asyncio.ensure_future(job())
+    while where is not None and not task.done() and (not stage or stage[-1] != where):
+        await asyncio.sleep(0)
+    task.cancel()
+    try:
+        got = await task
+        return "done" if got == want else "WRONG"
+    except asyncio.CancelledError:
+        return f"cancelled in {stage[-1] if stage else 'nothing'}"
+
+outcomes = []
+for where in (None, "execute", "read", "execute", "read"):
+    outcomes.append(await cancel_at(where))
+    outcomes.append("ok" if await job() == want else "WRONG after cancel")
+for timeout in (0.0001, 0.002, 0.01):
+    try:
+        got = await asyncio.wait_for(job(), timeout)
+        outcomes.append("done" if got == want else "WRONG")
+    except asyncio.TimeoutError:
+        outcomes.append("timeout")
+    outcomes.append("ok" if await job() == want else "WRONG after timeout")
+b = dev.batch()                        # the same batch again after its execute() was cancelled
+out = b.scale(b.relu(b.upload(x)), 1.0)
+task = asyncio.ensure_future(b.execute())
+await asyncio.sleep(0)
+task.cancel()
+try:
+    await task
+    first = "done"
+except asyncio.CancelledError:
+    first = "cancelled"
+await b.execute()
+retried = list(await b.read(out)) == want
+b.release()
+{"outcomes": outcomes, "first": first, "retried": retried, "live": dev._executor.pool.live,
+ "after": list(await dev.add([1.0], [2.0]))}
+'''
+
+
+def test_cancelled_and_timed_out_batches_leave_the_device_usable(pyodide_page):
+    """Tasks running a batch, cancelled before they start, while suspended in execute() (its error
+    scopes settling) and while suspended in read() (mapAsync pending), and asyncio.wait_for timeouts:
+    each ends cancelled (or with the right result), the next batch on the same device is right, and
+    no pooled buffer is left checked out. A batch whose execute() was cancelled runs when retried."""
+    r = pyodide_page.run(CANCEL)
+    outcomes = r["outcomes"]
+    assert not [o for o in outcomes if o.startswith("WRONG")], outcomes
+    assert outcomes[0:10:2] == ["cancelled in nothing", "cancelled in execute", "cancelled in read",
+                                "cancelled in execute", "cancelled in read"], outcomes
+    assert outcomes[1:10:2] == ["ok"] * 5, outcomes
+    assert r["first"] == "cancelled" and r["retried"], "a batch whose execute() was cancelled runs when retried"
+    assert r["live"] == 0
+    assert r["after"] == [3.0]
+
+
+DESTROYED_WHILE_READING = r'''
+import asyncio
+import trueno_web as tw
+outcomes = []
+for n in (1 << 16, 1 << 20, 1 << 20):
+    dev = await tw.GpuDevice.create("webgpu")
+    stage = []
+
+    async def job():
+        b = dev.batch()
+        out = b.gelu(b.mish(b.upload([float(i % 7) - 3.0 for i in range(n)])))
+        await b.execute()
+        stage.append("read")
+        return await b.read(out)
+
+    task = asyncio.ensure_future(job())
+    while not task.done() and not stage:
+        await asyncio.sleep(0)
+    dev.destroy()                          # mapAsync of the read is pending now
+    try:
+        await asyncio.wait_for(task, 10)
+        outcomes.append("done")
+    except tw.TruenoError as exc:
+        outcomes.append(type(exc).__name__)
+    except asyncio.TimeoutError:
+        outcomes.append("HANG")
+    except Exception as exc:
+        outcomes.append(f"FOREIGN {type(exc).__name__}: {exc}")
+{"outcomes": outcomes, "after": list(await (await tw.GpuDevice.create("webgpu")).relu([-1.0, 4.0]))}
+'''
+
+
+def test_device_destroyed_while_a_read_is_pending(pyodide_page):
+    """dev.destroy() while a read's mapAsync is pending: the read ends at once with a trueno_web
+    error (or its result), never a hang or a foreign exception; a new device works."""
+    pyodide_page.expect_console_error("destroyed|lost|Destroyed|Lost|invalid|Invalid|abort|Abort")
+    r = pyodide_page.run(DESTROYED_WHILE_READING)
+    assert all(o in ("done", "DeviceLostError", "GpuError") for o in r["outcomes"]), r
+    assert r["outcomes"] != ["done"] * 3, "the destroy hit no pending read"
+    assert r["after"] == [0.0, 4.0]

@@ -48,7 +48,7 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
         try:
             params.append(float(value))
         except OverflowError:
-            params.append(math.copysign(math.inf, value))  # an int past float range: float32 would round it to inf
+            params.append(math.inf if value > 0 else -math.inf)  # an int past float range: float32 would round it to inf
     options = {}
     for name in op.options:
         if name in kwargs:
