@@ -44,7 +44,8 @@ fn tw_hardswish(x: f32) -> f32 {
 }
 fn tw_clip(x: f32, lo: f32, hi: f32) -> f32 {
     let low = select(x, lo, x < lo);
-    return select(low, hi, low > hi);
+    let r = select(low, hi, low > hi);
+    return select(r, tw_nan(), tw_isnan(lo) || tw_isnan(hi));  // a NaN bound gives NaN, as in NumPy
 }
 fn tw_scale(x: f32, s: f32) -> f32 { return x * s; }
 fn tw_add(a: f32, b: f32) -> f32 { return a + b; }

@@ -94,8 +94,6 @@ def op_cases(draw, catalog=ops.CATALOG):
     """One call of one catalog op with awkward sizes, values and scalars (a _cases.Case)."""
     op = draw(st.sampled_from(catalog))
     params = {p.name: f32([draw(SCALARS)])[0] for p in op.params}  # the float32 the kernel gets
-    if op.name == "clip" and any(math.isnan(v) for v in params.values()):
-        params = {k: 0.0 if math.isnan(v) else v for k, v in params.items()}  # see test_clip_with_nan_bounds...
     if op.kind in ("unary", "binary", "reduce"):
         n = draw(SIZES)
         if op.name in ("max", "min"):
@@ -204,10 +202,8 @@ def test_scalar_parameters_of_any_float32_value(dev, case):
     check_op_case(dev, case)
 
 
-def test_clip_with_nan_bounds_agrees_across_backends(dev, known_bug):
+def test_clip_with_nan_bounds_agrees_across_backends(dev):
     """clip with a NaN bound: min(max(x, lo), hi) in NumPy's NaN-propagating sense gives NaN."""
-    known_bug("clip with a NaN lo or hi: webgpu (tw_clip's select) and wasm-simd ignore the NaN bound, "
-              "numpy and the reference give NaN (docs/reliability.md)", when=dev.backend != "numpy")
     x = f32([-2.0, 0.0, 0.5, 3.0, NAN])
     for lo, hi in ((NAN, 1.0), (-1.0, NAN), (NAN, NAN)):
         case = Case(ops.get("clip"), [(x, (5,))], {"lo": lo, "hi": hi})
@@ -327,13 +323,10 @@ def _read_job(dev, kind: str, stages: list):
     return job()
 
 
-def test_device_destroyed_while_a_read_is_pending(known_bug):
+def test_device_destroyed_while_a_read_is_pending():
     """Another task destroys the device while a batch's kernels run or its read is in flight: the
     read ends within seconds with a trueno_web error (or the right result, if it was done first),
     and a new device works. Up to ten tries, a fused map and a matmul in turn."""
-    known_bug("wgpu_native.read_buffer: a map cut short by destroy() never resolves (the read hangs), or "
-              "staging.unmap() raises wgpu's GPUValidationError ('Parent device is lost') past _gpu_call; "
-              "fix suggested in docs/reliability.md")
     outcomes = []
     for trial in range(10):
         dev = _fresh("webgpu")

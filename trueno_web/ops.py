@@ -89,8 +89,8 @@ def _hardswish(x: float) -> float:
 
 
 def _clip(x: float, lo: float, hi: float) -> float:
-    if math.isnan(x):
-        return x
+    if math.isnan(x) or math.isnan(lo) or math.isnan(hi):
+        return math.nan
     return hi if max(x, lo) > hi else max(x, lo)
 
 

@@ -185,7 +185,8 @@ INLINE f4 op_hardswish(f4 x) {
 }
 INLINE f4 op_clip(f4 x, float lo, float hi) {
     f4 low = sel(x < lo, splat(lo), x);
-    return sel(low > hi, splat(hi), low);
+    f4 r = sel(low > hi, splat(hi), low);
+    return sel(is_nan(splat(lo)) | is_nan(splat(hi)), splat(lo + hi), r); /* a NaN bound gives NaN, as in NumPy */
 }
 
 #define P1(a) , float a

@@ -313,19 +313,41 @@ class WgpuNativeDriver:
                     elif self.map_wait == "sync":
                         promise.sync_wait()
                     else:
-                        await promise
+                        await self._wait_map(promise)
+                    self._check()  # destroyed meanwhile: no further copy or submit
+                except DeviceLostError:
+                    raise
                 except Exception as exc:
                     raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
-                view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
-                self._memcpy(dst + off, _mapped_address(view), n)
-                view.release()
-                staging.unmap()
+
+                def take_out():
+                    view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
+                    self._memcpy(dst + off, _mapped_address(view), n)
+                    view.release()
+                    staging.unmap()
+
+                _gpu_call("reading a result", take_out)
         except BaseException:
             for staging in taken:
                 staging.destroy()
             raise
         free.extend(taken)
         return out
+
+    async def _wait_map(self, promise) -> None:
+        """Await a map, giving up with DeviceLostError once the device is destroyed (a map cut short by
+        destroy() never calls back)."""
+        import asyncio
+
+        task = asyncio.ensure_future(promise)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.05)
+                if not task.done() and self.lost:
+                    raise DeviceLostError("the GPU device was lost while a result was being read; create a new GpuDevice")
+            task.result()
+        finally:
+            task.cancel()
 
     def _poll(self) -> None:
         """Wait here for the queue's work (callbacks fire on this thread, no hop through wgpu-py's poller)."""
