@@ -22,26 +22,17 @@ test errors with that instruction.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
 
-from e2e.harness import (GPU_MODES, NO_ADAPTER, NO_NAVIGATOR_GPU, ROOT, WEBGPU, AssetServer,
-                         PyodidePage, launch_chromium, missing_assets)
-
-
-def _fetch_module():
-    spec = importlib.util.spec_from_file_location("fetch_web_assets",
-                                                  ROOT / "scripts" / "fetch_web_assets.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from e2e.harness import (GPU_MODES, NO_ADAPTER, NO_NAVIGATOR_GPU, WEBGPU, AssetServer,
+                         PyodidePage, launch_chromium, load_script, missing_assets)
 
 
 @pytest.fixture(scope="session")
 def web_assets():
-    fetch = _fetch_module()
+    fetch = load_script("fetch_web_assets")
     if (fetch.PYODIDE_DIR / "pyodide.mjs").is_file() and os.environ.get("TRUENO_E2E_NO_REBUILD") != "1":
         fetch.build_project_wheel(force=False)
     missing = missing_assets()

@@ -263,6 +263,16 @@ class AssetServer:
         self.stop()
 
 
+def load_script(name: str):
+    """A script of scripts/ (e.g. "fetch_web_assets") as a module, without running its main()."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def read_manifest() -> dict:
     return json.loads(MANIFEST.read_text())
 

@@ -12,7 +12,6 @@ A screenshot of each run is left in build/e2e/. Timings are printed (-s), never 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import struct
@@ -21,7 +20,7 @@ import zlib
 
 import pytest
 
-from e2e.harness import ROOT, WEBGPU_WARNING_RE, AssetServer, is_local_url
+from e2e.harness import ROOT, WEBGPU_WARNING_RE, AssetServer, is_local_url, load_script
 
 NOTEBOOK = "trueno_web_tour.ipynb"
 ARTIFACTS = ROOT / "build" / "e2e"
@@ -60,17 +59,9 @@ _RUN_ALL = """(path) => {
 }"""
 
 
-def _build_module():
-    spec = importlib.util.spec_from_file_location("build_jupyterlite",
-                                                  ROOT / "scripts" / "build_jupyterlite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def site():
-    mod = _build_module()
+    mod = load_script("build_jupyterlite")
     if os.environ.get("TRUENO_E2E_NO_REBUILD") == "1" and (mod.OUT / "lab" / "index.html").is_file():
         return mod.OUT
     t0 = time.perf_counter()

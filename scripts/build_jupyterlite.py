@@ -35,7 +35,6 @@ import argparse
 import functools
 import hashlib
 import http.server
-import importlib.util
 import json
 import os
 import shutil
@@ -45,6 +44,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fetch_web_assets as fetch  # noqa: E402  (the sibling script: Pyodide assets, wheels, the project wheel)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -185,29 +187,11 @@ def log(msg: str) -> None:
     print(f"[build_jupyterlite] {msg}", flush=True)
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-@functools.lru_cache(maxsize=None)
-def fetch_module():
-    spec = importlib.util.spec_from_file_location("fetch_web_assets",
-                                                  ROOT / "scripts" / "fetch_web_assets.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 # ------------------------------------------------------------------------------- fingerprint
 
 def fingerprint() -> str:
     """Everything the site is made of: this script (pins included), the notebooks, the project
     sources (as the project wheel is built from them) and the Pyodide version."""
-    fetch = fetch_module()
     h = hashlib.sha256()
     h.update(Path(__file__).read_bytes())
     for nb in NOTEBOOKS:
@@ -257,7 +241,7 @@ def ensure_kernel_wheels() -> None:
     """The pure wheels of KERNEL_WHEELS in build/jupyterlite-cache/wheels/, checked by sha256."""
     WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
     missing = [n for n, (_v, fn, sha) in KERNEL_WHEELS.items()
-               if not (WHEEL_CACHE / fn).is_file() or sha256_file(WHEEL_CACHE / fn) != sha]
+               if not (WHEEL_CACHE / fn).is_file() or fetch.sha256_file(WHEEL_CACHE / fn) != sha]
     if not missing:
         return
     log(f"wheels: downloading {', '.join(missing)}")
@@ -277,7 +261,6 @@ def ensure_kernel_wheels() -> None:
 
 def web_assets() -> dict:
     """Pyodide and the wheels of scripts/fetch_web_assets.py (fetched/rebuilt if needed)."""
-    fetch = fetch_module()
     fetch.fetch_pyodide()
     fetch.fetch_wheels()
     fetch.build_project_wheel()
@@ -292,7 +275,7 @@ def cut_lock(lock: dict, wheels: dict[str, Path]) -> dict:
         entry = dict(lock["packages"][key])
         if entry["file_name"] != path.name:
             raise SystemExit(f"lock names {entry['file_name']} for {key}, we ship {path.name}")
-        entry["sha256"] = sha256_file(path)
+        entry["sha256"] = fetch.sha256_file(path)
         packages[key] = entry
     for key, entry in packages.items():
         for dep in entry.get("depends", []):
@@ -311,7 +294,6 @@ def lock_key(lock: dict, name: str) -> str:
 
 def stage(manifest: dict) -> None:
     """Fill build/jupyterlite-src/ (the lite dir) from scratch."""
-    fetch = fetch_module()
     shutil.rmtree(SRC, ignore_errors=True)
     static = SRC / "static" / "pyodide"
     static.mkdir(parents=True)
@@ -383,7 +365,7 @@ def check_site() -> None:
     lock = json.loads((OUT / "static" / "pyodide" / "pyodide-lock.json").read_text())
     for key, entry in lock["packages"].items():
         f = OUT / "static" / "pyodide" / entry["file_name"]
-        if not f.is_file() or sha256_file(f) != entry["sha256"]:
+        if not f.is_file() or fetch.sha256_file(f) != entry["sha256"]:
             problems.append(f"lock entry {key}: {entry['file_name']} missing or sha256 differs")
     index = json.loads((OUT / "pypi" / "all.json").read_text())
     for name in ("trueno-web", "comm"):
@@ -409,7 +391,7 @@ def build(force: bool = False) -> Path:
     jupyter_lite_build(py)
     check_site()
     STAMP.write_text(json.dumps({"fingerprint": fingerprint(), "jupyterlite": JUPYTERLITE_VERSION,
-                                 "pyodide": fetch_module().PYODIDE_VERSION}, indent=2) + "\n")
+                                 "pyodide": fetch.PYODIDE_VERSION}, indent=2) + "\n")
     log(f"site: built {OUT.relative_to(ROOT)} in {time.perf_counter() - t0:.1f} s")
     return OUT
 
