@@ -287,6 +287,20 @@ def matmul_config(m: int, k: int, n: int, caps: Caps) -> tuple[MatmulConfig, boo
 
 
 @lru_cache(maxsize=None)
+def _edge_load(arr: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
+    """WGSL body loading 4 consecutive floats of a row-major `arr` at (outer, inner), zero past its edges:
+    one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
+    if vec:
+        return (f"    if ({outer} < {outer_total} && {inner} < {inner_total}) "
+                f"{{ return {arr}[({outer} * {inner_total} + {inner}) / 4u]; }}\n"
+                "    return vec4<f32>(0.0);")
+    xyzw = "xyzw"
+    return (f"    var v = vec4<f32>(0.0);\n    if ({outer} < {outer_total}) {{\n        let base = {outer} * {inner_total};\n"
+            + "".join(f"        if ({inner} + {q}u < {inner_total}) {{ v.{xyzw[q]} = {arr}[base + {inner} + {q}u]; }}\n"
+                      for q in range(4))
+            + "    }\n    return v;")
+
+
 def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case."""
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
@@ -353,20 +367,8 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str
                                      f"{{ c[row * n_total + col] = {v}.{xyzw[q]}; }} }}")
             store.append("    }")
 
-    if vec_a:
-        load_a = ("    if (row < m_total && k < k_total) { return a[(row * k_total + k) / 4u]; }\n"
-                  "    return vec4<f32>(0.0);")
-    else:
-        load_a = ("    var v = vec4<f32>(0.0);\n    if (row < m_total) {\n        let base = row * k_total;\n"
-                  + "".join(f"        if (k + {q}u < k_total) {{ v.{xyzw[q]} = a[base + k + {q}u]; }}\n" for q in range(4))
-                  + "    }\n    return v;")
-    if vec_b:
-        load_b = ("    if (k < k_total && col < n_total) { return b[(k * n_total + col) / 4u]; }\n"
-                  "    return vec4<f32>(0.0);")
-    else:
-        load_b = ("    var v = vec4<f32>(0.0);\n    if (k < k_total) {\n        let base = k * n_total;\n"
-                  + "".join(f"        if (col + {q}u < n_total) {{ v.{xyzw[q]} = b[base + col + {q}u]; }}\n" for q in range(4))
-                  + "    }\n    return v;")
+    load_a = _edge_load("a", "row", "m_total", "k", "k_total", vec_a)
+    load_b = _edge_load("b", "k", "k_total", "col", "n_total", vec_b)
 
     return _fill(
         shader("matmul"),
