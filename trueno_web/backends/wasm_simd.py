@@ -223,13 +223,14 @@ class WasmExecutor:
         return node.buffer
 
     def _map(self, nodes: list[Node], step: MapStep) -> None:
-        """The chain in chunks: stored values go to their buffers, the others to chunk-sized scratch."""
+        """The chain in chunks: stored values go to their buffers, the others to chunk-sized scratch.
+        With nothing fused away there is nothing to keep in cache: one call per op over the whole array."""
         call = self.module.call
         n = step.size
         stores = set(step.stores)
         for nid in step.stores:
             self._result(nodes[nid])
-        chunk = max(1, min(n, CHUNK))
+        chunk = max(1, min(n, CHUNK if len(stores) < len(step.nodes) else n))
         scratch = {}
         try:
             for nid in step.nodes:
