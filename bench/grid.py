@@ -114,14 +114,17 @@ class Resident:
 
     def encode(self, work, reps):
         enc = self.drv.device.create_command_encoder()
-        p = enc.begin_compute_pass()
+        self.record(enc.begin_compute_pass(), work, reps)
+        return enc.finish()
+
+    def record(self, p, work, reps):
+        """`reps` runs of `work` into compute pass `p`, and end it."""
         for _ in range(reps):
             for pipeline, binds, grid in work:
                 p.set_pipeline(pipeline)
                 p.set_bind_group(0, self.drv._bind_group(pipeline, binds))
                 p.dispatch_workgroups(grid[0], grid[1], 1)
         p.end()
-        return enc.finish()
 
     def run(self, cb):
         q = self.drv.device.queue
@@ -139,14 +142,8 @@ class Resident:
         qs = dev.create_query_set(type="timestamp", count=2)
         resolve = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         enc = dev.create_command_encoder()
-        p = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0,
-                                                     "end_of_pass_write_index": 1})
-        for _ in range(reps):
-            for pipeline, binds, grid in work:
-                p.set_pipeline(pipeline)
-                p.set_bind_group(0, self.drv._bind_group(pipeline, binds))
-                p.dispatch_workgroups(grid[0], grid[1], 1)
-        p.end()
+        self.record(enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0,
+                                                             "end_of_pass_write_index": 1}), work, reps)
         enc.resolve_query_set(qs, 0, 2, resolve, 0)
         dev.queue.submit([enc.finish()])
         t0, t1 = np.frombuffer(dev.queue.read_buffer(resolve), dtype=np.uint64)
@@ -204,7 +201,6 @@ def section_ceilings(torch, n, out):
     big = torch.randn(1 << 26, device=dev)
     big_y = torch.empty_like(big)
     t_copy_big = cuda_time(torch, lambda: big_y.copy_(big), reps=20)
-    del big, big_y
     t_chain = cuda_time(torch, lambda: torch.add(torch.relu(x).mul_(2.0), o, out=y))
     t_dot = cuda_time(torch, lambda: torch.dot(x, o))
     t_sum = cuda_time(torch, lambda: torch.sum(x))
