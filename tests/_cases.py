@@ -195,7 +195,6 @@ def special_cases(op: ops.Op) -> list[Case]:
     cases = []
     for v in sp:
         with_v = f32(normal[:5] + [v] + normal[5:])
-        plain = f32(normal)
         if op.kind == "reduce":
             inputs = [(with_v, (9,))] + ([(f32(normal + [1.0]), (9,))] if op.arity == 2 else [])
             cases.append(Case(op, inputs, label=f"v={v}"))
