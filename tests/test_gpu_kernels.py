@@ -44,22 +44,18 @@ MATMUL_SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 64, 64), (65, 33, 17), 
 
 
 @pytest.mark.parametrize("config", ["", *kernels.MATMUL_CONFIGS])
-def test_matmul_tilings_on_odd_shapes(config):
+def test_matmul_tilings_on_odd_shapes(config, monkeypatch):
     dev = device()
     caps = dev._executor.caps
-    saved = caps.matmul
-    caps.matmul = config
-    try:
-        for i, (m, k, n) in enumerate(MATMUL_SHAPES):
-            r = rng(i)
-            a, b = r.standard_normal((m, k), dtype=np.float32), r.standard_normal((k, n), dtype=np.float32)
-            got = block_on(dev.matmul(a, b))
-            ref = a.astype(np.float64) @ b
-            mag = np.abs(a).astype(np.float64) @ np.abs(b)
-            assert got.shape == (m, n)
-            assert np.all(np.abs(got - ref) <= 1e-5 * mag + 1e-30), (config, m, k, n)
-    finally:
-        caps.matmul = saved
+    monkeypatch.setattr(caps, "matmul", config)  # undone after the test
+    for i, (m, k, n) in enumerate(MATMUL_SHAPES):
+        r = rng(i)
+        a, b = r.standard_normal((m, k), dtype=np.float32), r.standard_normal((k, n), dtype=np.float32)
+        got = block_on(dev.matmul(a, b))
+        ref = a.astype(np.float64) @ b
+        mag = np.abs(a).astype(np.float64) @ np.abs(b)
+        assert got.shape == (m, n)
+        assert np.all(np.abs(got - ref) <= 1e-5 * mag + 1e-30), (config, m, k, n)
 
 
 @pytest.mark.slow
@@ -73,53 +69,45 @@ def test_matmul_past_65535_workgroups_in_one_dimension():
 
 
 @pytest.mark.parametrize("vpt", [1, 2, 4])
-def test_map_vec4_tails(vpt):
+def test_map_vec4_tails(vpt, monkeypatch):
     dev = device()
     caps = dev._executor.caps
-    saved = caps.map_vpt
-    caps.map_vpt = vpt
-    try:
-        for n in (0, 1, 3, 4, 5, 255, 256, 257, 1023, 2049, 4097, (1 << 18) + 3):
-            x = rng(n).standard_normal(n, dtype=np.float32)
-            o = rng(n + 1).standard_normal(n, dtype=np.float32)
-            with dev.batch() as b:
-                out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
-                kept = b.keep(b.sigmoid(b.upload(x)))
-                block_on(b.execute())
-                assert np.array_equal(block_on(b.read(out)), np.maximum(x, 0) * np.float32(2) + o), n
-                assert block_on(b.read(kept)).shape == (n,)
-    finally:
-        caps.map_vpt = saved
+    monkeypatch.setattr(caps, "map_vpt", vpt)  # undone after the test
+    for n in (0, 1, 3, 4, 5, 255, 256, 257, 1023, 2049, 4097, (1 << 18) + 3):
+        x = rng(n).standard_normal(n, dtype=np.float32)
+        o = rng(n + 1).standard_normal(n, dtype=np.float32)
+        with dev.batch() as b:
+            out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
+            kept = b.keep(b.sigmoid(b.upload(x)))
+            block_on(b.execute())
+            assert np.array_equal(block_on(b.read(out)), np.maximum(x, 0) * np.float32(2) + o), n
+            assert block_on(b.read(kept)).shape == (n,)
 
 
 @pytest.mark.parametrize("subgroups", [False, True])
-def test_reductions_sizes(subgroups):
+def test_reductions_sizes(subgroups, monkeypatch):
     dev = device()
     caps = dev._executor.caps
     if subgroups and not caps.subgroups:
         pytest.skip("this adapter has no subgroups")
-    saved = caps.subgroups
-    caps.subgroups = subgroups
-    try:
-        for n in (1, 2, 3, 4, 5, 7, 255, 1024, 1025, 4097, 4 * 256 * 4 * 3 + 1, (1 << 20) + 1, (1 << 22) + 3):
-            x = rng(n).standard_normal(n, dtype=np.float32)
-            y = rng(n + 1).standard_normal(n, dtype=np.float32)
-            for name in ("sum", "dot", "max", "min", "norm_l1", "norm_l2"):
-                args = (x, y) if name == "dot" else (x,)
-                got = block_on(getattr(dev, name)(*args))
-                op = tw.ops.get(name)
-                ref = op.numpy(*[a.astype(np.float64) for a in args])
-                if name in ("max", "min"):
-                    assert got == ref, (name, n)
-                    continue
-                mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in args])
-                assert abs(got - ref) <= 1e-5 * mag, (name, n, got, ref)
-        x = rng(9).standard_normal(5000, dtype=np.float32)
-        x[4097] = np.nan
-        for name in ("max", "min", "sum"):
-            assert np.isnan(block_on(getattr(dev, name)(x))), name
-    finally:
-        caps.subgroups = saved
+    monkeypatch.setattr(caps, "subgroups", subgroups)  # undone after the test
+    for n in (1, 2, 3, 4, 5, 7, 255, 1024, 1025, 4097, 4 * 256 * 4 * 3 + 1, (1 << 20) + 1, (1 << 22) + 3):
+        x = rng(n).standard_normal(n, dtype=np.float32)
+        y = rng(n + 1).standard_normal(n, dtype=np.float32)
+        for name in ("sum", "dot", "max", "min", "norm_l1", "norm_l2"):
+            args = (x, y) if name == "dot" else (x,)
+            got = block_on(getattr(dev, name)(*args))
+            op = tw.ops.get(name)
+            ref = op.numpy(*[a.astype(np.float64) for a in args])
+            if name in ("max", "min"):
+                assert got == ref, (name, n)
+                continue
+            mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in args])
+            assert abs(got - ref) <= 1e-5 * mag, (name, n, got, ref)
+    x = rng(9).standard_normal(5000, dtype=np.float32)
+    x[4097] = np.nan
+    for name in ("max", "min", "sum"):
+        assert np.isnan(block_on(getattr(dev, name)(x))), name
 
 
 SOFTMAX_SHAPES = [(1,), (3,), (4,), (7,), (1, 1000), (5, 4096), (3, 70000), (2, 65537), (1, 1 << 20), (1000, 3),
