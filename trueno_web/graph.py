@@ -68,13 +68,18 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
     used = consumers(nodes)
     steps: list[MapStep | OpStep] = []
     open_groups: dict[int, MapStep] = {}  # member node id -> its open group
-    pending_set = set(pending)
+
+    def stored(m: int, members: set[int]) -> bool:
+        """Does member m of a group go to memory: kept, a result, or needed outside the group?"""
+        return nodes[m].keep or not used[m] or any(c not in members for c in used[m])
+
+    def loads(members: set[int]) -> list[int]:
+        return list(dict.fromkeys(i for m in sorted(members) for i in nodes[m].inputs if i not in members))
 
     def close(group: MapStep) -> None:
         members = set(group.nodes)
-        group.stores = [
-            m for m in group.nodes if nodes[m].keep or not used[m] or any(c not in members for c in used[m])
-        ]
+        group.stores = [m for m in group.nodes if stored(m, members)]
+        group.loads = loads(members)
         for m in members:
             nodes[m].fused_away = m not in group.stores
             open_groups.pop(m, None)
@@ -82,13 +87,11 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
 
     def bindings(group: MapStep, extra: Node) -> int:
         members = set(group.nodes) | {extra.id}
-        loads = {i for m in members for i in nodes[m].inputs if i not in members}
-        stores = {m for m in members if not used[m] or nodes[m].keep or any(c not in members for c in used[m])}
-        return 1 + len(loads) + len(stores)
+        return 1 + len(loads(members)) + sum(stored(m, members) for m in members)
 
     for nid in pending:
         node = nodes[nid]
-        if node.op is None or nid not in pending_set:
+        if node.op is None:
             continue
         if not node.op.elementwise:
             for g in {id(open_groups[i]): open_groups[i] for i in node.inputs if i in open_groups}.values():
@@ -115,8 +118,4 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
             close(group)
     for g in {id(g): g for g in open_groups.values()}.values():
         close(g)
-    for step in steps:
-        if isinstance(step, MapStep):
-            members = set(step.nodes)
-            step.loads = list(dict.fromkeys(i for m in step.nodes for i in nodes[m].inputs if i not in members))
     return steps
