@@ -23,7 +23,7 @@ import time
 from typing import Callable
 
 from . import ops
-from .device import GpuDevice
+from .device import GpuDevice, cpu_backend as default_cpu_backend
 from .errors import TruenoError
 
 Progress = Callable[[str, float], object] | None
@@ -188,12 +188,6 @@ def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
 
 
-def _cpu_backend() -> str:
-    import importlib.util
-
-    return "numpy" if importlib.util.find_spec("numpy") is not None else "wasm-simd"
-
-
 class DemoSession:
     """The page's two devices: `dev` (WebGPU where it opens, else the CPU fallback) and `cpu`."""
 
@@ -210,7 +204,7 @@ class DemoSession:
         """`webgpu`: what the page saw of WebGPU ({"navigator_gpu": bool, "adapter": bool}), for the
         message that explains a fallback. `backend`: the main device (GpuDevice.create's argument);
         `cpu_backend`: the comparison device (default: NumPy where it imports, else wasm-simd)."""
-        cpu_backend = cpu_backend or _cpu_backend()
+        cpu_backend = cpu_backend or default_cpu_backend()
         open_error = None
         if backend == "auto" and await GpuDevice.is_available():
             backend_wanted = "webgpu"  # the page shows the GPU, even a software one that auto would skip
