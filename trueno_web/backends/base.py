@@ -42,3 +42,11 @@ CPU_LIMITS = {
     "max_storage_buffers_per_shader_stage": 64,
     "max_compute_workgroups_per_dimension": 2**31,
 }
+
+
+def upload_pending(executor: Executor, nodes: list[Node], stats: tuple[Stats, ...]) -> None:
+    """Give every node still holding host data its backend buffer (the uploads of an execute())."""
+    for node in nodes:
+        if node.host is not None and node.buffer is None:
+            node.buffer = executor.upload(node.host, stats)
+            node.host = None

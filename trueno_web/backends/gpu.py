@@ -14,6 +14,7 @@ from ..errors import GpuError, LimitError
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats, tally
+from .base import upload_pending
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
 POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most
@@ -120,10 +121,7 @@ class GpuExecutor:
     def prepare(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]):
         """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps,
         with their parameters written; `release()` gives the scratch buffers back once it is submitted."""
-        for node in nodes:
-            if node.host is not None and node.buffer is None:
-                node.buffer = self.upload(node.host, stats)
-                node.host = None
+        upload_pending(self, nodes, stats)
         planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
         if not planned:
             return [], lambda: None

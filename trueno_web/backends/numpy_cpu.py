@@ -7,7 +7,7 @@ import platform
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats, tally
-from .base import CPU_LIMITS
+from .base import CPU_LIMITS, upload_pending
 
 
 def run_op(np, node: Node, args: list):
@@ -45,10 +45,7 @@ class NumpyExecutor:
         return self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape).copy()
 
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
-        for node in nodes:
-            if node.host is not None and node.buffer is None:
-                node.buffer = self.upload(node.host, stats)
-                node.host = None
+        upload_pending(self, nodes, stats)
         for step in steps:
             values = {}
             for nid in step.nodes if isinstance(step, MapStep) else [step.node]:

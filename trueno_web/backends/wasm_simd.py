@@ -17,7 +17,7 @@ from ..errors import DeviceLostError, LimitError, UnavailableError
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats, tally
-from .base import CPU_LIMITS
+from .base import CPU_LIMITS, upload_pending
 
 CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
 MAX_BYTES = 2**31  # one buffer at most; all of them together share wasm32's 4 GiB
@@ -200,10 +200,7 @@ class WasmExecutor:
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
-        for node in nodes:
-            if node.host is not None and node.buffer is None:
-                node.buffer = self.upload(node.host, stats)
-                node.host = None
+        upload_pending(self, nodes, stats)
         for step in steps:
             if isinstance(step, MapStep):
                 self._map(nodes, step)
