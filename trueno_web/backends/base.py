@@ -1,12 +1,30 @@
-"""The protocol every backend implements, and the pieces the CPU backends share."""
+"""The protocols of the backends (Executor, and the WebGPU Driver under GpuExecutor), the limit names
+they report, and the pieces the CPU backends share."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats
+
+# The adapter limits every backend reports in `limits` (snake_case, as wgpu-py spells them with "-" for
+# "_"; WebGPU's camelCase is `webgpu_limit_name`). The WebGPU drivers ask the device for the adapter's
+# own values of all of them, not WebGPU's defaults.
+LIMIT_NAMES = (
+    "max_storage_buffer_binding_size",  # one binding: the largest array a kernel can see
+    "max_buffer_size",
+    "max_storage_buffers_per_shader_stage",  # bindings per kernel: bounds a fused group's inputs
+    "max_compute_workgroups_per_dimension",
+    "max_compute_workgroup_storage_size",  # matmul tiles: more than WebGPU's default 16 KiB where the adapter has it
+)
+
+
+def webgpu_limit_name(name: str) -> str:
+    """WebGPU's JS spelling of a limit: max_buffer_size -> maxBufferSize."""
+    first, *rest = name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
 
 
 class Executor(Protocol):
@@ -14,8 +32,7 @@ class Executor(Protocol):
 
     backend: str  # "webgpu" | "numpy" | "wasm-simd"
     adapter_info: dict
-    limits: dict  # max_storage_buffer_binding_size, max_buffer_size, max_storage_buffers_per_shader_stage,
-    # max_compute_workgroups_per_dimension
+    limits: dict  # name -> int, one entry per LIMIT_NAMES
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Raise LimitError (naming the limit) if `what` cannot fit one buffer of this backend."""
@@ -26,8 +43,8 @@ class Executor(Protocol):
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
         """Upload pending host data, run the steps in one submit, set `buffer` on every stored node."""
 
-    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        """float32 bytes of a node's buffer (counted as one download)."""
+    async def read(self, buffer: object, size: int, stats: tuple[Stats, ...]) -> memoryview:
+        """float32 bytes of the first `size` elements of a buffer (counted as one download)."""
 
     def free(self, buffer: object) -> None:
         """Give a buffer back (to a pool, or to the allocator)."""
@@ -36,11 +53,72 @@ class Executor(Protocol):
         """Release everything; the executor is unusable afterwards."""
 
 
-CPU_LIMITS = {
+Bind = tuple[int, object, int, int]  # (binding in group 0, raw buffer, byte offset, byte size)
+Dispatch = tuple[object, tuple[Bind, ...], tuple[int, int]]  # (pipeline, binds, (x, y) workgroups): Driver.submit
+
+
+class Driver(Protocol):
+    """What GpuExecutor (backends/gpu.py) needs from a WebGPU implementation: wgpu_native.WgpuNativeDriver
+    on the desktop, browser.BrowserDriver under Pyodide. A driver moves bytes, compiles WGSL and records
+    dispatches; kernels, the pipeline cache, buffer reuse, counters and limit checks live above it.
+
+    Buffers (`raw`) and pipelines are the driver's own objects, opaque to the executor. Once the device is
+    lost or destroyed, every call that needs it (create_buffer, write_buffer, compile, submit, read_buffer,
+    settle) raises DeviceLostError. Other failures raise GpuError: at the call, where the implementation
+    reports them there (wgpu-py), else at the next settle() (the browser's error scopes)."""
+
+    adapter_info: dict  # vendor, architecture, device, description, backend_type, adapter_type ("CPU" for
+    # a software adapter), software (bool: lavapipe, SwiftShader and other CPU adapters)
+    limits: dict  # name -> int, one entry per LIMIT_NAMES: what the device was created with (the adapter's)
+    features: frozenset  # WebGPU names of the optional features the device enabled: those the driver asks
+    # for (the kernels use "subgroups") that the adapter has
+    wgsl_enable_subgroups: bool  # the WGSL compiler wants `enable subgroups;` before the subgroup builtins
+
+    def create_buffer(self, nbytes: int) -> object:
+        """A new device buffer of `nbytes` (STORAGE | COPY_SRC | COPY_DST), contents undefined."""
+
+    def destroy_buffer(self, raw: object) -> None:
+        """Free a buffer from create_buffer() now; it must not be used again (nor be in later work)."""
+
+    def write_buffer(self, raw: object, data: memoryview) -> None:
+        """The bytes of `data` (any contiguous buffer) into `raw` from offset 0, ahead of any later submit.
+        `data` is copied before this returns: the caller may change or drop it afterwards."""
+
+    def compile(self, source: str, entry: str) -> object:
+        """A compute pipeline of WGSL `source` at `entry`, layout "auto" (its bindings are group 0)."""
+
+    def submit(self, work: Sequence[Dispatch]) -> None:
+        """Every dispatch of `work`, in order, in one compute pass and one queue submit; returns without
+        waiting for the GPU. Each entry is (pipeline from compile(), binds, (x, y) workgroups; z is 1);
+        binds is a tuple of (binding, raw, byte offset, byte size) tuples in group 0, hashable: a driver
+        may cache bind groups by it."""
+
+    async def read_buffer(self, raw: object, nbytes: int) -> memoryview:
+        """The first `nbytes` (a multiple of 4) of `raw`, once the work submitted before has run: a new,
+        writable, contiguous buffer of exactly `nbytes` bytes (a memoryview over a bytearray, or a uint8
+        NumPy array) that the caller owns: no one else refers to it, so it may be taken over without a
+        copy (host.from_host does). Raises DeviceLostError if the device goes while it waits, GpuError
+        if the read fails otherwise."""
+
+    async def settle(self) -> None:
+        """Raise GpuError for the first validation or out-of-memory error of the calls since the last
+        settle() (where the driver defers them), and DeviceLostError if the device is lost; else return.
+        The executor awaits it after every submit."""
+
+    def destroy(self) -> None:
+        """Destroy the device as a loss would: later calls raise DeviceLostError (GpuDevice.destroy)."""
+
+    def close(self) -> None:
+        """Release what the driver holds itself (staging buffers, cached bind groups, threads); buffers
+        from create_buffer() are the caller's to destroy first. The driver is not used afterwards."""
+
+
+CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as tight as on a GPU
     "max_storage_buffer_binding_size": 2**62,
     "max_buffer_size": 2**62,
-    "max_storage_buffers_per_shader_stage": 64,
+    "max_storage_buffers_per_shader_stage": 64,  # bounds the bindings of a fused group (graph.plan)
     "max_compute_workgroups_per_dimension": 2**31,
+    "max_compute_workgroup_storage_size": 2**62,
 }
 
 

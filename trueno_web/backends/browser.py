@@ -9,15 +9,10 @@ DeviceLostError, after which a new GpuDevice can be created.
 from __future__ import annotations
 
 from ..errors import DeviceLostError, GpuError, UnavailableError
+from .base import LIMIT_NAMES, webgpu_limit_name
 
-WANTED_LIMITS = {  # our name -> WebGPU's
-    "max_storage_buffer_binding_size": "maxStorageBufferBindingSize",
-    "max_buffer_size": "maxBufferSize",
-    "max_storage_buffers_per_shader_stage": "maxStorageBuffersPerShaderStage",
-    "max_compute_workgroups_per_dimension": "maxComputeWorkgroupsPerDimension",
-    "max_compute_workgroup_storage_size": "maxComputeWorkgroupStorageSize",
-}
-WANTED_FEATURES = ("subgroups",)
+WANTED_LIMITS = {name: webgpu_limit_name(name) for name in LIMIT_NAMES}  # our name -> WebGPU's
+WANTED_FEATURES = ("subgroups",)  # optional WebGPU features the kernels use where the adapter has them
 STORAGE, COPY_SRC, COPY_DST, MAP_READ = 0x80, 0x04, 0x08, 0x01
 
 # JS helpers: a zero-copy write from a Python buffer, and a whole compute pass from flat arrays
@@ -83,7 +78,7 @@ def _obj(d: dict):
 
 
 class BrowserDriver:
-    """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU."""
+    """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU (base.Driver)."""
 
     wgsl_enable_subgroups = True  # Tint wants `enable subgroups;` before the subgroup builtins
 

@@ -3,29 +3,37 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import tempfile
 
-from ..errors import DeviceLostError, GpuError, UnavailableError
+from ..errors import DeviceLostError, GpuError, TruenoValueError, UnavailableError
+from .base import LIMIT_NAMES
 
-WANTED_LIMITS = (
-    "max_storage_buffer_binding_size",
-    "max_buffer_size",
-    "max_storage_buffers_per_shader_stage",
-    "max_compute_workgroups_per_dimension",
-    "max_compute_workgroup_storage_size",  # matmul tiles: more than WebGPU's default 16 KiB where the adapter has it
-)
-# transfers (measured on an H200 host and lavapipe; docs/benchmarks.md)
-DIRECT_WRITE_MAX = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
-CHUNK_BYTES = 32 << 20  # staging chunk: the bus moves one while the CPU copies the next
-UPLOAD_DEPTH = 4  # MAP_WRITE staging buffers in the ring
-READ_DEPTH = 4  # MAP_READ staging buffers per large read
-COPY_THREADS = 8  # host copies split over this many threads (at most the CPUs here)
-COPY_SPLIT_MIN = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
-MAP_WAIT = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync" (blocks on
-# wgpu-py's poller thread) or "poll" (polls the device on this thread)
-EAGER_REMAP = False  # map an upload staging buffer again right after its copy (True) or when next needed
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
+
+
+@dataclasses.dataclass
+class Tuning:
+    """How WgpuNativeDriver moves bytes. The defaults are the library's (measured on an H200 host and on
+    lavapipe: docs/benchmarks.md); the other values (a "sync" or "poll" map wait, eager remapping, other
+    chunk sizes and thread counts) are there for bench/'s sweeps (bench/grid.py --explore and --map-wait,
+    bench/debug_latency.py). Change them with `driver.retune()`."""
+
+    direct_write_max: int = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
+    chunk_bytes: int = 32 << 20  # staging chunk: the bus moves one while the CPU copies the next
+    upload_depth: int = 4  # MAP_WRITE staging buffers in the ring
+    read_depth: int = 4  # MAP_READ staging buffers per large read
+    copy_threads: int = dataclasses.field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))  # host
+    # copies split over this many threads: 8, or the CPUs here where there are fewer
+    copy_split_min: int = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
+    map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync"
+    # (blocks on wgpu-py's poller thread) or "poll" (polls the device on this thread)
+    eager_remap: bool = False  # map an upload staging buffer again right after its copy (True) or when next needed
+
+    def __post_init__(self):
+        if self.map_wait not in ("await", "sync", "poll"):
+            raise TruenoValueError(f"map_wait must be 'await', 'sync' or 'poll', not {self.map_wait!r}")
 
 
 def _fresh(nbytes: int):
@@ -65,7 +73,7 @@ def _mapped_address(view) -> int:
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
-WANTED_FEATURES = {"subgroup": "subgroups", "timestamp-query": "timestamp-query"}  # timestamps: bench/ only
+WANTED_FEATURES = {"subgroup": "subgroups"}
 
 
 def _wgpu():
@@ -101,9 +109,10 @@ async def find_adapter(power_preference: str = "high-performance"):
 
 
 class WgpuNativeDriver:
-    """Moves bytes, compiles WGSL and records dispatches with wgpu-py."""
+    """Moves bytes, compiles WGSL and records dispatches with wgpu-py (base.Driver)."""
 
     wgsl_enable_subgroups = False  # naga takes the subgroup builtins without (and refuses) `enable subgroups;`
+    wanted_features = WANTED_FEATURES  # asked for where the adapter has them (a subclass may ask for more)
 
     def __init__(self, adapter, device):
         self.wgpu = _wgpu()
@@ -112,8 +121,8 @@ class WgpuNativeDriver:
         info = adapter.info
         self.adapter_info = {k: info.get(k, "") for k in ("vendor", "architecture", "device", "description", "adapter_type", "backend_type")}
         self.adapter_info["software"] = info.get("adapter_type", "") == "CPU"
-        self.limits = {name: int(device.limits[name.replace("_", "-")]) for name in WANTED_LIMITS}
-        self.features = frozenset(WANTED_FEATURES[f] for f in device.features if f in WANTED_FEATURES)
+        self.limits = {name: int(device.limits[name.replace("_", "-")]) for name in LIMIT_NAMES}
+        self.features = frozenset(self.wanted_features[f] for f in device.features if f in self.wanted_features)
         self.storage_usage = self.wgpu.BufferUsage.STORAGE | self.wgpu.BufferUsage.COPY_SRC | self.wgpu.BufferUsage.COPY_DST
         self.staging: dict[int, list] = {}  # MAP_READ staging buffers by size
         self._uploads: list = []  # MAP_WRITE staging ring, mapped while idle
@@ -121,14 +130,7 @@ class WgpuNativeDriver:
         self._groups: dict = {}  # (pipeline, binds) -> bind group
         self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
         self._layouts: dict = {}  # pipeline -> bind group layout
-        self.direct_write_max = DIRECT_WRITE_MAX
-        self.chunk_bytes = CHUNK_BYTES
-        self.upload_depth = UPLOAD_DEPTH
-        self.read_depth = READ_DEPTH
-        self.copy_threads = max(1, min(COPY_THREADS, os.cpu_count() or 1))
-        self.copy_split_min = COPY_SPLIT_MIN
-        self.map_wait = MAP_WAIT
-        self.eager_remap = EAGER_REMAP
+        self.tuning = Tuning()
         self.lost = False
 
     @classmethod
@@ -137,8 +139,8 @@ class WgpuNativeDriver:
         if adapter is None:
             raise UnavailableError("no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); "
                                    "install a driver (e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'")
-        limits = {name.replace("_", "-"): adapter.limits[name.replace("_", "-")] for name in WANTED_LIMITS}
-        features = [f for f in WANTED_FEATURES if f in adapter.features]
+        limits = {name.replace("_", "-"): adapter.limits[name.replace("_", "-")] for name in LIMIT_NAMES}
+        features = [f for f in cls.wanted_features if f in adapter.features]
         device = await adapter.request_device_async(required_features=features, required_limits=limits, label="trueno_web")
         return cls(adapter, device)
 
@@ -162,12 +164,13 @@ class WgpuNativeDriver:
         self._check()
         data = data.cast("B")
         nbytes = data.nbytes
-        if nbytes <= self.direct_write_max:
+        tuning = self.tuning
+        if nbytes <= tuning.direct_write_max:
             _gpu_call("writing a buffer", self.device.queue.write_buffer, raw, 0, data)
             return
         src = _address_of(data)
-        for off in range(0, nbytes, self.chunk_bytes):
-            n = min(self.chunk_bytes, nbytes - off)
+        for off in range(0, nbytes, tuning.chunk_bytes):
+            n = min(tuning.chunk_bytes, nbytes - off)
             staging = self._upload_staging()
             try:
                 self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, n)), src + off, n)
@@ -183,15 +186,16 @@ class WgpuNativeDriver:
                 self._uploads.remove(staging)
                 staging.destroy()
                 raise
-            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if self.eager_remap else None
-            staging._tw_unmapped = not self.eager_remap
+            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if tuning.eager_remap else None
+            staging._tw_unmapped = not tuning.eager_remap
 
     def _upload_staging(self):
         """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
         wgpu = self.wgpu
-        if len(self._uploads) >= self.upload_depth:
+        chunk_bytes = self.tuning.chunk_bytes
+        if len(self._uploads) >= self.tuning.upload_depth:
             staging = self._uploads.pop(0)
-            if staging.size >= self.chunk_bytes:
+            if staging.size >= chunk_bytes:
                 self._uploads.append(staging)
                 try:
                     if staging._tw_ready is not None:
@@ -204,7 +208,7 @@ class WgpuNativeDriver:
                 staging._tw_unmapped = False
                 return staging
             _drop(staging)  # from before a change of chunk size
-        staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=self.chunk_bytes,
+        staging = _gpu_call("creating a staging buffer", self.device.create_buffer, size=chunk_bytes,
                             usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         staging._tw_ready = None
         staging._tw_unmapped = False
@@ -213,14 +217,14 @@ class WgpuNativeDriver:
 
     def _memcpy(self, dst: int, src: int, nbytes: int) -> None:
         """memmove on up to `copy_threads` threads (ctypes releases the GIL); large copies only."""
-        threads = min(self.copy_threads, nbytes // self.copy_split_min)
+        threads = min(self.tuning.copy_threads, nbytes // self.tuning.copy_split_min)
         if threads <= 1:
             ctypes.memmove(dst, src, nbytes)
             return
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            self._pool = ThreadPoolExecutor(self.copy_threads, thread_name_prefix="trueno_web-copy")
+            self._pool = ThreadPoolExecutor(self.tuning.copy_threads, thread_name_prefix="trueno_web-copy")
         step = -(-nbytes // threads // 4096) * 4096
         jobs = [self._pool.submit(ctypes.memmove, dst + o, src + o, min(step, nbytes - o)) for o in range(0, nbytes, step)]
         for job in jobs:
@@ -233,22 +237,27 @@ class WgpuNativeDriver:
                          layout="auto", compute={"module": module, "entry_point": entry})
 
     def submit(self, work) -> None:
-        """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit.
-        Bind groups are cached by (pipeline, bindings): the pool hands the same buffers out again, so a
-        repeated batch records without creating any."""
+        """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit."""
         self._check()
 
-        def record():
+        def run():
             encoder = self.device.create_command_encoder()
             pass_ = encoder.begin_compute_pass()
-            for pipeline, binds, grid in work:
-                pass_.set_pipeline(pipeline)
-                pass_.set_bind_group(0, self._bind_group(pipeline, binds))
-                pass_.dispatch_workgroups(grid[0], grid[1], 1)
+            self.record(pass_, work)
             pass_.end()
             self.device.queue.submit([encoder.finish()])
 
-        _gpu_call("running kernels", record)
+        _gpu_call("running kernels", run)
+
+    def record(self, compute_pass, work) -> None:
+        """Set pipeline and bind group and dispatch, for every entry of `work` (as submit() takes it), into
+        an open wgpu compute pass (bench/grid.py records a batch's work many times into one pass). Bind
+        groups are cached by (pipeline, bindings): the pool hands the same buffers out again, so a
+        repeated batch records without creating any."""
+        for pipeline, binds, grid in work:
+            compute_pass.set_pipeline(pipeline)
+            compute_pass.set_bind_group(0, self._bind_group(pipeline, binds))
+            compute_pass.dispatch_workgroups(grid[0], grid[1], 1)
 
     def _bind_group(self, pipeline, binds):
         key = (pipeline, tuple(binds))
@@ -282,14 +291,14 @@ class WgpuNativeDriver:
         if nbytes == 0:
             return out
         dst = _address_of(out)
-        chunk = self.chunk_bytes if nbytes > self.chunk_bytes else nbytes
+        chunk = min(self.tuning.chunk_bytes, nbytes)
         pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
         size = max(256, 1 << (chunk - 1).bit_length())
         free = self.staging.setdefault(size, [])
         wgpu = self.wgpu
         taken = []
         try:
-            for _ in range(min(len(pieces), self.read_depth)):
+            for _ in range(min(len(pieces), self.tuning.read_depth)):
                 taken.append(free.pop() if free else _gpu_call(
                     "creating a staging buffer", self.device.create_buffer, size=size,
                     usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST))
@@ -306,14 +315,7 @@ class WgpuNativeDriver:
                 if j % len(taken) == 0:
                     _gpu_call("copying a result", copy, j)
                 try:
-                    promise = staging.map_async(wgpu.MapMode.READ, 0, size)
-                    if self.map_wait == "poll":
-                        self._poll()
-                        promise.sync_wait()
-                    elif self.map_wait == "sync":
-                        promise.sync_wait()
-                    else:
-                        await self._wait_map(promise)
+                    await self._wait_map(staging.map_async(wgpu.MapMode.READ, 0, size))
                     self._check()  # destroyed meanwhile: no further copy or submit
                 except DeviceLostError:
                     raise
@@ -335,8 +337,13 @@ class WgpuNativeDriver:
         return out
 
     async def _wait_map(self, promise) -> None:
-        """Await a map, giving up with DeviceLostError once the device is destroyed (a map cut short by
-        destroy() never calls back)."""
+        """Wait for a map as `tuning.map_wait` says. "await" gives up with DeviceLostError once the device
+        is destroyed (a map cut short by destroy() never calls back)."""
+        if self.tuning.map_wait != "await":
+            if self.tuning.map_wait == "poll":
+                self._poll()
+            promise.sync_wait()
+            return
         import asyncio
 
         task = asyncio.ensure_future(promise)
@@ -355,8 +362,20 @@ class WgpuNativeDriver:
 
         libf.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
 
-    def reset_staging(self) -> None:
-        """Free every staging buffer (they are made again on demand, e.g. after a change of chunk size)."""
+    def retune(self, **changes) -> Tuning:
+        """Change fields of `tuning` (bench/ sweeps them) and free the staging buffers and copy threads
+        (made again on demand, to the new sizes). Returns the previous Tuning: `retune(**asdict(old))`
+        restores it."""
+        old = self.tuning
+        self.tuning = dataclasses.replace(old, **changes)
+        self._free_staging()
+        if self._pool is not None and self.tuning.copy_threads != old.copy_threads:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        return old
+
+    def _free_staging(self) -> None:
+        """Free every staging buffer (they are made again on demand)."""
         for bufs in self.staging.values():
             for b in bufs:
                 b.destroy()
@@ -378,7 +397,7 @@ class WgpuNativeDriver:
         self._groups.clear()
         self._groups_of.clear()
         self._layouts.clear()
-        self.reset_staging()
+        self._free_staging()
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
