@@ -170,7 +170,7 @@ WASM_SCALAR = tw.GpuDevice(await WasmExecutor.create(SCALAR_BYTES))
 assert GPU.backend == "webgpu"
 assert "SIMD128" in WASM.adapter_info["device"], WASM.adapter_info
 assert "scalar" in WASM_SCALAR.adapter_info["device"], WASM_SCALAR.adapter_info
-RAW = run_js(E2E_ARGS["raw_js"])(GPU._executor.driver.device)
+RAW = run_js(E2E_ARGS["raw_js"])(GPU.executor.driver.device)
 
 
 async def raw_webgpu(x, o):
@@ -268,11 +268,11 @@ x, o = bench_data(n, 1), bench_data(n, 7)
 out = {}
 results = {}
 for label, dev in (("simd", WASM), ("scalar", WASM_SCALAR)):
-    ex = dev._executor
+    ex = dev.executor
     call = ex.module.call
     xa, oa = await dev.upload(x), await dev.upload(o)
     y = ex._alloc(n * 4, "the benchmark's output")
-    px, po, py = _i32(xa._buffer.ptr), _i32(oa._buffer.ptr), _i32(y.ptr)
+    px, po, py = _i32(xa.buffer.ptr), _i32(oa.buffer.ptr), _i32(y.ptr)
     kernels = {
         "relu": lambda: call("tw_relu", px, py, n),
         "add": lambda: call("tw_add", px, po, py, n),

@@ -8,7 +8,7 @@ from trueno_web.runtime import block_on
 import grid, chain as ch
 
 dev = block_on(tw.GpuDevice.create("webgpu"))
-drv = dev._executor.driver
+drv = dev.executor.driver
 x1k = np.random.rand(1024).astype(np.float32)
 
 def probe(label):
@@ -31,11 +31,11 @@ for p in (20, 24):
     raw = ch.RawWgpu(False); probe(f"after RawWgpu device 2^{p}")
     raw.run(x, o); probe(f"after raw.run 2^{p}")
     a = block_on(dev.upload(x))
-    grid.wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), grid.wait_idle(drv.device))); probe("after write+wait_idle")
+    grid.wall(lambda: (drv.write_buffer(a.buffer.raw, memoryview(x)), grid.wait_idle(drv.device))); probe("after write+wait_idle")
     grid.wall(lambda: block_on(a.read())); probe("after a.read")
     q = drv.device.queue
-    grid.wall(lambda: (q.write_buffer(a._buffer.raw, 0, x), grid.wait_idle(drv.device))); probe("after raw q.write_buffer")
-    grid.wall(lambda: q.read_buffer(a._buffer.raw, 0, x.nbytes)); probe("after raw q.read_buffer")
+    grid.wall(lambda: (q.write_buffer(a.buffer.raw, 0, x), grid.wait_idle(drv.device))); probe("after raw q.write_buffer")
+    grid.wall(lambda: q.read_buffer(a.buffer.raw, 0, x.nbytes)); probe("after raw q.read_buffer")
     a.release()
     del raw; gc.collect(); probe("after del raw")
 

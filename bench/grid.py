@@ -100,7 +100,7 @@ class Resident:
 
     def __init__(self, dev):
         self.dev = dev
-        self.ex = dev._executor
+        self.ex = dev.executor
         self.drv = self.ex.driver
 
     def steps(self, batch, ids):
@@ -244,7 +244,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
     o = rng.standard_normal(n, dtype=np.float32)
     copy_bw = ceil.get("copy_bw")
     pct = lambda bw: f"{100 * bw / copy_bw:.0f}% of copy" if copy_bw else ""  # noqa: E731
-    ex = dev._executor
+    ex = dev.executor
 
     # fused elementwise chain
     vpts = (1, 2, 4) if explore else (ex.caps.map_vpt,)
@@ -373,7 +373,7 @@ def raw_resident(x, o, copy_bw):
 
 
 def section_matmul(dev, res, explore, ceil, torch, out, shapes):
-    ex = dev._executor
+    ex = dev.executor
     rng = np.random.default_rng(1)
     sgemm = ceil.get("sgemm_tflops")
     configs = [""] + ([k for k in kernels.MATMUL_CONFIGS if k.startswith("128")] if explore else [])
@@ -430,7 +430,7 @@ def section_end_to_end(dev, sizes, out, explore):
         AUTO_DEV.append(block_on(tw.GpuDevice.create("auto")))
 
     rng = np.random.default_rng(2)
-    drv = dev._executor.driver
+    drv = dev.executor.driver
     for p in sizes:
         n = 1 << p
         x, o = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
@@ -451,14 +451,14 @@ def section_end_to_end(dev, sizes, out, explore):
                     f"auto {t['auto'] * 1e3:.2f} ms"))
         # transfers alone
         a = block_on(dev.upload(x))
-        t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)))
+        t_up = wall(lambda: (drv.write_buffer(a.buffer.raw, memoryview(x)), wait_idle(drv.device)))
         t_down = wall(lambda: block_on(a.read()))
         record("transfers", f"2^{p}", up_gbs=4 * n / t_up / 1e9, down_gbs=4 * n / t_down / 1e9)
         out.append((f"upload / read 2^{p} (ours)", f"{4 * n / t_up / 1e9:.1f} GB/s", f"{4 * n / t_down / 1e9:.1f} GB/s",
                     f"{t_up * 1e3:.2f} / {t_down * 1e3:.2f} ms", ""))
         q = drv.device.queue
-        t_up_raw = wall(lambda: (q.write_buffer(a._buffer.raw, 0, x), wait_idle(drv.device)))
-        t_down_raw = wall(lambda: q.read_buffer(a._buffer.raw, 0, x.nbytes))
+        t_up_raw = wall(lambda: (q.write_buffer(a.buffer.raw, 0, x), wait_idle(drv.device)))
+        t_down_raw = wall(lambda: q.read_buffer(a.buffer.raw, 0, x.nbytes))
         record("transfers", f"2^{p} raw", up_gbs=4 * n / t_up_raw / 1e9, down_gbs=4 * n / t_down_raw / 1e9)
         out.append((f"upload / read 2^{p} (raw wgpu-py write_buffer / read_buffer)", f"{4 * n / t_up_raw / 1e9:.1f} GB/s",
                     f"{4 * n / t_down_raw / 1e9:.1f} GB/s", f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms", ""))
@@ -485,7 +485,7 @@ def section_end_to_end(dev, sizes, out, explore):
                     block_on(ch.batched(dev, x, o, False, True))
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
                 a = block_on(dev.upload(x))
-                t_up = wall(lambda: (drv.write_buffer(a._buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
+                t_up = wall(lambda: (drv.write_buffer(a.buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
                 t_down = wall(lambda: block_on(a.read()), repeat=11)
                 a.release()
                 record("transfer_variants", f"2^{p} {label}", fused_ms=tf * 1e3, up_gbs=4 * n / t_up / 1e9,
@@ -633,14 +633,14 @@ def main() -> None:
     dev = block_on(tw.GpuDevice.create("webgpu"))
     res = Resident(dev)
     if args.map_wait:
-        dev._executor.driver.map_wait = args.map_wait
+        dev.executor.driver.map_wait = args.map_wait
     torch = None if args.no_torch else torch_cuda()
     info = dev.adapter_info
     head = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "adapter": f"{info.get('device')} ({info.get('backend_type')}, {info.get('description')})",
         "host": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}",
-        "caps": repr(dev._executor.caps),
+        "caps": repr(dev.executor.caps),
         "command": "python " + " ".join(sys.argv),
     }
     RESULTS["head"] = head

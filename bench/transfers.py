@@ -177,12 +177,12 @@ def driver_phases():
     from trueno_web.runtime import block_on
 
     dev = block_on(tw.GpuDevice.create("webgpu"))
-    drv = dev._executor.driver
+    drv = dev.executor.driver
     flag = drv.device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
     for size in (4 * MB, 64 * MB):
         x = np.random.default_rng(1).standard_normal(size // 4, dtype=np.float32)
         a = block_on(dev.upload(x))
-        raw = a._buffer.raw
+        raw = a.buffer.raw
         t_w = med(lambda: (drv.write_buffer(raw, memoryview(x)), drv.device.queue.read_buffer(flag)), reps=9)
         t_r = med(lambda: block_on(drv.read_buffer(raw, size)), reps=9)
         t_a = med(lambda: block_on(a.read()), reps=9)

@@ -23,7 +23,7 @@ dev = await tw.GpuDevice.create("webgpu")
 b = dev.batch()
 out = b.relu(b.upload([-1.0, 5.0]))
 await b.execute()
-dev._executor.driver.device.destroy()   # the GPU goes away under a running page, as a real loss would
+dev.executor.driver.device.destroy()   # the GPU goes away under a running page, as a real loss would
 try:
     await b.read(out)
     got = "no error"
@@ -35,7 +35,7 @@ except tw.TruenoError as exc:
 VALIDATION = r'''
 import trueno_web as tw
 dev = await tw.GpuDevice.create("webgpu")
-driver = dev._executor.driver
+driver = dev.executor.driver
 driver.create_buffer(driver.limits["max_buffer_size"] * 4)   # past maxBufferSize: a validation error
 try:
     await driver.settle()
@@ -123,7 +123,7 @@ except asyncio.CancelledError:
 await b.execute()
 retried = list(await b.read(out)) == want
 b.release()
-{"outcomes": outcomes, "first": first, "retried": retried, "live": dev._executor.pool.live,
+{"outcomes": outcomes, "first": first, "retried": retried, "live": dev.executor.pool.live,
  "after": list(await dev.add([1.0], [2.0]))}
 '''
 

@@ -3,8 +3,8 @@
 // (max, sum of tw_exp(x - max)) state over its elements, states merge across threads and workgroups
 // (a NaN-propagating max; a state at max m rescales by tw_exp(m_old - m) unless m_old == m, so that
 // -inf and +inf behave as in the two-pass NumPy formula), then y = tw_exp(x - max) / sum, or
-// (x - max) - tw_log(sum). kernels.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
-// and PUSH/OUT for it.
+// (x - max) - tw_log(sum). kernels/softmax.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
+// and ELEMENT: tw_push and tw_out for it, from softmax_vec4.wgsl or softmax_f32.wgsl.
 //   main:  TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup
 //   stats: long rows split in chunks, grid (chunks, rows): each workgroup's state -> parts
 //   write: grid (chunks, rows): fold the row's chunk states, write the chunk
@@ -32,13 +32,7 @@ fn tw_out1(v: f32, st: vec2<f32>, log_s: f32, is_log: bool) -> f32 {
     return select(tw_exp(shifted) / st.y, shifted - log_s, is_log);
 }
 
-fn tw_push(st: vec2<f32>, v: {{V}}) -> vec2<f32> {
-{{PUSH}}
-}
-
-fn tw_out(v: {{V}}, st: vec2<f32>, log_s: f32, is_log: bool) -> {{V}} {
-{{OUT}}
-}
+{{ELEMENT}}
 
 // merge the states of each aligned group of `width` threads (a power of two); every thread gets its group's
 fn tw_fold(lid: u32, width: u32, st: vec2<f32>) -> vec2<f32> {

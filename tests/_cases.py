@@ -110,18 +110,12 @@ class Case:
         """Queue the op on a batch; `ids` replaces the host inputs with BufferIds."""
         return getattr(batch, self.op.name)(*(ids or self.args()), **self.params, **self.options)
 
+    def resolved(self) -> tuple[tuple, dict]:
+        """(output shape, resolved options), by the kind's shape rule."""
+        return self.op.row.shape(self.op, [s for _, s in self.inputs], self.options)
+
     def out_shape(self) -> tuple:
-        op, shapes = self.op, [s for _, s in self.inputs]
-        if op.elementwise or op.kind == "softmax":
-            return shapes[0]
-        if op.kind == "reduce":
-            return ()
-        if op.kind == "matmul":
-            if self.options:
-                return (self.options["m"], self.options["n"])
-            return (shapes[0][0], shapes[1][1])
-        (h, w), (kh, kw) = shapes
-        return (h - kh + 1, w - kw + 1)
+        return self.resolved()[0]
 
     def __repr__(self) -> str:
         shapes = "x".join(str(s) for _, s in self.inputs)
@@ -216,53 +210,21 @@ def special_cases(op: ops.Op) -> list[Case]:
 # ---------------------------------------------------------------- references
 
 
-def _rows(flat, shape):
-    cols = shape[-1] if shape else 1
-    return [list(flat[i : i + cols]) for i in range(0, len(flat), cols)] if cols else [[] for _ in range(
-        math.prod(shape[:-1]))]
-
-
 def reference_python(case: Case, absolute: bool = False) -> list[float]:
     """The pure-Python reference (op.ref, float64), flat. `absolute`: of |inputs| (the magnitude)."""
-    op = case.op
     ins = [[abs(v) if absolute else float(v) for v in data] for data, _ in case.inputs]
     shapes = [s for _, s in case.inputs]
-    params = list(case.params.values())
-    if op.elementwise:
-        return [op.ref(*vals, *params) for vals in zip(*ins)]
-    if op.kind == "reduce":
-        return [op.ref(*ins)]
-    if op.kind == "softmax":
-        return [v for row in _rows(ins[0], shapes[0]) for v in (op.ref(row) if row else [])]
-    if op.kind == "matmul":
-        m, n = case.out_shape()
-        k = case.options["k"] if case.options else shapes[0][1]
-        return op.ref(ins[0], ins[1], m, k, n)
-    (h, w), (kh, kw) = shapes
-    return op.ref(ins[0], h, w, ins[1], kh, kw)
+    return case.op.row.python(case.op, ins, shapes, list(case.params.values()), case.resolved()[1])
 
 
 def reference_numpy(case: Case, absolute: bool = False):
     """The NumPy reference (op.numpy on float64 arrays), flat float64."""
     import numpy as np
 
-    op = case.op
     arrays = [np.asarray(data, dtype=np.float64).reshape(shape) for data, shape in case.inputs]
     if absolute:
         arrays = [np.abs(a) for a in arrays]
-    params = list(case.params.values())
-    if op.elementwise:
-        out = op.numpy(*[a.reshape(-1) for a in arrays], *params)
-    elif op.kind == "reduce":
-        out = [op.numpy(*[a.reshape(-1) for a in arrays])]
-    elif op.kind == "softmax":
-        out = op.numpy(arrays[0]) if arrays[0].size else arrays[0]
-    elif op.kind == "matmul":
-        m, n = case.out_shape()
-        k = case.options["k"] if case.options else arrays[0].shape[1]
-        out = op.numpy(arrays[0].reshape(m, k), arrays[1].reshape(k, n))
-    else:
-        out = op.numpy(*arrays)
+    out = case.op.row.numpy(case.op, arrays, list(case.params.values()), case.resolved()[1])
     return np.asarray(out, dtype=np.float64).reshape(-1)
 
 

@@ -60,9 +60,9 @@ def test_matmul_routes_by_its_work(routed):
 def test_resident_data_moves_to_where_the_batch_runs(routed):
     big = [1.0] * (SMALL * 4)
     resident = run(routed.upload(big))  # large: lives on the GPU
-    assert isinstance(resident._buffer, GpuBuffer)
+    assert isinstance(resident.buffer, GpuBuffer)
     small = run(routed.upload([2.0, 3.0]))  # small: lives on the CPU
-    assert not isinstance(small._buffer, GpuBuffer)
+    assert not isinstance(small.buffer, GpuBuffer)
     ones = run(routed.upload([1.0] * (SMALL * 4)))
     before = routed.stats.uploads
     got = run(routed.mul(resident, ones))
@@ -75,7 +75,7 @@ def test_resident_data_moves_to_where_the_batch_runs(routed):
 
 
 def test_what_does_not_fit_one_gpu_binding_runs_on_the_cpu(routed, monkeypatch):
-    monkeypatch.setitem(routed._executor.limits, "max_storage_buffer_binding_size", SMALL * 4 * 2)
+    monkeypatch.setitem(routed.executor.limits, "max_storage_buffer_binding_size", SMALL * 4 * 2)
     x = [1.0] * (SMALL * 4)  # past the (shrunk) binding: no LimitError under auto, the CPU runs it
     got, stats = chain(routed, x, x)
     assert flat(got) == [3.0] * len(x) and stats.uploads == 0

@@ -350,7 +350,7 @@ def test_numpy_backend_same_results_and_no_transfers(gpu, cpu):
 
 def test_failed_execute_leaves_device_usable(fresh_gpu, monkeypatch):
     dev = fresh_gpu
-    driver = dev._executor.driver
+    driver = dev.executor.driver
     x = uniform(N, seed=12)
 
     def broken_submit(work):
@@ -376,7 +376,7 @@ def test_failed_execute_leaves_device_usable(fresh_gpu, monkeypatch):
 
 def test_failed_execute_from_a_wgpu_error_is_a_gpu_error(fresh_gpu, monkeypatch):
     """A wgpu exception inside the submit (as a validation error would raise) becomes GpuError."""
-    driver = fresh_gpu._executor.driver
+    driver = fresh_gpu.executor.driver
     real = driver.device
 
     class Failing:

@@ -138,7 +138,7 @@ def test_batch_errors_leave_the_batch_usable(dev):
 
 def test_input_past_the_binding_limit_is_a_limit_error(gpu, monkeypatch):
     """Pretend the adapter's binding limit is 1 KiB: a larger input raises LimitError naming it."""
-    monkeypatch.setitem(gpu._executor.limits, "max_storage_buffer_binding_size", 1024)
+    monkeypatch.setitem(gpu.executor.limits, "max_storage_buffer_binding_size", 1024)
     with pytest.raises(tw.LimitError, match="max_storage_buffer_binding_size.*1024"):
         run(gpu.relu([0.0] * 257))
     with pytest.raises(tw.LimitError):
@@ -152,7 +152,7 @@ def test_input_past_the_binding_limit_is_a_limit_error(gpu, monkeypatch):
 
 def test_invalid_wgsl_is_a_gpu_error(gpu):
     with pytest.raises(tw.GpuError, match="compiling WGSL"):
-        gpu._executor.driver.compile("fn main( {", "main")
+        gpu.executor.driver.compile("fn main( {", "main")
     still_works(gpu)
 
 

@@ -46,7 +46,7 @@ MATMUL_SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 64, 64), (65, 33, 17), 
 @pytest.mark.parametrize("config", ["", *kernels.MATMUL_CONFIGS])
 def test_matmul_tilings_on_odd_shapes(config, monkeypatch):
     dev = device()
-    caps = dev._executor.caps
+    caps = dev.executor.caps
     monkeypatch.setattr(caps, "matmul", config)  # undone after the test
     for i, (m, k, n) in enumerate(MATMUL_SHAPES):
         r = rng(i)
@@ -71,7 +71,7 @@ def test_matmul_past_65535_workgroups_in_one_dimension():
 @pytest.mark.parametrize("vpt", [1, 2, 4])
 def test_map_vec4_tails(vpt, monkeypatch):
     dev = device()
-    caps = dev._executor.caps
+    caps = dev.executor.caps
     monkeypatch.setattr(caps, "map_vpt", vpt)  # undone after the test
     for n in (0, 1, 3, 4, 5, 255, 256, 257, 1023, 2049, 4097, (1 << 18) + 3):
         x = rng(n).standard_normal(n, dtype=np.float32)
@@ -87,7 +87,7 @@ def test_map_vec4_tails(vpt, monkeypatch):
 @pytest.mark.parametrize("subgroups", [False, True])
 def test_reductions_sizes(subgroups, monkeypatch):
     dev = device()
-    caps = dev._executor.caps
+    caps = dev.executor.caps
     if subgroups and not caps.subgroups:
         pytest.skip("this adapter has no subgroups")
     monkeypatch.setattr(caps, "subgroups", subgroups)  # undone after the test

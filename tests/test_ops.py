@@ -407,7 +407,7 @@ def _variant_cases():
 def test_kernel_variants(gpu, monkeypatch, variant):
     """Every tiling, alignment and fold variant of the WGSL kernels gives the reference's numbers."""
     for key, value in variant.items():
-        monkeypatch.setattr(gpu._executor.caps, key, value)
+        monkeypatch.setattr(gpu.executor.caps, key, value)
     problems = []
     for case in _variant_cases():
         if "matmul" in variant and case.op.kind != "matmul":

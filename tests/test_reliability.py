@@ -361,7 +361,7 @@ def test_device_destroyed_while_a_read_is_pending():
 def test_buffer_past_max_buffer_size_is_a_gpu_error(fresh_gpu):
     """A WebGPU validation error (a buffer one byte past max_buffer_size) is a GpuError that says
     what failed; the device goes on."""
-    driver = fresh_gpu._executor.driver
+    driver = fresh_gpu.executor.driver
     with pytest.raises(tw.GpuError, match="(?s)creating a buffer failed.*(maximum buffer size|max_buffer_size)"):
         driver.create_buffer(driver.limits["max_buffer_size"] + 1)
     still_works(fresh_gpu)
@@ -371,7 +371,7 @@ def test_pipeline_past_the_binding_limit_is_a_gpu_error(fresh_gpu, monkeypatch):
     """The planner believes the adapter has 100 storage bindings (it has fewer): the fused kernel's
     pipeline fails WebGPU validation. execute() raises GpuError naming the limit, no pooled buffer
     leaks, and the same batch runs once the limit is right again."""
-    ex = fresh_gpu._executor
+    ex = fresh_gpu.executor
     real = ex.limits["max_storage_buffers_per_shader_stage"]
     assert real < 80
     monkeypatch.setitem(ex.limits, "max_storage_buffers_per_shader_stage", 100)
@@ -431,7 +431,7 @@ def test_reads_cancelled_at_every_point_leave_the_device_usable():
         head = x[:1000]
         for op in chain:
             head = f32(flat(reference(Case(op, [(head, (1000,))]))))
-        pool = dev._executor.pool
+        pool = dev.executor.pool
         stages: list = []
 
         def right(got) -> bool:
@@ -512,7 +512,7 @@ def _footprint(dev) -> dict:
     """What a leak would grow: Python heap blocks and objects, RSS, and the backend's own pools."""
     gc.collect()
     out = {"blocks": sys.getallocatedblocks(), "objects": len(gc.get_objects()), "rss": _rss()}
-    ex = dev._executor
+    ex = dev.executor
     if dev.backend == "webgpu":
         out.update(live=ex.pool.live, idle=sum(map(len, ex.pool.idle.values())), idle_bytes=ex.pool.idle_bytes,
                    pipelines=len(ex.pipelines), bind_groups=len(getattr(ex.driver, "_groups", ())),
@@ -619,7 +619,7 @@ def test_64_batches_awaited_together(backend):
             tc = Case(ops.get(name), ins, params)
             assert not problems(tc, tail), (i, name, problems(tc, tail)[:3])
         if backend == "webgpu":
-            assert dev._executor.pool.live == 0
+            assert dev.executor.pool.live == 0
     finally:
         dev.close()
 
@@ -647,7 +647,7 @@ def test_160_mib_input(backend, monkeypatch):
         if backend == "webgpu":
             limit = dev.limits["max_storage_buffer_binding_size"]
             assert x.nbytes > limit
-            pool = dev._executor.pool
+            pool = dev.executor.pool
             pattern = rf"max_storage_buffer_binding_size of {limit} bytes"
             for call in (lambda: dev.relu(x), lambda: dev.sum(x), lambda: dev.upload(x)):
                 with pytest.raises(tw.LimitError, match=pattern):
@@ -659,7 +659,7 @@ def test_160_mib_input(backend, monkeypatch):
                 run(dev.matmul(np.ones((8192, 1), np.float32), np.ones((1, 8192), np.float32)))
             assert pool.live == 0 and b.num_buffers == 0
             # the library's check bypassed: the driver is asked to bind 160 MiB, WebGPU refuses
-            monkeypatch.setattr(dev._executor, "check_size", lambda nbytes, what: None)
+            monkeypatch.setattr(dev.executor, "check_size", lambda nbytes, what: None)
             with pytest.raises(tw.GpuError, match=r"(?s)running kernels failed.*binding.*134217728"):
                 run(dev.relu(x))
             monkeypatch.undo()
@@ -683,7 +683,7 @@ def test_160_mib_input(backend, monkeypatch):
 def _grids(dev, monkeypatch) -> list:
     """Record the workgroup grid of every dispatch the webgpu driver submits."""
     grids = []
-    driver = dev._executor.driver
+    driver = dev.executor.driver
     real = driver.submit
 
     def spy(work):
@@ -734,7 +734,7 @@ EXTREME_SCALARS = (NAN, INF, -INF, -0.0, 0.0, 1e39, -1e39, 1e-45, -1e-45, 1e-40,
 def _compiles(dev, monkeypatch) -> list:
     """Record every (WGSL source, entry point) the executor compiles."""
     sources = []
-    driver = dev._executor.driver
+    driver = dev.executor.driver
     real = driver.compile
 
     def spy(source, entry):
@@ -777,12 +777,12 @@ def test_wgsl_does_not_depend_on_scalar_values(fresh_gpu, monkeypatch):
     _scalar_workload(fresh_gpu, dict.fromkeys(names, 0.5) | {"lo": -0.5, "hi": 0.5}, x)
     ordinary = set(sources)
     assert ordinary, "the spy saw the compiles"
-    pipelines = len(fresh_gpu._executor.pipelines)
+    pipelines = len(fresh_gpu.executor.pipelines)
     compiled = fresh_gpu.stats.pipelines_compiled
     for value in EXTREME_SCALARS:
         _scalar_workload(fresh_gpu, dict.fromkeys(names, value), x)
     assert set(sources) == ordinary and len(sources) == len(ordinary), "a scalar changed a shader"
-    assert len(fresh_gpu._executor.pipelines) == pipelines and fresh_gpu.stats.pipelines_compiled == compiled
+    assert len(fresh_gpu.executor.pipelines) == pipelines and fresh_gpu.stats.pipelines_compiled == compiled
     for source, _ in sources:
         for text in ("1e+39", "1e39", "123456789", "1.401298464324817e-45", "3.4028234663852886e+38"):
             assert text not in source

@@ -331,7 +331,7 @@ def test_batch_mixed_steps_and_kept_intermediates(dev):
 
 
 def test_device_arrays_and_no_leaks(dev):
-    ex = dev._executor
+    ex = dev.executor
     before = ex.live_bytes()
     x = data(5000, 12)
     arr = block_on(dev.upload(x))
@@ -351,7 +351,7 @@ def test_device_arrays_and_no_leaks(dev):
 
 def test_allocator_reuses_and_never_overlaps(dev):
     """Random alloc/free: live blocks never overlap, keep their contents, and everything comes back."""
-    ex = dev._executor
+    ex = dev.executor
     before = ex.live_bytes()
     rng = random.Random(3)
     live = {}
@@ -379,14 +379,14 @@ def test_executor_without_numpy_types(dev):
     from trueno_web.graph import MapStep, Node, OpStep
     from trueno_web.host import HostData
 
-    ex = dev._executor
+    ex = dev.executor
     x = array.array("f", [-1.0, 2.0, -3.0, 4.0, 5.0])
     nodes = [Node(0, None, (), (), (5,), host=HostData(memoryview(x), (5,))),
              Node(1, ops.get("relu"), (0,), (), (5,)), Node(2, ops.get("sum"), (1,), (), ())]
     block_on(ex.execute(nodes, [MapStep(5, [0], [1], [1]), OpStep(2)], ()))
-    out = block_on(ex.read(nodes[1], ()))
+    out = block_on(ex.read(nodes[1].buffer, nodes[1].size, ()))
     assert out.format == "B" and list(out.cast("f")) == [0.0, 2.0, 0.0, 4.0, 5.0]
-    assert list(block_on(ex.read(nodes[2], ())).cast("f")) == [11.0]
+    assert list(block_on(ex.read(nodes[2].buffer, nodes[2].size, ())).cast("f")) == [11.0]
     for node in nodes:
         ex.free(node.buffer)
 
@@ -398,7 +398,7 @@ def test_module_import_is_light():
 
 
 def test_limits_are_clear_errors(dev):
-    ex = dev._executor
+    ex = dev.executor
     with pytest.raises(tw.LimitError, match="max_buffer_size"):
         ex.check_size(2**31 + 4, "this input")
     assert ex.module.call("tw_alloc", -16) == 0  # 0xFFFFFFF0 bytes: no room, a null pointer (LimitError above)
@@ -407,7 +407,7 @@ def test_limits_are_clear_errors(dev):
     closed.close()
     x.release()  # freeing after close is harmless
     with pytest.raises(tw.DeviceLostError):
-        block_on(closed._executor.execute([], [], ()))
+        block_on(closed.executor.execute([], [], ()))
 
 
 def test_device_reports_the_backend(dev):

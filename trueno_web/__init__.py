@@ -30,7 +30,7 @@ __all__ = [
 
 _LAZY = {
     "GpuDevice": ("device", "GpuDevice"),
-    "DeviceArray": ("device", "DeviceArray"),
+    "DeviceArray": ("resident", "DeviceArray"),
     "GpuCommandBatch": ("batch", "GpuCommandBatch"),
     "BufferId": ("batch", "BufferId"),
     "Stats": ("stats", "Stats"),

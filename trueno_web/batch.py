@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import weakref
 
-from . import ops
-from .calls import make_method, out_shape
+from .calls import install
 from .errors import BatchError, TruenoTypeError
 from .graph import Node, plan
 from .host import from_host, to_host
+from .ops import Op
+from .resident import DeviceArray
 from .stats import Stats
 
 
@@ -49,13 +50,15 @@ class GpuCommandBatch:
     """A recorded graph of uploads and ops on one device, run with one submit per `execute()`."""
 
     def __init__(self, device, fuse: bool = True):
+        device.check_open()
         self.device = device
+        self.executor = device.executor
         self.fuse = fuse
         self.stats = Stats()
         self._nodes: list[Node] = []
         self._pending: list[int] = []
         self._executed = False
-        self._finalizer = weakref.finalize(self, _release, device._executor, self._nodes)
+        self._finalizer = weakref.finalize(self, _release, self.executor, self._nodes)
 
     # ------------------------------------------------------------ recording
 
@@ -77,25 +80,23 @@ class GpuCommandBatch:
 
     def upload(self, data, shape: tuple[int, ...] | None = None) -> BufferId:
         """Queue host data for upload at the next execute(); a DeviceArray is imported instead."""
-        from .device import DeviceArray
-
         if isinstance(data, DeviceArray):
             return self.import_buffer(data)
         if isinstance(data, BufferId):
             return self._own(data)
         host = to_host(data, shape)
-        self.device._executor.check_size(host.size * 4, "this input")
+        self.executor.check_size(host.size * 4, "this input")
         return self._add(Node(len(self._nodes), None, (), (), host.shape, host=host))
 
     def import_buffer(self, array) -> BufferId:
         """Use a device-resident DeviceArray (from `await dev.upload(x)`) without uploading it again."""
         if array.device is not self.device:
             raise BatchError("this DeviceArray belongs to another GpuDevice; upload it to this device first")
-        array._check_alive()
+        array.check_alive()
         for node in self._nodes:  # the same array twice is one buffer of the batch
-            if node.imported and node.buffer is array._buffer:
+            if node.imported and node.buffer is array.buffer:
                 return BufferId(self, node.id, node.shape)
-        return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array._buffer, imported=True,
+        return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True,
                               done=True))
 
     def keep(self, buf: BufferId) -> BufferId:
@@ -116,8 +117,6 @@ class GpuCommandBatch:
         return buf
 
     def _input(self, x) -> BufferId:
-        from .device import DeviceArray
-
         if isinstance(x, BufferId):
             buf = self._own(x)
             node = self._nodes[buf.index]
@@ -129,11 +128,12 @@ class GpuCommandBatch:
             return self.import_buffer(x)
         return self.upload(x)
 
-    def _record(self, op: ops.Op, inputs: tuple, params: tuple[float, ...], options: dict) -> BufferId:
+    def record(self, op: Op, inputs: tuple, params: tuple[float, ...] = (), options: dict | None = None) -> BufferId:
+        """Queue one op of the catalog on bound arguments (what every op method calls); returns its BufferId."""
         first_new = len(self._nodes)
         try:
             ids = [self._input(x) for x in inputs]
-            shape, options = out_shape(op, [b.shape for b in ids], options)
+            shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
             raise
@@ -143,8 +143,8 @@ class GpuCommandBatch:
 
     async def execute(self) -> None:
         """Upload what is queued and run every op queued since the last execute, in one submit."""
-        executor = self.device._executor
-        self.device._check_open()
+        executor = self.executor
+        self.device.check_open()
         pending, self._pending = self._pending, []
         steps = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
         try:
@@ -168,7 +168,7 @@ class GpuCommandBatch:
             raise BatchError("this batch was released; its buffers are gone (read before release())")
         if not node.done:
             raise BatchError(f"{buf!r} has not been computed yet; call `await batch.execute()` before read()")
-        data = await self.device._executor.read(node, (self.stats, self.device.stats))
+        data = await self.executor.read(node.buffer, node.size, (self.stats, self.device.stats))
         if node.shape == ():
             return float(memoryview(data).cast("B").cast("f")[0])
         return from_host(data, node.shape)
@@ -194,10 +194,4 @@ class GpuCommandBatch:
                 f"{'executed' if self._executed else 'not executed'}>")
 
 
-def _queue(self, op, inputs, params, options):
-    return self._record(op, inputs, params, options)
-
-
-for _op in ops.CATALOG:
-    for _name in (_op.name, *_op.aliases):
-        setattr(GpuCommandBatch, _name, make_method(_op, _queue, "Queues the op; returns a BufferId."))
+install(GpuCommandBatch, GpuCommandBatch.record, "Queues the op; returns a BufferId.")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import weakref
 
-from . import ops, runtime
+from . import runtime
 from .batch import GpuCommandBatch
-from .calls import make_method
+from .calls import install
 from .errors import DeviceLostError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
+from .resident import DeviceArray
 from .stats import Stats
 
 BACKENDS = ("auto", "webgpu", "numpy", "wasm-simd")
@@ -63,42 +63,11 @@ def cpu_backend() -> str:
     return "numpy" if numpy_available() else "wasm-simd"
 
 
-class DeviceArray:
-    """Data resident on a device, usable in any number of batches without another upload."""
-
-    def __init__(self, device: "GpuDevice", buffer, shape: tuple[int, ...]):
-        self.device = device
-        self.shape = shape
-        self._buffer = buffer
-        self._finalizer = weakref.finalize(self, device._executor.free, buffer)
-
-    @property
-    def size(self) -> int:
-        import math
-
-        return math.prod(self.shape)
-
-    def _check_alive(self) -> None:
-        if not self._finalizer.alive:
-            raise TruenoValueError("this DeviceArray was released; upload the data again")
-
-    async def read(self):
-        """Download the data (one transfer)."""
-        return await self.device.read(self)
-
-    def release(self) -> None:
-        """Give the device memory back now rather than at garbage collection."""
-        self._finalizer()
-
-    def __repr__(self) -> str:
-        return f"DeviceArray(shape={self.shape}, backend={self.device.backend!r})"
-
-
 class GpuDevice:
     """A compute device: WebGPU (desktop wgpu-py or browser navigator.gpu), NumPy or WASM SIMD."""
 
     def __init__(self, executor):
-        self._executor = executor
+        self.executor = executor  # the backend that runs this device's batches (backends/)
         self.stats = Stats()
         self._closed = False
 
@@ -124,68 +93,63 @@ class GpuDevice:
 
     @property
     def backend(self) -> str:
-        return self._executor.backend
+        return self.executor.backend
 
     @property
     def adapter_info(self) -> dict:
-        return dict(self._executor.adapter_info)
+        return dict(self.executor.adapter_info)
 
     @property
     def limits(self) -> dict:
-        return dict(self._executor.limits)
+        return dict(self.executor.limits)
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
+        """Raise DeviceLostError once the device is closed."""
         if self._closed:
             raise DeviceLostError("this GpuDevice was closed; create a new one with `await GpuDevice.create()`")
 
     def batch(self, fuse: bool = True) -> GpuCommandBatch:
         """A new command batch on this device (fuse=False runs every op as its own kernel)."""
-        self._check_open()
         return GpuCommandBatch(self, fuse=fuse)
 
     async def upload(self, data, shape: tuple[int, ...] | None = None) -> DeviceArray:
         """Upload once; use the DeviceArray in any batch or one-shot op without uploading again."""
-        self._check_open()
+        self.check_open()
         host = to_host(data, shape)
-        self._executor.check_size(host.size * 4, "this input")
-        return DeviceArray(self, self._executor.upload(host, (self.stats,)), host.shape)
+        self.executor.check_size(host.size * 4, "this input")
+        return DeviceArray(self, self.executor.upload(host, (self.stats,)), host.shape)
 
     async def read(self, array: DeviceArray):
         """Download a DeviceArray."""
-        self._check_open()
-        array._check_alive()
-        from .graph import Node
-
-        node = Node(0, None, (), (), array.shape, buffer=array._buffer)
-        return from_host(await self._executor.read(node, (self.stats,)), array.shape)
+        self.check_open()
+        array.check_alive()
+        return from_host(await self.executor.read(array.buffer, array.size, (self.stats,)), array.shape)
 
     def close(self) -> None:
         """Release the device; its batches and arrays become unusable."""
         if not self._closed:
             self._closed = True
-            self._executor.close()
+            self.executor.close()
 
     def destroy(self) -> None:
         """Destroy the underlying GPU device as a loss would (for fault tests); later calls raise DeviceLostError."""
-        driver = getattr(self._executor, "driver", None)
+        driver = getattr(self.executor, "driver", None)
         if driver is not None:
             driver.destroy()
         self._closed = True
 
     def __repr__(self) -> str:
-        return f"<GpuDevice {self.backend}: {self._executor.adapter_info.get('device', '')}>"
+        return f"<GpuDevice {self.backend}: {self.executor.adapter_info.get('device', '')}>"
 
 
 async def _one_shot(self, op, inputs, params, options):
     batch = self.batch()
     try:
-        out = batch._record(op, inputs, params, options)
+        out = batch.record(op, inputs, params, options)
         await batch.execute()
         return await batch.read(out)
     finally:
         batch.release()
 
 
-for _op in ops.CATALOG:
-    for _name in (_op.name, *_op.aliases):
-        setattr(GpuDevice, _name, make_method(_op, _one_shot, "One-shot and async: upload, run, read back."))
+install(GpuDevice, _one_shot, "One-shot and async: upload, run, read back.")

@@ -54,6 +54,11 @@ class OpStep:
     node: int
 
 
+def template(step: MapStep | OpStep, nodes: list[Node]) -> str:
+    """The kernel template a step runs on (the key of every backend's table)."""
+    return "map" if isinstance(step, MapStep) else nodes[step.node].op.row.template
+
+
 def consumers(nodes: list[Node]) -> dict[int, list[int]]:
     """node id -> ids of the nodes that read it."""
     used: dict[int, list[int]] = {n.id: [] for n in nodes}

@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-ELEMENTWISE = ("unary", "binary")
+from .kinds import KINDS, Kind, KindRow
+
 SELU_ALPHA = 1.6732632423543772
 SELU_SCALE = 1.0507009873554805
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
@@ -34,7 +35,7 @@ class Op:
     """One op: its kind, WGSL entry, references and tolerances."""
 
     name: str
-    kind: str  # "unary" | "binary" | "reduce" | "softmax" | "matmul" | "conv2d"
+    kind: Kind
     wgsl: str  # elementwise: WGSL function; reduce: WGSL load expression of x (and y)
     numpy: Callable
     ref: Callable
@@ -43,7 +44,7 @@ class Op:
     rtol: float = 1e-6
     atol: float = 0.0
     aliases: tuple[str, ...] = ()
-    arity: int = 1
+    input_names: tuple[str, ...] = ()  # the arguments, where they differ from the kind's (dot: a, b)
     combine: str = "tw_add"  # reduce: WGSL function folding two partial results
     identity: str = "0.0"  # reduce: WGSL expression of the fold's identity
     finish: str = ""  # reduce: WGSL function applied to the total
@@ -51,8 +52,21 @@ class Op:
     cost: int = 1  # relative work per element on the host (exp/tanh/log ops: 4); `auto` weighs map work by it
 
     @property
+    def row(self) -> KindRow:
+        """The row of this op's kind (kinds.KINDS)."""
+        return KINDS[self.kind]
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.input_names or self.row.inputs
+
+    @property
+    def arity(self) -> int:
+        return len(self.inputs)
+
+    @property
     def elementwise(self) -> bool:
-        return self.kind in ELEMENTWISE
+        return self.row.elementwise
 
 
 # ---------------------------------------------------------------- pure-Python scalar helpers
@@ -197,58 +211,58 @@ T_TRANSCENDENTAL = dict(rtol=2e-5, atol=2e-6, cost=4)
 T_REDUCE = dict(rtol=1e-4, atol=1e-5)  # atol is scaled by sum(|x|) in the tests
 
 CATALOG: tuple[Op, ...] = (
-    Op("relu", "unary", "tw_relu", _f(lambda x: _np().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
+    Op("relu", Kind.UNARY, "tw_relu", _f(lambda x: _np().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
        lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_EXACT),
-    Op("leaky_relu", "unary", "tw_leaky_relu", _f(lambda x, s: _np().where(x > 0, x, x * x.dtype.type(s))),
+    Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", _f(lambda x, s: _np().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
        params=(Param("negative_slope", 0.01),), **T_EXACT),
-    Op("elu", "unary", "tw_elu", _f(lambda x, a: _np().where(x > 0, x, x.dtype.type(a) * _np().expm1(x))),
+    Op("elu", Kind.UNARY, "tw_elu", _f(lambda x, a: _np().where(x > 0, x, x.dtype.type(a) * _np().expm1(x))),
        lambda x, a: x if x > 0 else a * (_exp(x) - 1.0), "x if x > 0 else alpha * (exp(x) - 1)",
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL),
-    Op("sigmoid", "unary", "tw_sigmoid", _f(_np_sigmoid), _sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL),
-    Op("tanh", "unary", "tw_tanh", _f(lambda x: _np().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL),
-    Op("swish", "unary", "tw_swish", _f(lambda x: _np_floor_finite(x) * _np_sigmoid(x)),
+    Op("sigmoid", Kind.UNARY, "tw_sigmoid", _f(_np_sigmoid), _sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL),
+    Op("tanh", Kind.UNARY, "tw_tanh", _f(lambda x: _np().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL),
+    Op("swish", Kind.UNARY, "tw_swish", _f(lambda x: _np_floor_finite(x) * _np_sigmoid(x)),
        lambda x: _floor_finite(x) * _sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL),
-    Op("gelu", "unary", "tw_gelu", _f(_np_gelu), _gelu,
+    Op("gelu", Kind.UNARY, "tw_gelu", _f(_np_gelu), _gelu,
        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form", **T_TRANSCENDENTAL),
-    Op("mish", "unary", "tw_mish", _f(lambda x: _np_floor_finite(x) * _np().tanh(_np_softplus(x))),
+    Op("mish", Kind.UNARY, "tw_mish", _f(lambda x: _np_floor_finite(x) * _np().tanh(_np_softplus(x))),
        lambda x: _floor_finite(x) * math.tanh(_softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL),
-    Op("selu", "unary", "tw_selu",
+    Op("selu", Kind.UNARY, "tw_selu",
        _f(lambda x: (SELU_SCALE * _np().where(x > 0, x, SELU_ALPHA * _np().expm1(x))).astype(x.dtype)),
        lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * (_exp(x) - 1.0)),
        "scale * (x if x > 0 else alpha * (exp(x) - 1)), the self-normalising constants", **T_TRANSCENDENTAL),
-    Op("hardswish", "unary", "tw_hardswish",
+    Op("hardswish", Kind.UNARY, "tw_hardswish",
        _f(lambda x: (lambda y: y * _np().clip(y + 3, 0, 6) / 6)(_np_floor_finite(x)).astype(x.dtype)),
        _hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT),
-    Op("clip", "unary", "tw_clip",
+    Op("clip", Kind.UNARY, "tw_clip",
        _f(lambda x, lo, hi: _np().minimum(_np().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
        _clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_EXACT),
-    Op("scale", "unary", "tw_scale", _f(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
+    Op("scale", Kind.UNARY, "tw_scale", _f(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
        "x * s", params=(Param("s"),), **T_EXACT),
-    Op("add", "binary", "tw_add", _f(lambda a, b: a + b), lambda a, b: a + b, "a + b", arity=2,
+    Op("add", Kind.BINARY, "tw_add", _f(lambda a, b: a + b), lambda a, b: a + b, "a + b",
        aliases=("vec_add",), **T_EXACT),
-    Op("sub", "binary", "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", arity=2, **T_EXACT),
-    Op("mul", "binary", "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", arity=2, **T_EXACT),
-    Op("dot", "reduce", "tw_mul(x, y)", _f(lambda a, b: float(_np().dot(a, b))),
-       lambda a, b: _total(x * y for x, y in zip(a, b)), "sum(a * b)", arity=2, **T_REDUCE),
-    Op("sum", "reduce", "x", _f(lambda x: float(_np().sum(x))), _total, "sum of all elements", **T_REDUCE),
-    Op("max", "reduce", "x", _f(lambda x: float(_np().max(x))), _extreme(max), "largest element; NaN if any",
+    Op("sub", Kind.BINARY, "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
+    Op("mul", Kind.BINARY, "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
+    Op("dot", Kind.REDUCE, "tw_mul(x, y)", _f(lambda a, b: float(_np().dot(a, b))),
+       lambda a, b: _total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
+    Op("sum", Kind.REDUCE, "x", _f(lambda x: float(_np().sum(x))), _total, "sum of all elements", **T_REDUCE),
+    Op("max", Kind.REDUCE, "x", _f(lambda x: float(_np().max(x))), _extreme(max), "largest element; NaN if any",
        combine="tw_max", identity="tw_neg_inf()", **T_EXACT),
-    Op("min", "reduce", "x", _f(lambda x: float(_np().min(x))), _extreme(min), "smallest element; NaN if any",
+    Op("min", Kind.REDUCE, "x", _f(lambda x: float(_np().min(x))), _extreme(min), "smallest element; NaN if any",
        combine="tw_min", identity="tw_inf()", **T_EXACT),
-    Op("norm_l1", "reduce", "abs(x)", _f(lambda x: float(_np().sum(_np().abs(x)))),
+    Op("norm_l1", Kind.REDUCE, "abs(x)", _f(lambda x: float(_np().sum(_np().abs(x)))),
        lambda xs: _total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
-    Op("norm_l2", "reduce", "x * x", _f(lambda x: float(_np().sqrt(_np().sum(x * x)))),
+    Op("norm_l2", Kind.REDUCE, "x * x", _f(lambda x: float(_np().sqrt(_np().sum(x * x)))),
        lambda xs: math.sqrt(_total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
-    Op("softmax", "softmax", "softmax", _f(_np_softmax), _softmax_row,
+    Op("softmax", Kind.SOFTMAX, "softmax", _f(_np_softmax), _softmax_row,
        "exp(x - max) / sum(exp(x - max)) along the last axis", rtol=1e-5, atol=1e-7),
-    Op("log_softmax", "softmax", "log_softmax", _f(lambda x: _np_softmax(x, log=True)),
+    Op("log_softmax", Kind.SOFTMAX, "log_softmax", _f(lambda x: _np_softmax(x, log=True)),
        lambda row: _softmax_row(row, log=True), "x - max - log(sum(exp(x - max))) along the last axis",
        rtol=1e-5, atol=1e-5),
-    Op("matmul", "matmul", "matmul", _f(lambda a, b: a @ b), _matmul_ref, "(M, K) @ (K, N)", arity=2,
+    Op("matmul", Kind.MATMUL, "matmul", _f(lambda a, b: a @ b), _matmul_ref, "(M, K) @ (K, N)",
        rtol=1e-4, atol=1e-5, options=("m", "k", "n")),
-    Op("convolve2d", "conv2d", "conv2d", _f(_np_conv2d), _conv2d_ref,
-       'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))', arity=2,
+    Op("convolve2d", Kind.CONV2D, "conv2d", _f(_np_conv2d), _conv2d_ref,
+       'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))',
        rtol=1e-4, atol=1e-5),
 )
 

@@ -1,7 +1,7 @@
 """`auto` on a hardware GPU: every execute() runs where it is fastest.
 
 Small work runs on the CPU fallback (a GPU round trip costs ~0.4 ms before any work), large work on
-the GPU. A batch's step counts as large when its work reaches the threshold of its kind below; the
+the GPU. A batch's step counts as large when its work reaches the threshold of its template below; the
 thresholds are the crossovers of one-shot calls (upload, run, read back) measured on the H200 host
 (docs/benchmarks.md, "One-shot calls ... data for the per-op thresholds of auto"). Data already on one
 side stays there unless the batch is large enough for the other to win. Software adapters (lavapipe,
@@ -11,7 +11,7 @@ show NumPy ahead nearly everywhere).
 
 from __future__ import annotations
 
-from ..graph import MapStep, Node, OpStep
+from ..graph import MapStep, Node, OpStep, template
 from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
@@ -29,19 +29,11 @@ GPU_FROM = {
 
 
 def work(step: MapStep | OpStep, nodes: list[Node]) -> tuple[str, int]:
-    """(kind, amount) of a plan step, in GPU_FROM's units."""
-    if isinstance(step, MapStep):
-        return "map", step.size * sum(nodes[i].op.cost for i in step.nodes)
-    node = nodes[step.node]
-    kind = node.op.kind
-    if kind == "reduce":
-        return kind, nodes[node.inputs[0]].size
-    if kind == "matmul":
-        o = node.options
-        return kind, o["m"] * o["k"] * o["n"]
-    if kind == "conv2d":
-        return kind, node.size * nodes[node.inputs[1]].size
-    return kind, node.size
+    """(template, amount) of a plan step, in GPU_FROM's units (map work weighs each op by its cost)."""
+    ids = step.nodes if isinstance(step, MapStep) else [step.node]
+    amount = sum(nodes[i].op.cost * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs],
+                                                          nodes[i].options) for i in ids)
+    return template(step, nodes), amount
 
 
 def step_inputs(step: MapStep | OpStep, nodes: list[Node]) -> list[int]:
@@ -92,15 +84,15 @@ class AutoExecutor:
         for i in {i for step in steps for i in step_inputs(step, nodes)}:
             node = nodes[i]
             if node.buffer is not None and self.owner(node.buffer) is not target:
-                data = await self.owner(node.buffer).read(node, stats)
+                data = await self.owner(node.buffer).read(node.buffer, node.size, stats)
                 moved = target.upload(HostData(memoryview(data).cast("B").cast("f"), node.shape), stats)
                 if not node.imported:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
         await target.execute(nodes, steps, stats)
 
-    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        return await self.owner(node.buffer).read(node, stats)
+    async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+        return await self.owner(buffer).read(buffer, size, stats)
 
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)

@@ -157,11 +157,11 @@ class GpuExecutor:
             raise
         return work, release
 
-    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        nbytes = node.size * 4
+    async def read(self, buffer: GpuBuffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+        nbytes = size * 4
         if nbytes == 0:
             return memoryview(b"")
-        data = await self.driver.read_buffer(node.buffer.raw, nbytes)
+        data = await self.driver.read_buffer(buffer.raw, nbytes)
         tally(stats, downloads=1, bytes_down=nbytes)
         return data
 

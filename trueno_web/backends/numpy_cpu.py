@@ -1,4 +1,5 @@
-"""The NumPy backend: runs the same planned graph on the CPU, each op by its catalog `numpy` function."""
+"""The NumPy backend: runs the same planned graph on the CPU, each op by its catalog `numpy` function,
+called the way its kind says (kinds.KindRow.numpy)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,6 @@ from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
-
-
-def run_op(np, node: Node, args: list):
-    """One node's result from its input arrays, by the catalog row."""
-    op = node.op
-    if op.elementwise or op.kind == "reduce":  # same length, any shapes: flat, as the WGSL kernels see them
-        args = [a.reshape(-1) for a in args]
-    if op.elementwise:
-        return op.numpy(*args, *node.params)
-    if op.kind == "reduce":
-        return np.asarray([op.numpy(*args)], dtype=np.float32)
-    if op.kind == "matmul":
-        o = node.options
-        return op.numpy(args[0].reshape(o["m"], o["k"]), args[1].reshape(o["k"], o["n"]))
-    return op.numpy(*args)
 
 
 class NumpyExecutor:
@@ -51,14 +37,15 @@ class NumpyExecutor:
             for nid in step.nodes if isinstance(step, MapStep) else [step.node]:
                 node = nodes[nid]
                 args = [values[i] if i in values else nodes[i].buffer for i in node.inputs]
-                values[nid] = run_op(self.np, node, args).astype(self.np.float32, copy=False).reshape(node.shape)
+                result = node.op.row.numpy(node.op, args, node.params, node.options)
+                values[nid] = self.np.asarray(result, dtype=self.np.float32).reshape(node.shape)
             for nid in step.stores if isinstance(step, MapStep) else [step.node]:
                 nodes[nid].buffer = values[nid]
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
 
-    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
-        return memoryview(self.np.array(node.buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
+    async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+        return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:
         """NumPy arrays are freed by the garbage collector."""

@@ -14,7 +14,7 @@ import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError, UnavailableError
-from ..graph import MapStep, Node, OpStep
+from ..graph import MapStep, Node, OpStep, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -22,10 +22,6 @@ from .base import CPU_LIMITS, upload_pending
 CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
 MAX_BYTES = 2**31  # one buffer at most; all of them together share wasm32's 4 GiB
 
-UNARY_PARAMS = {"relu": 0, "leaky_relu": 1, "elu": 1, "sigmoid": 0, "tanh": 0, "swish": 0, "gelu": 0, "mish": 0,
-                "selu": 0, "hardswish": 0, "clip": 2, "scale": 1}
-BINARY = ("add", "sub", "mul")
-REDUCE_ARGS = {"dot": 2, "sum": 1, "max": 1, "min": 1, "norm_l1": 1, "norm_l2": 1}
 
 
 def wasm_bytes() -> bytes:
@@ -202,17 +198,14 @@ class WasmExecutor:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         upload_pending(self, nodes, stats)
         for step in steps:
-            if isinstance(step, MapStep):
-                self._map(nodes, step)
-            else:
-                self._op(nodes, nodes[step.node])
+            RUNNERS[template(step, nodes)](self, nodes, step)
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
 
-    async def read(self, node: Node, stats: tuple[Stats, ...]) -> memoryview:
+    async def read(self, buffer: WasmBuffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
-        return self.module.read(node.buffer.ptr, node.size * 4)
+        return self.module.read(buffer.ptr, size * 4)
 
     def _result(self, node: Node) -> WasmBuffer:
         if node.buffer is None:
@@ -242,35 +235,50 @@ class WasmExecutor:
                 count = min(chunk, n - offset)
                 for nid in step.nodes:
                     node = nodes[nid]
-                    name = node.op.name
-                    if node.op.kind == "binary":
-                        call(f"tw_{name}", at(node.inputs[0], offset), at(node.inputs[1], offset), at(nid, offset), count)
-                    else:
-                        call(f"tw_{name}", at(node.inputs[0], offset), at(nid, offset), count, *node.params)
+                    ins = [at(i, offset) for i in node.inputs]
+                    call(symbol(node.op), *ins, at(nid, offset), count, *node.params)
         finally:
             for buf in scratch.values():
                 self.free(buf)
 
-    def _op(self, nodes: list[Node], node: Node) -> None:
-        call = self.module.call
-        op = node.op
+    def _reduce(self, nodes: list[Node], step: OpStep) -> None:
+        node = nodes[step.node]
         args = [nodes[i] for i in node.inputs]
-        ptrs = [_i32(a.buffer.ptr) for a in args]
-        out = self._result(node)
-        if op.kind == "reduce":
-            value = call(f"tw_{op.name}", *ptrs, args[0].size)
-            self.module.write(out.ptr, memoryview(array.array("f", [value])))
-        elif op.kind == "softmax":
-            cols = node.shape[-1] if node.shape else 1
-            rows = node.size // cols if cols else 0
-            if node.size:
-                call("tw_softmax", ptrs[0], _i32(out.ptr), rows, cols, int(op.name == "log_softmax"))
-        elif op.kind == "matmul":
-            o = node.options
-            call("tw_matmul", ptrs[0], ptrs[1], _i32(out.ptr), o["m"], o["k"], o["n"])
-        elif op.kind == "conv2d":
-            (h, w), (kh, kw) = args[0].shape, args[1].shape
-            call("tw_convolve2d", ptrs[0], h, w, ptrs[1], kh, kw, _i32(out.ptr))
-        else:  # an elementwise op planned alone (not produced by graph.plan, kept for completeness)
-            self._map(nodes, MapStep(node.size, list(node.inputs), [node.id], [node.id]))
+        value = self.module.call(symbol(node.op), *(_i32(a.buffer.ptr) for a in args), args[0].size)
+        self.module.write(self._result(node).ptr, memoryview(array.array("f", [value])))
 
+    def _softmax(self, nodes: list[Node], step: OpStep) -> None:
+        node = nodes[step.node]
+        cols = node.shape[-1] if node.shape else 1
+        rows = node.size // cols if cols else 0
+        out = self._result(node)
+        if node.size:
+            self.module.call(symbol(node.op), _i32(nodes[node.inputs[0]].buffer.ptr), _i32(out.ptr), rows, cols,
+                             int(node.op.name == "log_softmax"))
+
+    def _matmul(self, nodes: list[Node], step: OpStep) -> None:
+        node = nodes[step.node]
+        a, b = (_i32(nodes[i].buffer.ptr) for i in node.inputs)
+        o = node.options
+        self.module.call(symbol(node.op), a, b, _i32(self._result(node).ptr), o["m"], o["k"], o["n"])
+
+    def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
+        node = nodes[step.node]
+        img, ker = (nodes[i] for i in node.inputs)
+        self.module.call(symbol(node.op), _i32(img.buffer.ptr), *img.shape, _i32(ker.buffer.ptr), *ker.shape,
+                         _i32(self._result(node).ptr))
+
+
+def symbol(op) -> str:
+    """The module's export that runs `op`: tw_<name>; softmax and log_softmax share tw_softmax (a flag)."""
+    return "tw_softmax" if op.row.template == "softmax" else f"tw_{op.name}"
+
+
+#: kernel template -> the executor method that runs a step of it
+RUNNERS = {
+    "map": WasmExecutor._map,
+    "reduce": WasmExecutor._reduce,
+    "softmax": WasmExecutor._softmax,
+    "matmul": WasmExecutor._matmul,
+    "conv2d": WasmExecutor._conv2d,
+}

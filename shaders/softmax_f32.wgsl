@@ -1,0 +1,9 @@
+// softmax.wgsl's per-element functions for rows read as scalars.
+fn tw_push(st: vec2<f32>, v: f32) -> vec2<f32> {
+    let m = tw_max(st.x, v);
+    return vec2<f32>(m, tw_rescale(st, m) + tw_term(v, m));
+}
+
+fn tw_out(v: f32, st: vec2<f32>, log_s: f32, is_log: bool) -> f32 {
+    return tw_out1(v, st, log_s, is_log);
+}

@@ -1,0 +1,10 @@
+// softmax.wgsl's per-element functions for rows read as vec4 (cols % 4 == 0).
+fn tw_push(st: vec2<f32>, v: vec4<f32>) -> vec2<f32> {
+    let m = tw_max(st.x, tw_max(tw_max(v.x, v.y), tw_max(v.z, v.w)));
+    return vec2<f32>(m, tw_rescale(st, m) + ((tw_term(v.x, m) + tw_term(v.y, m)) + (tw_term(v.z, m) + tw_term(v.w, m))));
+}
+
+fn tw_out(v: vec4<f32>, st: vec2<f32>, log_s: f32, is_log: bool) -> vec4<f32> {
+    return vec4<f32>(tw_out1(v.x, st, log_s, is_log), tw_out1(v.y, st, log_s, is_log),
+                     tw_out1(v.z, st, log_s, is_log), tw_out1(v.w, st, log_s, is_log));
+}

@@ -1,0 +1,43 @@
+"""What the kernels may use on one adapter, and the tuning picked for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_WG_STORAGE = 16384  # WebGPU's default maxComputeWorkgroupStorageSize
+REDUCE_MAX_PARTIALS = 1024
+
+
+def round16(nbytes: int) -> int:
+    """Bytes rounded up to whole vec4s (16 at least): what a kernel binding of an array covers."""
+    return max(16, -(-nbytes // 16) * 16)
+
+
+@dataclass
+class Caps:
+    """What the kernels may use on this adapter, and the tuning picked for it."""
+
+    max_per_dim: int = 65535
+    binding_limit: int = 1 << 27  # max_storage_buffer_binding_size
+    wg_storage: int = DEFAULT_WG_STORAGE  # max_compute_workgroup_storage_size
+    subgroups: bool = False  # the adapter has the WebGPU "subgroups" feature and the device enabled it
+    enable_subgroups: bool = True  # the WGSL compiler wants `enable subgroups;` (Tint does; naga refuses it)
+    map_vpt: int = 2  # vec4s per thread in map kernels
+    reduce_partials: int = REDUCE_MAX_PARTIALS  # workgroups of a reduction's first pass at most
+    matmul: str = ""  # force a matmul.CONFIGS key ("" = pick by shape)
+    matmul_min_groups: int = 256  # a larger tile only when it still gives this many workgroups
+
+    @classmethod
+    def for_driver(cls, driver) -> "Caps":
+        limits = driver.limits
+        return cls(
+            max_per_dim=int(limits["max_compute_workgroups_per_dimension"]),
+            binding_limit=int(limits["max_storage_buffer_binding_size"]),
+            wg_storage=int(limits.get("max_compute_workgroup_storage_size", DEFAULT_WG_STORAGE)),
+            subgroups="subgroups" in getattr(driver, "features", ()),
+            enable_subgroups=getattr(driver, "wgsl_enable_subgroups", True),
+        )
+
+    def vec_ok(self, elements: int) -> bool:
+        """Can `elements` floats be bound as vec4s (the byte size rounded up to 16 fits one binding)?"""
+        return round16(elements * 4) <= self.binding_limit

@@ -1,0 +1,158 @@
+"""Matrix product (shaders/matmul.wgsl): register-blocked tiles, double-buffered in workgroup memory.
+
+The template's per-thread register block (loads of the next slice, the stash into workgroup memory, the
+multiply-adds and the masked store) is written out here statement by statement for one tiling: WGSL
+has no unroll directive, and the compilers keep the accumulators in registers only when unrolled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..graph import Node, OpStep
+from .caps import Caps
+from .source import Dispatch, fill, grid_for, pack_meta, shader
+
+@dataclass(frozen=True)
+class MatmulConfig:
+    """A matmul tiling: BM x BN outputs per workgroup, BK-deep slices, TM x TN outputs per thread."""
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def storage(self, pad: bool) -> int:
+        """Workgroup memory in bytes: two stages of the A and B slices."""
+        return 2 * self.bk * ((self.bm // 4 + int(pad)) + self.bn // 4) * 16
+
+
+CONFIGS = {
+    "128x128x8": MatmulConfig(128, 128, 8, 8, 8),
+    "128x128x16": MatmulConfig(128, 128, 16, 8, 8),
+    "128x64x8": MatmulConfig(128, 64, 8, 8, 4),
+    "128x64x16": MatmulConfig(128, 64, 16, 8, 4),
+    "64x64x8": MatmulConfig(64, 64, 8, 4, 4),
+    "64x64x16": MatmulConfig(64, 64, 16, 4, 4),
+}
+
+
+def matmul_config(m: int, k: int, n: int, caps: Caps) -> tuple[MatmulConfig, bool]:
+    """The tiling for an (m, k) @ (k, n) product here, and whether the A tile is padded."""
+    names = [caps.matmul] if caps.matmul else ["128x128x8", "128x64x8", "64x64x8"]
+    for i, name in enumerate(names):
+        cfg = CONFIGS[name]
+        groups = -(-m // cfg.bm) * -(-n // cfg.bn)
+        last = i == len(names) - 1
+        if not last and groups < caps.matmul_min_groups:
+            continue
+        for pad in (True, False):
+            if cfg.storage(pad) <= caps.wg_storage:
+                return cfg, pad
+    return CONFIGS["64x64x8"], False  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
+
+
+def edge_load(arr: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
+    """WGSL body loading 4 consecutive floats of a row-major `arr` at (outer, inner), zero past its edges:
+    one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
+    return fill(shader("edge_load_vec4" if vec else "edge_load_f32"), ARR=arr, OUTER=outer, OUTER_TOTAL=outer_total,
+                INNER=inner, INNER_TOTAL=inner_total)
+
+
+def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str:
+    """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case."""
+    bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
+    tx, ty, threads = bn // tn, bm // tm, cfg.threads
+    sa = bm // 4 + int(pad)
+    a_vecs, b_vecs = bm * bk // 4, bk * bn // 4  # vec4 loads per slice
+    la, lb = -(-a_vecs // threads), -(-b_vecs // threads)
+    xyzw = "xyzw"
+
+    acc = [f"    var acc_{i}_{r}_{j} = vec4<f32>(0.0);" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)]
+    acc += [f"    var pa{l}: vec4<f32>;" for l in range(la)] + [f"    var pb{l}: vec4<f32>;" for l in range(lb)]
+
+    def fetch(indent):
+        out = []
+        for l in range(la):
+            guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
+                       f"pa{l} = load_a(row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}")
+        for l in range(lb):
+            guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
+                       f"pb{l} = load_b(k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}")
+        return "\n".join(out)
+
+    def stash(indent, stage):
+        out = []
+        for l in range(la):
+            guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
+            stores = " ".join(
+                f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + r / 4u][r % 4u] = pa{l}.{xyzw[c]};"
+                for c in range(4))
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; let r = idx / {bk // 4}u; {stores} }}")
+        for l in range(lb):
+            guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
+                       f"b_tile[{stage} * B_STAGE + idx] = pb{l}; }}")
+        return "\n".join(out)
+
+    compute = []
+    for kk in range(bk):
+        for i in range(tm // 4):
+            compute.append(f"        let a{kk}_{i} = a_tile[a_base + {kk}u * SA + ty + {i * ty}u];")
+        for j in range(tn // 4):
+            compute.append(f"        let b{kk}_{j} = b_tile[b_base + {kk}u * SB + tx + {j * tx}u];")
+        for i in range(tm // 4):
+            for r in range(4):
+                for j in range(tn // 4):
+                    v = f"acc_{i}_{r}_{j}"
+                    compute.append(f"        {v} = fma(vec4<f32>(a{kk}_{i}.{xyzw[r]}), b{kk}_{j}, {v});")
+
+    store = []
+    for i in range(tm // 4):
+        for r in range(4):
+            store.append(f"    {{ let row = row0 + (ty + {i * ty}u) * 4u + {r}u;")
+            for j in range(tn // 4):
+                v = f"acc_{i}_{r}_{j}"
+                col = f"col0 + (tx + {j * tx}u) * 4u"
+                if vec_b:
+                    store.append(f"      {{ let col = {col}; if (row < m_total && col < n_total) "
+                                 f"{{ c[(row * n_total + col) / 4u] = {v}; }} }}")
+                else:
+                    for q in range(4):
+                        store.append(f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
+                                     f"{{ c[row * n_total + col] = {v}.{xyzw[q]}; }} }}")
+            store.append("    }")
+
+    load_a = edge_load("a", "row", "m_total", "k", "k_total", vec_a)
+    load_b = edge_load("b", "k", "k_total", "col", "n_total", vec_b)
+
+    return fill(
+        shader("matmul"),
+        A_TYPE="vec4<f32>" if vec_a else "f32", B_TYPE="vec4<f32>" if vec_b else "f32",
+        BM=bm, BN=bn, BK=bk, TX=tx, THREADS=threads, SA_PAD=int(pad),
+        A_TILE=2 * bk * sa, B_TILE=2 * bk * (bn // 4),
+        LOAD_A=load_a, LOAD_B=load_b, ACC_DECL="\n".join(acc),
+        FETCH="    { let k0 = 0u;\n" + fetch("      ") + "\n    }",
+        STASH=stash("    ", "0u"),
+        FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
+        COMPUTE="\n".join(compute), STORE="\n".join(store),
+    )
+
+
+def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    node = nodes[step.node]
+    ins = node.inputs
+    m, k, n = node.options["m"], node.options["k"], node.options["n"]
+    cfg, pad = matmul_config(m, k, n, caps)
+    vec_a = k % 4 == 0 and caps.vec_ok(m * k)
+    vec_b = n % 4 == 0 and caps.vec_ok(k * n) and caps.vec_ok(m * n)
+    tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
+    return [Dispatch(matmul_source(cfg, pad, vec_a, vec_b), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
+                     grid_for(tiles_m * tiles_n, caps.max_per_dim), pack_meta([m, k, n, tiles_n, tiles_m]))]

@@ -1,0 +1,44 @@
+"""Softmax and log-softmax along the last axis (shaders/softmax.wgsl): one pass per row, or long rows
+split across workgroups (a statistics pass and a write pass) when there are too few rows to fill a GPU."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..graph import Node, OpStep
+from .caps import Caps
+from .source import Dispatch, fill, grid_for, pack_meta, shader
+
+CHUNK_ROWS = 128  # fewer rows than this, and long: split each row across workgroups
+CHUNK_VECS = 2048  # at least this many vectors per chunk
+TARGET_GROUPS = 512
+
+
+@lru_cache(maxsize=None)
+def softmax_source(vec: bool) -> str:
+    element = shader("softmax_vec4" if vec else "softmax_f32")
+    return shader("functions") + fill(shader("softmax"), V="vec4<f32>" if vec else "f32", ELEMENT=element)
+
+
+def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    node = nodes[step.node]
+    src = node.inputs[0]
+    cols = node.shape[-1] if node.shape else 1
+    rows = node.size // cols if cols else 0
+    vec = cols % 4 == 0 and caps.vec_ok(node.size)
+    cv = cols // 4 if vec else cols
+    is_log = int(node.op.name == "log_softmax")
+    source = softmax_source(vec)
+    if 0 < rows < CHUNK_ROWS and cv >= 2 * CHUNK_VECS and rows <= caps.max_per_dim:
+        chunks = min(-(-cv // CHUNK_VECS), -(-TARGET_GROUPS // rows))
+        per = -(-cv // chunks)
+        chunks = -(-cv // per)
+        meta = pack_meta([rows, cols, is_log, per, chunks, cv, 256])
+        binds = ((1, src), (3, "partials"))
+        scratch = 8 * rows * chunks
+        return [Dispatch(source, "stats", binds, (chunks, rows), meta, scratch),
+                Dispatch(source, "write", ((1, src), (2, node.id), (3, "partials")), (chunks, rows), meta, scratch)]
+    tpr = 256 if cv >= 256 else 1 << max(cv - 1, 0).bit_length()
+    groups = -(-rows // (256 // tpr))
+    meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr])
+    return [Dispatch(source, "main", ((1, src), (2, node.id)), grid_for(groups, caps.max_per_dim), meta)]

@@ -1,0 +1,59 @@
+"""Shader text from shaders/, filling templates, and the backend-neutral Dispatch a generator returns."""
+
+from __future__ import annotations
+
+import array
+import struct
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+WORKGROUP = 256
+META_WORDS = 8  # u32 slots before the scalar parameters
+
+
+@lru_cache(maxsize=None)
+def shader(name: str) -> str:
+    """Text of shaders/<name>.wgsl: from the installed wheel, or the source checkout."""
+    packaged = resources.files("trueno_web").joinpath("shaders", f"{name}.wgsl")
+    if packaged.is_file():
+        return packaged.read_text()
+    return (Path(__file__).resolve().parents[2] / "shaders" / f"{name}.wgsl").read_text()
+
+
+def fill(text: str, **parts) -> str:
+    """Replace each {{KEY}} of a template by its part."""
+    for key, value in parts.items():
+        text = text.replace("{{" + key + "}}", str(value))
+    return text
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One compute dispatch, backend-neutral: bindings name node ids or the scratch buffer."""
+
+    source: str
+    entry: str
+    bindings: tuple[tuple[int, object], ...]  # (binding index, node id | "partials")
+    grid: tuple[int, int]
+    meta: bytes
+    scratch: int = 0  # bytes of scratch ("partials") this dispatch needs
+
+
+def pack_meta(words: list[int], params: tuple[float, ...] = ()) -> bytes:
+    """Counts as u32, then scalar parameters as f32 bits (NaN and Inf travel as data)."""
+    words = (words + [0] * META_WORDS)[:META_WORDS]
+    scalars = array.array("f", params)  # rounds like float32 does: 1e39 -> inf (struct.pack would raise)
+    if sys.byteorder == "big":
+        scalars.byteswap()
+    return struct.pack(f"<{META_WORDS}I", *words) + scalars.tobytes()
+
+
+def grid_for(groups: int, max_per_dim: int = 65535) -> tuple[int, int]:
+    """A 2-D grid of at least `groups` workgroups (past 65535 in one dimension)."""
+    groups = max(groups, 1)
+    if groups <= max_per_dim:
+        return (groups, 1)
+    return (max_per_dim, -(-groups // max_per_dim))

@@ -1,0 +1,159 @@
+"""Op kinds as data: one row per kind says what differs between them.
+
+A kind's row gives its input names, the kernel template it runs on (elementwise kinds share the fused
+`map` template), its output-shape rule (the checks at call time), its work estimate for `auto`, and how
+its reference is called: the vectorised NumPy function of a catalog row and the pure-Python one. Every
+other layer looks a kind up here or in its own table keyed by template (`kernels.TEMPLATES`,
+`backends.wasm_simd.RUNNERS`), so adding a kind is one row here and one entry per backend table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Callable
+
+from .errors import TruenoValueError
+
+
+class Kind(StrEnum):
+    UNARY = "unary"
+    BINARY = "binary"
+    REDUCE = "reduce"
+    SOFTMAX = "softmax"
+    MATMUL = "matmul"
+    CONV2D = "conv2d"
+
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KindRow:
+    """What an op kind means everywhere: see the module docstring."""
+
+    kind: Kind
+    inputs: tuple[str, ...]  # argument names (a row of the catalog may name its own, e.g. dot's a, b)
+    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d"
+    shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
+    work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
+    numpy: Callable  # (op, arrays, params, options) -> array: how op.numpy is called
+    python: Callable  # (op, flat lists, shapes, params, options) -> flat list: how op.ref is called
+
+    @property
+    def elementwise(self) -> bool:
+        return self.template == "map"
+
+
+# ---------------------------------------------------------------- output shapes (checked at call time)
+
+
+def _same_length(op, shapes) -> None:
+    sizes = [math.prod(s) for s in shapes]
+    if len(sizes) == 2 and sizes[0] != sizes[1]:
+        raise TruenoValueError(f"{op.name} needs inputs of the same length; got {sizes[0]} and {sizes[1]} elements")
+
+
+def _map_shape(op, shapes, options):
+    _same_length(op, shapes)
+    return shapes[0], {}
+
+
+def _reduce_shape(op, shapes, options):
+    _same_length(op, shapes)
+    if op.name in ("max", "min") and math.prod(shapes[0]) == 0:
+        raise TruenoValueError(f"{op.name} of an empty array has no value; check the input's length first")
+    return (), {}
+
+
+def _softmax_shape(op, shapes, options):
+    if len(shapes[0]) not in (1, 2):
+        raise TruenoValueError(f"{op.name} works along the last axis of a 1-D or 2-D array; got shape {shapes[0]}")
+    return shapes[0], {}
+
+
+def _rank2(name, shapes, what):
+    for s, w in zip(shapes, what):
+        if len(s) != 2:
+            raise TruenoValueError(f"{name} needs a 2-D {w}; got shape {s} (reshape it, or upload with shape=(h, w))")
+    return shapes
+
+
+def _matmul_shape(op, shapes, options):
+    m, k, n = (options.get(d) for d in "mkn")
+    sizes = [math.prod(s) for s in shapes]
+    if m is None and k is None and n is None:
+        (m, k), (k2, n) = _rank2("matmul", shapes, ("a", "b"))
+        if k != k2:
+            raise TruenoValueError(f"matmul inner dimensions differ: a is {m}x{k}, b is {k2}x{n}")
+    elif None in (m, k, n):
+        raise TruenoValueError("matmul with flat inputs needs all of m=, k= and n=")
+    elif sizes[0] != m * k or sizes[1] != n * k:
+        raise TruenoValueError(f"matmul with m={m}, k={k}, n={n} needs {m * k} and {k * n} elements; "
+                               f"got {sizes[0]} and {sizes[1]}")
+    return (m, n), {"m": m, "k": k, "n": n}
+
+
+def _conv2d_shape(op, shapes, options):
+    (ih, iw), (kh, kw) = _rank2(op.name, shapes, ("image", "kernel"))
+    if kh == 0 or kw == 0 or kh > ih or kw > iw:
+        raise TruenoValueError(
+            f"{op.name} needs a non-empty kernel no larger than the image; got image {ih}x{iw}, kernel {kh}x{kw}")
+    return (ih - kh + 1, iw - kw + 1), {}
+
+
+# ---------------------------------------------------------------- how the references are called
+
+
+def _flat(arrays):
+    return [a.reshape(-1) for a in arrays]  # same length, any shapes: flat, as the kernels see them
+
+
+def _rows(flat, shape):
+    cols = shape[-1] if shape else 1
+    if not cols:
+        return [[] for _ in range(math.prod(shape[:-1]))]
+    return [list(flat[i : i + cols]) for i in range(0, len(flat), cols)]
+
+
+def _matmul_numpy(op, arrays, params, options):
+    m, k, n = options["m"], options["k"], options["n"]
+    return op.numpy(arrays[0].reshape(m, k), arrays[1].reshape(k, n))
+
+
+def _reduce_numpy(op, arrays, params, options):
+    import numpy
+
+    return numpy.asarray(op.numpy(*_flat(arrays)), dtype=arrays[0].dtype)
+
+
+KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
+    KindRow(Kind.UNARY, ("x",), "map", _map_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
+            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
+    KindRow(Kind.BINARY, ("a", "b"), "map", _map_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
+            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
+    KindRow(Kind.REDUCE, ("x",), "reduce", _reduce_shape,
+            work=lambda out, ins, o: math.prod(ins[0]),
+            numpy=_reduce_numpy,
+            python=lambda op, lists, shapes, params, o: [op.ref(*lists)]),
+    KindRow(Kind.SOFTMAX, ("x",), "softmax", _softmax_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=lambda op, arrays, params, o: op.numpy(arrays[0]),
+            python=lambda op, lists, shapes, params, o: [v for row in _rows(lists[0], shapes[0]) if row
+                                                         for v in op.ref(row)]),
+    KindRow(Kind.MATMUL, ("a", "b"), "matmul", _matmul_shape,
+            work=lambda out, ins, o: o["m"] * o["k"] * o["n"],
+            numpy=_matmul_numpy,
+            python=lambda op, lists, shapes, params, o: op.ref(lists[0], lists[1], o["m"], o["k"], o["n"])),
+    KindRow(Kind.CONV2D, ("image", "kernel"), "conv2d", _conv2d_shape,
+            work=lambda out, ins, o: math.prod(out) * math.prod(ins[1]),
+            numpy=lambda op, arrays, params, o: op.numpy(*arrays),
+            python=lambda op, lists, shapes, params, o: op.ref(lists[0], *shapes[0], lists[1], *shapes[1])),
+)}
+
+TEMPLATES: tuple[str, ...] = tuple(dict.fromkeys(row.template for row in KINDS.values()))

@@ -1,0 +1,37 @@
+"""DeviceArray: data kept on a device, usable in any number of batches without another upload."""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+from .errors import TruenoValueError
+
+
+class DeviceArray:
+    """Data resident on a device (from `await dev.upload(x)`); `read()` downloads it."""
+
+    def __init__(self, device, buffer, shape: tuple[int, ...]):
+        self.device = device
+        self.shape = shape
+        self.buffer = buffer  # the executor's storage: opaque above the backends
+        self._finalizer = weakref.finalize(self, device.executor.free, buffer)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def check_alive(self) -> None:
+        if not self._finalizer.alive:
+            raise TruenoValueError("this DeviceArray was released; upload the data again")
+
+    async def read(self):
+        """Download the data (one transfer)."""
+        return await self.device.read(self)
+
+    def release(self) -> None:
+        """Give the device memory back now rather than at garbage collection."""
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, backend={self.device.backend!r})"
