@@ -29,13 +29,14 @@ class Caps:
 
     @classmethod
     def for_driver(cls, driver) -> "Caps":
+        """From a backends.base.Driver's limits and features."""
         limits = driver.limits
         return cls(
             max_per_dim=int(limits["max_compute_workgroups_per_dimension"]),
             binding_limit=int(limits["max_storage_buffer_binding_size"]),
-            wg_storage=int(limits.get("max_compute_workgroup_storage_size", DEFAULT_WG_STORAGE)),
-            subgroups="subgroups" in getattr(driver, "features", ()),
-            enable_subgroups=getattr(driver, "wgsl_enable_subgroups", True),
+            wg_storage=int(limits["max_compute_workgroup_storage_size"]),
+            subgroups="subgroups" in driver.features,
+            enable_subgroups=driver.wgsl_enable_subgroups,
         )
 
     def vec_ok(self, elements: int) -> bool:

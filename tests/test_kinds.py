@@ -1,0 +1,26 @@
+"""Kinds as data: every catalog row has a kind row, and every backend's table covers every template."""
+
+from __future__ import annotations
+
+from trueno_web import kernels, ops
+from trueno_web.backends import auto, wasm_simd
+from trueno_web.kinds import KINDS, TEMPLATES, Kind
+
+
+def test_every_kind_has_a_row_and_every_op_a_kind():
+    assert set(KINDS) == set(Kind)
+    assert all(op.kind in KINDS for op in ops.CATALOG)
+    assert {row.template for row in KINDS.values()} == set(TEMPLATES)
+
+
+def test_every_backend_table_covers_every_template():
+    for table in (kernels.TEMPLATES, wasm_simd.RUNNERS, auto.GPU_FROM):
+        assert set(table) == set(TEMPLATES), table
+
+
+def test_the_wasm_module_exports_a_symbol_for_every_op():
+    import wasmtime
+
+    module = wasmtime.Module(wasmtime.Engine(), wasm_simd.wasm_bytes())
+    exported = {e.name for e in module.exports}
+    assert {wasm_simd.symbol(op) for op in ops.CATALOG} <= exported
