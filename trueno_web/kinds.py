@@ -61,10 +61,19 @@ def _map_shape(op, shapes, options):
 
 
 def _reduce_shape(op, shapes, options):
+    """All of the input to (); or, with the internal option rows=R (the tensor layer's axis reductions),
+    the flat input as R contiguous rows to (R,)."""
     _same_length(op, shapes)
-    if op.name in ("max", "min") and math.prod(shapes[0]) == 0:
-        raise TruenoValueError(f"{op.name} of an empty array has no value; check the input's length first")
-    return (), {}
+    size, rows = math.prod(shapes[0]), options.get("rows")
+    if rows is None:
+        if not op.empty and size == 0:
+            raise TruenoValueError(f"{op.name} of an empty array has no value; check the input's length first")
+        return (), {}
+    if rows < 0 or (size % rows if rows else size):
+        raise TruenoValueError(f"{op.name}: {size} elements do not split into {rows} rows")
+    if not op.empty and rows and size == 0:
+        raise TruenoValueError(f"{op.name} along an empty axis has no value; check the input's shape first")
+    return (rows,), {"rows": rows}
 
 
 def _softmax_shape(op, shapes, options):
@@ -125,7 +134,20 @@ def _matmul_numpy(op, arrays, params, options):
 def _reduce_numpy(op, arrays, params, options):
     import numpy
 
-    return numpy.asarray(op.numpy(*_flat(arrays)), dtype=arrays[0].dtype)
+    rows = options.get("rows")
+    if rows is None:
+        return numpy.asarray(op.numpy(*_flat(arrays)), dtype=arrays[0].dtype)
+    if rows == 0:
+        return numpy.zeros(0, arrays[0].dtype)
+    return op.numpy(*(a.reshape(rows, -1) for a in arrays), axis=1).astype(arrays[0].dtype)
+
+
+def _reduce_python(op, lists, shapes, params, options):
+    rows = options.get("rows")
+    if rows is None:
+        return [op.ref(*lists)]
+    cols = len(lists[0]) // rows if rows else 0
+    return [op.ref(*(xs[r * cols:(r + 1) * cols] for xs in lists)) for r in range(rows)]
 
 
 KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
@@ -140,7 +162,7 @@ KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
     KindRow(Kind.REDUCE, ("x",), "reduce", _reduce_shape,
             work=lambda out, ins, o: math.prod(ins[0]),
             numpy=_reduce_numpy,
-            python=lambda op, lists, shapes, params, o: [op.ref(*lists)]),
+            python=_reduce_python),
     KindRow(Kind.SOFTMAX, ("x",), "softmax", _softmax_shape,
             work=lambda out, ins, o: math.prod(out),
             numpy=lambda op, arrays, params, o: op.numpy(arrays[0]),

@@ -4,8 +4,9 @@ Device methods, batch methods, fusion, the CPU fallbacks, the docs and the test 
 iterate `CATALOG`; adding an op is adding a row (and its WGSL function in `shaders/functions.wgsl`).
 
 Each row carries two references: `numpy`, vectorised (the NumPy backend runs it in float32; desktop
-tests run it in float64 as the reference), and `ref`, pure Python on `math` in float64 (the reference
-where NumPy is missing, e.g. inside Pyodide, and a cross-check of `numpy`).
+tests run it in float64 as the reference; a reduction's takes `axis=None`, all of it, or `axis=1` of
+2-D inputs, a value per row), and `ref`, pure Python on `math` in float64 (the reference where NumPy
+is missing, e.g. inside Pyodide, and a cross-check of `numpy`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Op:
     combine: str = "tw_add"  # reduce: WGSL function folding two partial results
     identity: str = "0.0"  # reduce: WGSL expression of the fold's identity
     finish: str = ""  # reduce: WGSL function applied to the total
+    empty: bool = True  # reduce: has a value on an empty input (the fold's identity); max and min have none
     options: tuple[str, ...] = field(default=())  # non-scalar keyword options (shapes)
     cost: int = 1  # relative work per element on the host (exp/tanh/log ops: 4); `auto` weighs map work by it
 
@@ -197,9 +199,9 @@ def _np_conv2d(img, ker):
 def _f(expr: Callable) -> Callable:
     """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here)."""
 
-    def run(*args):
+    def run(*args, **kwargs):
         with _np().errstate(all="ignore"):
-            return expr(*args)
+            return expr(*args, **kwargs)
 
     return run
 
@@ -243,16 +245,17 @@ CATALOG: tuple[Op, ...] = (
        aliases=("vec_add",), **T_EXACT),
     Op("sub", Kind.BINARY, "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
     Op("mul", Kind.BINARY, "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
-    Op("dot", Kind.REDUCE, "tw_mul(x, y)", _f(lambda a, b: float(_np().dot(a, b))),
+    Op("dot", Kind.REDUCE, "tw_mul(x, y)",
+       _f(lambda a, b, axis=None: _np().dot(a, b) if axis is None else _np().einsum("ij,ij->i", a, b)),
        lambda a, b: _total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
-    Op("sum", Kind.REDUCE, "x", _f(lambda x: float(_np().sum(x))), _total, "sum of all elements", **T_REDUCE),
-    Op("max", Kind.REDUCE, "x", _f(lambda x: float(_np().max(x))), _extreme(max), "largest element; NaN if any",
-       combine="tw_max", identity="tw_neg_inf()", **T_EXACT),
-    Op("min", Kind.REDUCE, "x", _f(lambda x: float(_np().min(x))), _extreme(min), "smallest element; NaN if any",
-       combine="tw_min", identity="tw_inf()", **T_EXACT),
-    Op("norm_l1", Kind.REDUCE, "abs(x)", _f(lambda x: float(_np().sum(_np().abs(x)))),
+    Op("sum", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().sum(x, axis=axis)), _total, "sum of all elements", **T_REDUCE),
+    Op("max", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().max(x, axis=axis)), _extreme(max), "largest element; NaN if any",
+       combine="tw_max", identity="tw_neg_inf()", empty=False, **T_EXACT),
+    Op("min", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().min(x, axis=axis)), _extreme(min), "smallest element; NaN if any",
+       combine="tw_min", identity="tw_inf()", empty=False, **T_EXACT),
+    Op("norm_l1", Kind.REDUCE, "abs(x)", _f(lambda x, axis=None: _np().sum(_np().abs(x), axis=axis)),
        lambda xs: _total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
-    Op("norm_l2", Kind.REDUCE, "x * x", _f(lambda x: float(_np().sqrt(_np().sum(x * x)))),
+    Op("norm_l2", Kind.REDUCE, "x * x", _f(lambda x, axis=None: _np().sqrt(_np().sum(x * x, axis=axis))),
        lambda xs: math.sqrt(_total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
     Op("softmax", Kind.SOFTMAX, "softmax", _f(_np_softmax), _softmax_row,
        "exp(x - max) / sum(exp(x - max)) along the last axis", rtol=1e-5, atol=1e-7),

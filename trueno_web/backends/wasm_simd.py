@@ -242,10 +242,15 @@ class WasmExecutor:
                 self.free(buf)
 
     def _reduce(self, nodes: list[Node], step: OpStep) -> None:
+        """All of the input, or (option rows) one kernel call per contiguous row."""
         node = nodes[step.node]
         args = [nodes[i] for i in node.inputs]
-        value = self.module.call(symbol(node.op), *(_i32(a.buffer.ptr) for a in args), args[0].size)
-        self.module.write(self._result(node).ptr, memoryview(array.array("f", [value])))
+        rows = node.options.get("rows")
+        cols = args[0].size // rows if rows else args[0].size
+        fn, ptrs = symbol(node.op), [a.buffer.ptr for a in args]
+        values = array.array("f", [self.module.call(fn, *(_i32(p + 4 * r * cols) for p in ptrs), cols)
+                                   for r in range(1 if rows is None else rows)])
+        self.module.write(self._result(node).ptr, memoryview(values))
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
