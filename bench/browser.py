@@ -97,9 +97,14 @@ def project_wheel() -> Path:
 COMMON = r"""
 import array, statistics, time
 import trueno_web as tw
-from trueno_web.backends.wasm_simd import WasmExecutor, _i32
+from trueno_web.backends.wasm_simd import WasmExecutor
 
 MIN_MS = E2E_ARGS["min_ms"]  # one timed run lasts at least this long (performance.now() is coarse)
+
+
+def i32(v):
+    # an unsigned 32-bit offset as the signed i32 a wasm export takes
+    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def bench_data(n, seed):
@@ -271,8 +276,8 @@ for label, dev in (("simd", WASM), ("scalar", WASM_SCALAR)):
     ex = dev.executor
     call = ex.module.call
     xa, oa = await dev.upload(x), await dev.upload(o)
-    y = ex._alloc(n * 4, "the benchmark's output")
-    px, po, py = _i32(xa.buffer.ptr), _i32(oa.buffer.ptr), _i32(y.ptr)
+    ya = await dev.upload(array.array("f", bytes(n * 4)))  # the kernels' output
+    px, po, py = i32(xa.buffer.ptr), i32(oa.buffer.ptr), i32(ya.buffer.ptr)
     kernels = {
         "relu": lambda: call("tw_relu", px, py, n),
         "add": lambda: call("tw_add", px, po, py, n),
@@ -289,7 +294,7 @@ for label, dev in (("simd", WASM), ("scalar", WASM_SCALAR)):
     for name, fn in kernels.items():
         out[(label, name, "kernel")] = timed(fn, repeat, warmup=3)
         out[(label, name, "batch")] = await atimed(lambda: via_batch(name), repeat, warmup=2)
-    ex.free(y)
+    ya.release()
     xa.release()
     oa.release()
 # same answers from both builds

@@ -19,9 +19,8 @@ def probe(label):
     print(f"{label}: one-shot relu 1K {sorted(ts)[4]*1e6:.0f} us; threads {threading.active_count()}; tokens {len(drv.device._poller._token_ids)}", flush=True)
 
 import os
-drv.map_wait = os.environ.get("MAP_WAIT", drv.map_wait)
-drv.eager_remap = os.environ.get("EAGER", "0") == "1"
-print("map_wait", drv.map_wait, "eager_remap", drv.eager_remap)
+drv.retune(map_wait=os.environ.get("MAP_WAIT", drv.tuning.map_wait), eager_remap=os.environ.get("EAGER", "0") == "1")
+print("map_wait", drv.tuning.map_wait, "eager_remap", drv.tuning.eager_remap)
 probe("fresh")
 for p in (20, 24):
     n = 1 << p

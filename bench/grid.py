@@ -15,6 +15,7 @@ kernels and cuBLAS SGEMM with TF32 off the ceiling for the matmul.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -29,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import trueno_web as tw  # noqa: E402
+from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
 from trueno_web import kernels  # noqa: E402
-from trueno_web.graph import plan  # noqa: E402
 from trueno_web.runtime import block_on  # noqa: E402
 
 RESULTS: dict = {}
@@ -96,21 +97,13 @@ def cuda_time(torch, fn, reps=50):
 
 
 class Resident:
-    """Times a batch's planned dispatches on buffers already on the device."""
+    """Times the dispatches of an execute() again on the buffers it left on the device (the device's
+    executor a HoldingExecutor, its driver a TimedDriver: bench/devices.py)."""
 
     def __init__(self, dev):
         self.dev = dev
-        self.ex = dev.executor
-        self.drv = self.ex.driver
-
-    def steps(self, batch, ids):
-        nodes = batch._nodes
-        for n in nodes:
-            n.fused_away = False
-        pending = [i for i in range(len(nodes)) if nodes[i].op is not None]
-        for i in ids:
-            nodes[i].keep = True
-        return plan(nodes, pending, batch.fuse, self.ex.limits["max_storage_buffers_per_shader_stage"])
+        self.ex: HoldingExecutor = dev.executor
+        self.drv: TimedDriver = self.ex.driver
 
     def encode(self, work, reps):
         enc = self.drv.device.create_command_encoder()
@@ -120,10 +113,7 @@ class Resident:
     def record(self, p, work, reps):
         """`reps` runs of `work` into compute pass `p`, and end it."""
         for _ in range(reps):
-            for pipeline, binds, grid in work:
-                p.set_pipeline(pipeline)
-                p.set_bind_group(0, self.drv._bind_group(pipeline, binds))
-                p.dispatch_workgroups(grid[0], grid[1], 1)
+            self.drv.record(p, work)
         p.end()
 
     def run(self, cb):
@@ -150,19 +140,20 @@ class Resident:
         resolve.destroy()
         return int(t1) - int(t0)
 
-    def time(self, batch, ids, reps=20):
-        """Seconds per run of the batch's plan (its ops recomputed on the same buffers): from GPU
-        timestamps where the adapter has them (median of 5 passes of `reps` runs), else the wall-clock
-        slope between passes of 2 and `reps` runs."""
-        work, release = self.ex.prepare(batch._nodes, self.steps(batch, ids), ())
+    def time(self, reps=20):
+        """Seconds per run of the dispatches of the last execute() (inside `ex.holding()`: its ops recomputed
+        on the same buffers): from GPU timestamps where the adapter has them (median of 5 passes of `reps`
+        runs), else the wall-clock slope between passes of 2 and `reps` runs."""
+        work = self.ex.held
+        assert work, "Resident.time() times the last execute() inside ex.holding()"
         try:
             self.run(self.encode(work, 1))
-            if "timestamp-query" in getattr(self.drv, "features", ()):
+            if "timestamp-query" in self.drv.features:
                 return median([self.gpu_ns(work, reps) for _ in range(5)]) / reps / 1e9
             small = min(self.run(self.encode(work, 2)) for _ in range(3))
             big = min(self.run(self.encode(work, reps)) for _ in range(3))
         finally:
-            release()
+            self.ex.drop_held()
         return max((big - small) / (reps - 2), 1e-9)
 
 
@@ -256,7 +247,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         out_id = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(o))
         block_on(b.execute())
         assert np.array_equal(block_on(b.read(out_id)), np.maximum(x, 0) * np.float32(2) + o)
-        t = res.time(b, [out_id.index], reps=200)
+        t = res.time(reps=200)
         bw = 3 * 4 * n / t
         record("resident", f"map_chain_vpt{vpt}", seconds=t, bw=bw)
         if vpt != default_vpt or not explore:
@@ -291,7 +282,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             ref = op.numpy(*[a.astype(np.float64) for a in arrays])
             mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in arrays]) if name != "max" else abs(ref)
             assert abs(got - ref) <= 1e-4 * mag + 1e-6, (name, got, ref)
-            t = res.time(b, [r.index], reps=200)
+            t = res.time(reps=200)
             bw = nbytes / t
             record("resident", f"{name}_sg{int(sg)}_p{parts}", seconds=t, bw=bw)
             label = f"{name}, 2^{n.bit_length() - 1}" + (f" (subgroups {'on' if sg else 'off'}, {parts} partials)" if explore else "")
@@ -308,7 +299,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         got = block_on(b.read(r))
         ref = tw.ops.get("softmax").numpy(xs.astype(np.float64))
         err = rel_error(got, ref, np.abs(ref) + 1e-12)
-        t = res.time(b, [r.index], reps=30)
+        t = res.time(reps=30)
         bw = 8 * n / t
         record("resident", f"softmax_{shape[0]}x{shape[1]}", seconds=t, bw=bw, err=err)
         out.append((f"softmax {shape[0]}x{shape[1]}", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw),
@@ -400,7 +391,7 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
                 block_on(bt.execute())
                 got = block_on(bt.read(r))
                 err = rel_error(got, ref, mag) if ref is not None else float("nan")
-                t = res.time(bt, [r.index], reps=10 if m >= 4096 else 30)
+                t = res.time(reps=10 if m >= 4096 else 30)
             except Exception as exc:
                 out.append((f"matmul {m}x{k}x{n} [{name}]", f"failed: {str(exc)[:80]}", "", "", ""))
                 bt.release()
@@ -464,9 +455,9 @@ def section_end_to_end(dev, sizes, out, explore):
                     f"{4 * n / t_down_raw / 1e9:.1f} GB/s", f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms", ""))
         a.release()
         if explore:
-            saved = (drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait)
-            for label, dwm, thr, chunk, wait in (("write_buffer, 1 thread", 1 << 62, 1, saved[2], "await"),
-                                                 ("write_buffer, 1 thread, sync map", 1 << 62, 1, saved[2], "sync"),
+            saved = drv.tuning
+            for label, dwm, thr, chunk, wait in (("write_buffer, 1 thread", 1 << 62, 1, saved.chunk_bytes, "await"),
+                                                 ("write_buffer, 1 thread, sync map", 1 << 62, 1, saved.chunk_bytes, "sync"),
                                                  ("staging 1 thread 4M", 1 << 20, 1, 4 << 20, "await"),
                                                  ("staging 1 thread 8M sync map", 1 << 20, 1, 8 << 20, "sync"),
                                                  ("staging 4 threads 2M", 1 << 20, 4, 2 << 20, "await"),
@@ -475,12 +466,8 @@ def section_end_to_end(dev, sizes, out, explore):
                                                  ("staging 8 threads 32M (default)", 1 << 20, 8, 32 << 20, "await"),
                                                  ("staging 16 threads 32M", 1 << 20, 16, 32 << 20, "await"),
                                                  ("staging 16 threads 64M", 1 << 20, 16, 64 << 20, "await")):
-                drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = (
-                    dwm, min(thr, os.cpu_count() or 1), chunk, wait)
-                drv.reset_staging()
-                if drv._pool is not None and drv._pool._max_workers < drv.copy_threads:
-                    drv._pool.shutdown(wait=True)
-                    drv._pool = None
+                drv.retune(direct_write_max=dwm, copy_threads=min(thr, os.cpu_count() or 1), chunk_bytes=chunk,
+                           map_wait=wait)  # the staging buffers go: made again at the new chunk size
                 for _ in range(12):  # out of the slow state that new staging buffers bring
                     block_on(ch.batched(dev, x, o, False, True))
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
@@ -492,8 +479,7 @@ def section_end_to_end(dev, sizes, out, explore):
                        down_gbs=4 * n / t_down / 1e9)
                 out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
                             f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
-            drv.direct_write_max, drv.copy_threads, drv.chunk_bytes, drv.map_wait = saved
-            drv.reset_staging()
+            drv.retune(**dataclasses.asdict(saved))
             # what host.from_host's copy of the driver's fresh bytearray costs (a proposed change)
             import trueno_web.batch as tb
 
@@ -630,10 +616,10 @@ def main() -> None:
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     n = 1 << args.log2n
-    dev = block_on(tw.GpuDevice.create("webgpu"))
+    dev = webgpu(TimedDriver, HoldingExecutor)
     res = Resident(dev)
     if args.map_wait:
-        dev.executor.driver.map_wait = args.map_wait
+        res.drv.retune(map_wait=args.map_wait)
     torch = None if args.no_torch else torch_cuda()
     info = dev.adapter_info
     head = {
@@ -653,11 +639,13 @@ def main() -> None:
         out.append(("ceilings", "PyTorch with CUDA not importable: no cuBLAS/copy references", "", "", ""))
     print(f"# ceilings done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "resident" not in skip:
-        section_resident(dev, res, n, args.explore, ceil, torch, out)
+        with res.ex.holding():
+            section_resident(dev, res, n, args.explore, ceil, torch, out)
         print(f"# resident done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "matmul" not in skip:
         shapes = [tuple(int(v) for v in s.split("x")) for s in args.matmul.split(",")]
-        section_matmul(dev, res, args.explore, ceil, torch, out, shapes)
+        with res.ex.holding():
+            section_matmul(dev, res, args.explore, ceil, torch, out, shapes)
         print(f"# matmul done {time.perf_counter() - t0:.0f}s; {latency_probe(dev)}", flush=True)
     if "small" not in skip:
         section_small_ops(dev, out)

@@ -54,7 +54,7 @@ class Executor(Protocol):
 
 
 Bind = tuple[int, object, int, int]  # (binding in group 0, raw buffer, byte offset, byte size)
-Dispatch = tuple[object, tuple[Bind, ...], tuple[int, int]]  # (pipeline, binds, (x, y) workgroups): Driver.submit
+WorkItem = tuple[object, tuple[Bind, ...], tuple[int, int]]  # (pipeline, binds, (x, y) workgroups): Driver.submit
 
 
 class Driver(Protocol):
@@ -87,7 +87,7 @@ class Driver(Protocol):
     def compile(self, source: str, entry: str) -> object:
         """A compute pipeline of WGSL `source` at `entry`, layout "auto" (its bindings are group 0)."""
 
-    def submit(self, work: Sequence[Dispatch]) -> None:
+    def submit(self, work: Sequence[WorkItem]) -> None:
         """Every dispatch of `work`, in order, in one compute pass and one queue submit; returns without
         waiting for the GPU. Each entry is (pipeline from compile(), binds, (x, y) workgroups; z is 1);
         binds is a tuple of (binding, raw, byte offset, byte size) tuples in group 0, hashable: a driver
