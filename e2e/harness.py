@@ -2,7 +2,8 @@
 
 Pieces (conftest.py wires them into fixtures):
 
-    AssetServer          stdlib threaded HTTP server for build/web/ (plus the in-memory test page)
+    AssetServer          build/web/ (plus the in-memory test page) on the project's one static
+                         server, trueno_web.app.server
     launch_chromium()    Playwright Chromium with WebGPU on SwiftShader (or with WebGPU off)
     PyodidePage          one tab running Pyodide: loads it from localhost, installs micropip and
                          packaging (by URL) and the project wheel (micropip, by URL); records
@@ -19,20 +20,19 @@ Nothing here needs the network: build/web/ is filled by scripts/fetch_web_assets
 
 from __future__ import annotations
 
-import functools
-import http.server
 import itertools
 import json
 import os
 import re
 import shutil
-import socketserver
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from trueno_web.app.server import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB_ROOT = ROOT / "build" / "web"
@@ -124,8 +124,13 @@ def _e2e_dumps(x):
         if (r && pyodide.ffi.PyProxy && r instanceof pyodide.ffi.PyProxy) r.destroy();
       }
     };
-    // after this evaluate() returns: a busy loop in Python must not block the caller
-    setTimeout(() => run().then((res) => results.set(id, res)), 0);
+    // after this evaluate() returns: a busy loop in Python must not block the caller. The result
+    // is pushed to the harness (window.__e2e_done, a Playwright binding): the harness never asks a
+    // page that may be spinning, so its deadline cannot depend on the page answering.
+    setTimeout(() => run().then((res) => {
+      results.set(id, res);
+      if (window.__e2e_done) window.__e2e_done(id);
+    }), 0);
   },
   take(id) {
     const r = results.get(id);
@@ -142,104 +147,33 @@ window.__e2e_ready = true;
 
 # ------------------------------------------------------------------------------------ server
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".json": "application/json",
-        ".map": "application/json",
-        ".whl": "application/zip",   # what PyPI serves them as; micropip/pyodide only fetch bytes
-        ".zip": "application/zip",
-        ".tar": "application/x-tar",
-        ".wgsl": "text/plain; charset=utf-8",
-        ".html": "text/html; charset=utf-8",
-        ".py": "text/x-python; charset=utf-8",
-    }
-    # the server object carries .log (a list) and .extra_routes ({path: (mime, bytes)})
-
-    def log_message(self, fmt, *args):  # quiet; keep a record instead
-        pass
-
-    def end_headers(self):
-        # The wheels get rebuilt between runs under the same file name: never let a cache keep one.
-        self.send_header("Cache-Control", "no-store")
-        for k, v in getattr(self.server, "extra_headers", {}).items():
-            self.send_header(k, v)
-        super().end_headers()
-
-    def translate_path(self, path):
-        p = urlsplit(path).path
-        for prefix, directory in self.server.mounts.items():
-            if p.startswith(prefix):
-                parts = [x for x in p[len(prefix):].split("/") if x and x != "."]
-                if ".." in parts:
-                    return os.path.join(self.directory, "__forbidden__")
-                return os.path.join(directory, *parts)
-        return super().translate_path(path)
-
-    def _extra(self):
-        path = urlsplit(self.path).path
-        return self.server.extra_routes.get(path)
-
-    def do_GET(self):
-        self.server.log.append(("GET", self.path))
-        extra = self._extra()
-        if extra is None:
-            return super().do_GET()
-        mime, body = extra
-        self.send_response(200)
-        self.send_header("Content-Type", mime)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_HEAD(self):
-        extra = self._extra()
-        if extra is None:
-            return super().do_HEAD()
-        self.send_response(200)
-        self.send_header("Content-Type", extra[0])
-        self.send_header("Content-Length", str(len(extra[1])))
-        self.end_headers()
-
-
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 class AssetServer:
-    """Serves `root` (default build/web/) on http://127.0.0.1:<ephemeral port>/.
+    """Serves `root` (default build/web/) on http://127.0.0.1:<ephemeral port>/, with the project's
+    one static-file server (trueno_web.app.server: its MIME table, no traversal, no listings).
 
     `routes` adds in-memory files ({"/path": (mime, bytes_or_str)}); the test page is always there.
     `headers` are sent with every response (e.g. COOP/COEP for cross-origin isolation).
     `mounts` serves more directories under URL prefixes; default: the repo's web/ (the demo page)
     at /web/, next to /pyodide/ and /wheels/ from build/web/.
+    Every request is recorded in `.log` as (method, raw path); nothing is cached (the wheels get
+    rebuilt between runs under the same file name).
     """
 
     def __init__(self, root: Path = WEB_ROOT, *, routes: dict | None = None,
                  headers: dict | None = None, mounts: dict | None = None):
         self.root = Path(root)
-        handler = functools.partial(_Handler, directory=str(self.root))
-        self.httpd = _Server(("127.0.0.1", 0), handler)
-        self.httpd.log = []
-        self.httpd.extra_headers = dict(headers or {})
-        self.httpd.extra_routes = {}
         if mounts is None:
             mounts = {"/web/": ROOT / "web"}
-        self.httpd.mounts = {("/" + k.strip("/") + "/"): str(v) for k, v in mounts.items()}
+        self.httpd = make_server("127.0.0.1", 0, {**mounts, "/": self.root}, quiet=True, routes=routes,
+                                 headers=headers, cache_control="no-store", record=True)
         self.add_route(TEST_PAGE_PATH, "text/html; charset=utf-8", TEST_PAGE)
-        for path, (mime, body) in (routes or {}).items():
-            self.add_route(path, mime, body)
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="e2e-http",
                                         daemon=True)
 
     def add_route(self, path: str, mime: str, body: bytes | str) -> None:
-        self.httpd.extra_routes[path] = (mime, body.encode() if isinstance(body, str) else body)
+        self.httpd.add_route(path, mime, body)
 
     @property
     def log(self) -> list:
@@ -403,9 +337,11 @@ class PyodidePage:
         self.output: list[tuple[str, str]] = []   # (stream, line) of everything Pyodide printed
         self.timings: dict[str, float] = {}
         self._installed: set[str] = set()
+        self._done: set[int] = set()              # run ids the page reported finished
         self.manifest = read_manifest()
 
         self.context = browser.new_context()
+        self.context.expose_binding("__e2e_done", lambda _source, rid: self._done.add(rid))
         if gpu == NO_NAVIGATOR_GPU:
             # navigator.gpu is an accessor on Navigator.prototype (and WorkerNavigator's, which
             # init scripts do not reach: workers still see it)
@@ -505,18 +441,18 @@ class PyodidePage:
         sync=True runs it with pyodide.runPython instead: no top-level await, and JSPI's
         run_sync is unavailable (can_run_sync() is False), as in a sync JS -> Python callback.
         All runs share one globals namespace (pyodide.globals) per page.
-        Raises PyodideError if the code raised, PageBroken on timeout or crash."""
+        Raises PyodideError if the code raised, PageBroken on timeout or crash
+        (the tab is then closed at once; the fixtures replace it)."""
         if self.broken:
             raise PageBroken(f"page unusable: {self.broken}")
         rid = next(_ids)
         try:
             self.page.evaluate("([id, code, args, sync]) => window.__e2e.start(id, code, args, sync)",
                                [rid, code, args, sync])
-            self.page.wait_for_function("id => window.__e2e.results.has(id)", arg=rid,
-                                        polling=5, timeout=timeout_s * 1000)
+            self._wait_done(rid, timeout_s)
             taken = self.page.evaluate("id => window.__e2e.take(id)", rid)
         except Exception as e:  # noqa: BLE001 - playwright raises its own Error/TimeoutError
-            self._mark_broken(f"{type(e).__name__}: {e}")
+            self._abandon(f"{type(e).__name__}: {e}")
             raise PageBroken(f"run_py did not finish ({type(e).__name__}): {e}\n"
                              f"--- code ---\n{code}") from None
         self._drain(taken["out"])
@@ -526,6 +462,28 @@ class PyodidePage:
             msg = res["message"] + (("\n" + res["stack"]) if res.get("stack") else "")
             raise PyodideError(res["type"], msg, code)
         return json.loads(res["json"])
+
+    def _wait_done(self, rid: int, timeout_s: float) -> None:
+        """Wait until the page reports run `rid` finished (the __e2e_done binding), by this process's
+        clock. Nothing here waits on the page's main thread: a page spinning in `while True: pass`
+        answers no evaluate() and no wait_for_function() poll (and Playwright's wait_for_function,
+        timing out on such a page, then awaits a clean-up evaluate() forever). wait_for_timeout() is a
+        timer in Playwright's driver, so the deadline holds however busy the page or the machine."""
+        deadline = time.monotonic() + timeout_s
+        pause = 0.001
+        while rid not in self._done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no result within {timeout_s:g} s (the page is busy or hung)")
+            self.page.wait_for_timeout(min(pause, left) * 1000)
+            pause = min(2 * pause, 0.05)
+        self._done.discard(rid)
+
+    def _abandon(self, why: str) -> None:
+        """Mark the page broken and close its context now: that kills its renderer, which may be
+        spinning (a hung tab would otherwise keep a core busy until the pool replaces it)."""
+        self._mark_broken(why)
+        self.close()
 
     def micropip_install(self, names, *, deps: bool = True):
         """micropip.install the named wheels from build/web/wheels by their localhost URLs."""

@@ -171,7 +171,7 @@ def desktop(backend: str) -> dict:
     if backend in _desktop_cache:
         return _desktop_cache[backend]
     from trueno_web import GpuDevice
-    from trueno_web.demo_page import FILTERS, IMAGE_H, IMAGE_W, DemoSession, make_image, run_filter
+    from trueno_web.app.demo_page import FILTERS, IMAGE_H, IMAGE_W, DemoSession, make_image, run_filter
 
     async def run():
         if backend == "webgpu" and not await GpuDevice.is_available():
@@ -248,7 +248,7 @@ def test_every_canvas_has_drawn_pixels(demo):
         }
         return {name: c.id || c.dataset.op, size: c.width * c.height, opaque, ink};
     })""")
-    from trueno_web.demo_page import activation_ops
+    from trueno_web.app.demo_page import activation_ops
 
     names = [c["name"] for c in canvases]
     assert names == [op.name for op in activation_ops()] + ["img-original", "img-filtered", "chain-chart"]
@@ -259,7 +259,7 @@ def test_every_canvas_has_drawn_pixels(demo):
 
 def test_activation_values_match_the_catalog(demo):
     from trueno_web import ops
-    from trueno_web.demo_page import PROBES, activation_ops, op_params
+    from trueno_web.app.demo_page import PROBES, activation_ops, op_params
 
     rows = demo.page.evaluate("""() => [...document.querySelectorAll('#probe-table tbody tr')].map((tr) => ({
         op: tr.dataset.op,

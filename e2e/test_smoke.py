@@ -298,10 +298,24 @@ await device.queue.onSubmittedWorkDone()
     pyodide_page.log.reset()
 
 
-# Last in the module: it breaks the (shared) no-navigator-gpu page; the pool boots a new one
+# Last in the module: they break the (shared) no-navigator-gpu page; the pool boots a new one
 # if a later test asks for that mode.
 @pytest.mark.parametrize("pyodide_page", [NO_NAVIGATOR_GPU], indirect=True)
 def test_hang_times_out_and_page_is_replaced(pyodide_page):
     with pytest.raises(PageBroken):
         run_py(pyodide_page, "while True: pass", timeout_s=2)
     assert pyodide_page.broken
+
+
+@pytest.mark.parametrize("pyodide_page", [NO_NAVIGATOR_GPU], indirect=True)
+def test_hang_after_an_await_times_out(pyodide_page):
+    """The loop starts only after the harness began waiting (what a loaded machine does to the test
+    above by chance): a wait that polls the page (Playwright's wait_for_function) would hang here for
+    good, since its clean-up after the timeout awaits the spinning page. The deadline holds, and the
+    tab is closed at once (its renderer no longer spins)."""
+    t0 = time.monotonic()
+    with pytest.raises(PageBroken):
+        run_py(pyodide_page, "import asyncio\nawait asyncio.sleep(0.5)\nwhile True: pass", timeout_s=2)
+    assert pyodide_page.broken
+    assert time.monotonic() - t0 < 60
+    assert pyodide_page.page.is_closed()

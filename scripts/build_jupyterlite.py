@@ -32,13 +32,10 @@ What it does (everything pinned; downloads only from PyPI and the npm registry):
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
-import http.server
 import json
 import os
 import shutil
-import socketserver
 import subprocess
 import sys
 import tempfile
@@ -398,35 +395,17 @@ def build(force: bool = False) -> Path:
 
 # --------------------------------------------------------------------------------------- serve
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
-        ".json": "application/json", ".whl": "application/zip", ".zip": "application/zip",
-        ".ipynb": "application/json", ".webmanifest": "application/manifest+json",
-    }
-
-    def end_headers(self):
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def serve(host: str, port: int) -> None:
-    handler = functools.partial(_Handler, directory=str(OUT))
-    with _Server((host, port), handler) as httpd:
-        url = f"http://{host}:{httpd.server_address[1]}"
-        log(f"serving {OUT.relative_to(ROOT)} on {url}/")
-        log(f"  notebook: {url}/lab/index.html?path={NOTEBOOKS[0].name}")
-        log(f"  REPL:     {url}/repl/index.html?kernel=python")
-        try:
-            httpd.serve_forever()
-        except KeyboardInterrupt:
-            pass
+    """Serve the site with the project's one static-file server (trueno_web.app.server)."""
+    sys.path.insert(0, str(ROOT))  # the checkout's package, also when it is not installed
+    from trueno_web.app.server import make_server, run_until_interrupted
+
+    httpd = make_server(host, port, {"/": OUT}, quiet=True, cache_control="no-store")
+    url = httpd.url.rstrip("/")
+    log(f"serving {OUT.relative_to(ROOT)} on {url}/")
+    log(f"  notebook: {url}/lab/index.html?path={NOTEBOOKS[0].name}")
+    log(f"  REPL:     {url}/repl/index.html?kernel=python")
+    run_until_interrupted(httpd)
 
 
 def main(argv: list[str] | None = None) -> int:

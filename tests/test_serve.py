@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from trueno_web import serve
-from trueno_web.serve import Layout, make_server, resolve
+from trueno_web.app import server as serve
+from trueno_web.app.server import Layout, make_server, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = b"TOP-SECRET-OUTSIDE-THE-SERVED-FOLDERS"

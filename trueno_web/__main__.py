@@ -15,12 +15,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .demo import run_demo
+        from .app.demo import run_demo
         from .runtime import block_on
 
         block_on(run_demo())
         return 0
-    from .serve import serve_forever
+    from .app.server import serve_forever
 
     return serve_forever(args.host, args.port)
 

@@ -1,4 +1,4 @@
-// The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.demo_page.DemoSession.
+// The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.app.demo_page.DemoSession.
 // The page (app.mjs) sends {type: "chain", n}; this worker answers with messages
 //   {type: "progress", text, fraction}   while it works
 //   {type: "env" | "activations" | "filters" | "chain", data}   one per panel
@@ -80,7 +80,7 @@ async function boot() {
   pyodide.globals.set("_progress", progress);
   progress("opening the device", 0.35);
   const env = await py(`
-import trueno_web.demo_page as _dp
+import trueno_web.app.demo_page as _dp
 _session = await _dp.DemoSession.open(webgpu=ARGS["webgpu"])
 _session.environment()
 `, { webgpu });

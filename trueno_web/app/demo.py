@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from . import ops
-from .device import GpuDevice, cpu_backend
+from .. import ops
+from ..device import GpuDevice, cpu_backend
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):

@@ -22,9 +22,9 @@ import sys
 import time
 from typing import Callable
 
-from . import ops
-from .device import GpuDevice, cpu_backend as default_cpu_backend
-from .errors import TruenoError
+from .. import ops
+from ..device import GpuDevice, cpu_backend as default_cpu_backend
+from ..errors import TruenoError
 
 Progress = Callable[[str, float], object] | None
 
@@ -246,7 +246,7 @@ class DemoSession:
             software_note = "This adapter is a software GPU (it runs on the CPU)."
         else:
             software_note = None
-        from . import __version__
+        from .. import __version__
 
         return {
             "backend": self.dev.backend, "adapter": info, "on_gpu": on_gpu, "software": software,

@@ -1,21 +1,25 @@
-"""`python -m trueno_web serve [--port N] [--host H]`: the static demo page on http://127.0.0.1:N/.
+"""The one static-file server of the project, on 127.0.0.1: the demo page (`python -m trueno_web serve`),
+the browser tests' assets (e2e/harness.py) and the JupyterLite site (scripts/build_jupyterlite.py).
 
-What is served, and nothing else:
+A server is a table of mounts, URL prefix -> folder (the longest prefix wins), plus optional in-memory
+routes (exact path -> (MIME type, bytes)). The demo page's mounts (`Layout`):
 
     /                 web/index.html          the page (web/ of the checkout: index.html, *.mjs, style.css)
     /<file>           web/<file>
     /pyodide/<file>   build/web/pyodide/      Pyodide's core (scripts/fetch_web_assets.py puts it there)
     /wheels/<file>    build/web/wheels/       the project wheel + manifest.json (same script)
 
-No directory listings, no dotfiles, GET and HEAD only. A path with `..` or `.` segments, a backslash,
-a NUL, or an encoded slash/backslash (`%2f`, `%5c`) is refused with 403 (percent-encoding is decoded
-once, so `%2e%2e` is `..`); anything else that does not name a file under one of the three folders
-(symlinks included, checked after resolving) is 404. Binds 127.0.0.1 unless told otherwise; the page
-makes no request that leaves the origin it was served from (with the default web/config.mjs).
+Only files under the mounts, and nothing else: no directory listings (a path ending in `/` serves
+that folder's index.html, if there is one), no dotfiles, GET and HEAD only. A path with `..` or `.`
+segments, a backslash, a NUL, or an encoded slash/backslash (`%2f`, `%5c`) is refused with 403
+(percent-encoding is decoded once, so `%2e%2e` is `..`); anything else that does not name a file under
+a mount (symlinks included, checked after resolving) is 404. Content types come from one table
+(`MIME`). Binds 127.0.0.1 unless told otherwise; the page makes no request that leaves the origin it
+was served from (with the default web/config.mjs).
 
-The files live in a git checkout (web/ and build/web/ next to the package). Installed from a wheel,
-there is no web/: the server says so and how to get it. TRUENO_WEB_DIR and TRUENO_WEB_ASSETS point
-it at other folders (the page's files; the folder holding pyodide/ and wheels/).
+The demo page's files live in a git checkout (web/ and build/web/ next to the package). Installed from
+a wheel, there is no web/: the server says so and how to get it. TRUENO_WEB_DIR and TRUENO_WEB_ASSETS
+point it at other folders (the page's files; the folder holding pyodide/ and wheels/).
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import os
 import shutil
 import socketserver
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 MIME = {
     ".html": "text/html; charset=utf-8",
@@ -39,19 +44,33 @@ MIME = {
     ".css": "text/css; charset=utf-8",
     ".json": "application/json",
     ".map": "application/json",
+    ".ipynb": "application/json",
+    ".webmanifest": "application/manifest+json",
     ".wasm": "application/wasm",
-    ".whl": "application/zip",
+    ".whl": "application/zip",   # what PyPI serves them as; micropip/pyodide only fetch bytes
     ".zip": "application/zip",
     ".tar": "application/x-tar",
+    ".gz": "application/gzip",
     ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
     ".svg": "image/svg+xml",
     ".ico": "image/x-icon",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".eot": "application/vnd.ms-fontobject",
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
     ".py": "text/x-python; charset=utf-8",
     ".wgsl": "text/plain; charset=utf-8",
 }
 FORBIDDEN_RAW = ("\\", "%5c", "%2f", "%00")  # checked case-insensitively on the raw path
+
+Mounts = tuple[tuple[str, Path], ...]
 
 
 def mime_type(path: Path | str) -> str:
@@ -60,13 +79,13 @@ def mime_type(path: Path | str) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the three served folders are."""
+    """Where the demo page's three served folders are."""
 
     web: Path
     pyodide: Path
     wheels: Path
 
-    def mounts(self) -> tuple[tuple[str, Path], ...]:
+    def mounts(self) -> Mounts:
         return (("/pyodide/", self.pyodide), ("/wheels/", self.wheels), ("/", self.web))
 
     def missing(self) -> list[str]:
@@ -87,7 +106,26 @@ def default_layout() -> Layout:
     return Layout(web=web, pyodide=assets / "pyodide", wheels=assets / "wheels")
 
 
-def resolve(layout: Layout, raw_path: str) -> tuple[int, Path | None]:
+MountSpec = Layout | Mapping[str, "Path | str"] | Iterable[tuple[str, "Path | str"]]
+
+
+def as_mounts(spec: MountSpec) -> Mounts:
+    """A Layout, {prefix: folder} or [(prefix, folder)] as ((prefix, folder), ...), each prefix of the
+    form "/" or "/name/", longest first (so the most specific mount wins)."""
+    if isinstance(spec, Layout):
+        pairs = spec.mounts()
+    elif isinstance(spec, Mapping):
+        pairs = spec.items()
+    else:
+        pairs = spec
+    out = {}
+    for prefix, folder in pairs:
+        inner = str(prefix).strip("/")
+        out["/" + inner + "/" if inner else "/"] = Path(folder)
+    return tuple(sorted(out.items(), key=lambda kv: -len(kv[0])))
+
+
+def resolve(mounts: MountSpec, raw_path: str) -> tuple[int, Path | None]:
     """(HTTP status, file) for a request path: (200, file), or (403 | 404 | 400, None)."""
     path = urlsplit(raw_path).path
     if not path.startswith("/"):
@@ -104,16 +142,16 @@ def resolve(layout: Layout, raw_path: str) -> tuple[int, Path | None]:
     parts = decoded.split("/")[1:]
     if any(p in ("..", ".") for p in parts):
         return 403, None
-    if decoded == "/":
-        decoded = "/index.html"
-    for prefix, folder in layout.mounts():
+    if decoded.endswith("/"):
+        decoded += "index.html"
+    for prefix, folder in as_mounts(mounts):
         if decoded.startswith(prefix):
-            rel = [p for p in decoded[len(prefix):].split("/")]
+            rel = decoded[len(prefix):].split("/")
             break
-    else:  # pragma: no cover - "/" matches everything
+    else:
         return 404, None
     if not rel or any(p == "" or p.startswith(".") for p in rel):
-        return 404, None  # directories, empty segments, dotfiles
+        return 404, None  # empty segments, dotfiles
     try:
         base = folder.resolve(strict=True)
         target = base.joinpath(*rel).resolve(strict=True)
@@ -124,29 +162,47 @@ def resolve(layout: Layout, raw_path: str) -> tuple[int, Path | None]:
     return 200, target
 
 
-class DemoHandler(http.server.BaseHTTPRequestHandler):
-    """Static files of one Layout (the server's `.layout`); see the module docstring."""
+class StaticHandler(http.server.BaseHTTPRequestHandler):
+    """Static files of the server's mounts and routes; see the module docstring."""
 
     server_version = "trueno_web-serve"
     sys_version = ""
     protocol_version = "HTTP/1.1"
 
     def log_message(self, fmt, *args):  # one short line per request on stderr, unless quiet
-        if not getattr(self.server, "quiet", False):
+        if not self.server.quiet:
             sys.stderr.write(f"[serve] {self.address_string()} {fmt % args}\n")
+
+    def end_headers(self):
+        self.send_header("Cache-Control", self.server.cache_control)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for k, v in self.server.extra_headers.items():
+            self.send_header(k, v)
+        super().end_headers()
 
     def _error(self, status: int) -> None:
         body = f"{status} {http.HTTPStatus(status).phrase}\n".encode()
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
     def _serve(self, with_body: bool) -> None:
-        status, target = resolve(self.server.layout, self.path)
+        if self.server.log is not None:
+            self.server.log.append((self.command, self.path))
+        route = self.server.routes.get(urlsplit(self.path).path)
+        if route is not None:
+            mime, body = route
+            self.send_response(200)
+            self.send_header("Content-Type", mime)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if with_body:
+                self.wfile.write(body)
+            return
+        status, target = resolve(self.server.mounts, self.path)
         if target is None:
             return self._error(status)
         stat = target.stat()
@@ -156,7 +212,6 @@ class DemoHandler(http.server.BaseHTTPRequestHandler):
             try:
                 if int(email.utils.parsedate_to_datetime(since).timestamp()) >= mtime:
                     self.send_response(304)
-                    self.send_header("Cache-Control", "no-cache")
                     self.end_headers()
                     return
             except (TypeError, ValueError, IndexError, OverflowError):
@@ -165,8 +220,6 @@ class DemoHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", mime_type(target))
         self.send_header("Content-Length", str(stat.st_size))
         self.send_header("Last-Modified", email.utils.formatdate(mtime, usegmt=True))
-        self.send_header("Cache-Control", "no-cache")  # wheels are rebuilt under the same name
-        self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         if with_body:
             with open(target, "rb") as f:
@@ -179,18 +232,35 @@ class DemoHandler(http.server.BaseHTTPRequestHandler):
         self._serve(False)
 
 
-class DemoServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+class StaticServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    """A threaded StaticHandler server. `mounts`: a Layout, {prefix: folder} or [(prefix, folder)].
+    `routes`: {"/path": (mime, bytes or str)} served from memory (before the mounts); `headers` are
+    sent with every response (e.g. COOP/COEP); `cache_control` is every response's Cache-Control
+    ("no-cache": revalidate by Last-Modified; "no-store": never cache, for files rebuilt under the
+    same name within a second); `record=True` keeps (method, raw path) of every request in `.log`."""
+
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, layout: Layout, quiet: bool = False):
+    def __init__(self, address, mounts: MountSpec, *, routes: Mapping | None = None,
+                 headers: Mapping[str, str] | None = None, cache_control: str = "no-cache",
+                 quiet: bool = False, record: bool = False):
         import socket
 
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
-        self.layout = layout
+        self.mounts = as_mounts(mounts)
+        self.routes: dict[str, tuple[str, bytes]] = {}
+        for path, (mime, body) in (routes or {}).items():
+            self.add_route(path, mime, body)
+        self.extra_headers = dict(headers or {})
+        self.cache_control = cache_control
         self.quiet = quiet
-        super().__init__(address, DemoHandler)
+        self.log: list[tuple[str, str]] | None = [] if record else None
+        super().__init__(address, StaticHandler)
+
+    def add_route(self, path: str, mime: str, body: bytes | str) -> None:
+        self.routes[path] = (mime, body.encode() if isinstance(body, str) else bytes(body))
 
     @property
     def url(self) -> str:
@@ -198,10 +268,22 @@ class DemoServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8000, layout: Layout | None = None,
-                quiet: bool = False) -> DemoServer:
-    """A DemoServer bound to (host, port) (port 0: any free one); call serve_forever() on it."""
-    return DemoServer((host, port), layout or default_layout(), quiet=quiet)
+def make_server(host: str = "127.0.0.1", port: int = 8000, layout: MountSpec | None = None,
+                quiet: bool = False, **options) -> StaticServer:
+    """A StaticServer bound to (host, port) (port 0: any free one) serving `layout` (the demo page's
+    default_layout() unless given; any mount table works); `options` as StaticServer's. Call
+    serve_forever() on it (or run_until_interrupted)."""
+    return StaticServer((host, port), default_layout() if layout is None else layout, quiet=quiet, **options)
+
+
+def run_until_interrupted(server: StaticServer) -> None:
+    """serve_forever() until Ctrl-C, then close the socket."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
 
 
 def serve_forever(host: str = "127.0.0.1", port: int = 8000) -> int:
@@ -226,10 +308,5 @@ def serve_forever(host: str = "127.0.0.1", port: int = 8000) -> int:
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {host}, not only on this machine's loopback", file=sys.stderr, flush=True)
     print(f"trueno_web demo page: {server.url}  (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    run_until_interrupted(server)
     return 0
