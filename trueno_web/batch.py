@@ -9,11 +9,12 @@ last one, on the results already on the device; with nothing new it does nothing
 
 from __future__ import annotations
 
+import math
 import weakref
 
 from .calls import install
-from .errors import BatchError, TruenoTypeError
-from .graph import Node, plan
+from .errors import BatchError, TruenoTypeError, TruenoValueError
+from .graph import Node, View, plan, storage
 from .host import from_host, to_host
 from .ops import Op
 from .resident import DeviceArray
@@ -99,10 +100,35 @@ class GpuCommandBatch:
         return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True,
                               done=True))
 
+    def view(self, buf: BufferId, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> BufferId:
+        """A view of the storage under `buf` (its base, where `buf` is a view itself); nothing is copied.
+        Element (i0, i1, ...) of `shape` is element offset + i0 * strides[0] + ... of that flat storage.
+        Elementwise ops read any view through index arithmetic; other ops, read() and keep() need a
+        row-major view from the start (reshapes): give them a `copy` of any other view."""
+        base = storage(self._nodes, self._input(buf).index)
+        shape, strides, offset = tuple(int(d) for d in shape), tuple(int(s) for s in strides), int(offset)
+        if len(shape) != len(strides) or any(d < 0 for d in shape):
+            raise TruenoValueError(f"a view needs one non-negative size and one stride per dimension; "
+                                   f"got shape {shape}, strides {strides}")
+        if math.prod(shape):
+            lo = offset + sum(s * (d - 1) for d, s in zip(shape, strides) if s < 0)
+            hi = offset + sum(s * (d - 1) for d, s in zip(shape, strides) if s > 0)
+            if lo < 0 or hi >= base.size:
+                raise TruenoValueError(f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
+                                       f"elements {lo}..{hi}, outside the {base.size} elements of its base")
+        return self._add(Node(len(self._nodes), None, (base.id,), (), shape, view=View(shape, strides, offset),
+                              done=base.done))
+
+    def _flat(self, buf: BufferId, what: str) -> Node:
+        """The node whose storage holds `buf` row-major from its start (itself, or the base of a reshape)."""
+        node = self._nodes[self._own(buf).index]
+        if node.view is not None and not node.view.identity:
+            raise BatchError(f"{buf!r} is a strided view; {what} needs row-major data: queue batch.copy(id) first")
+        return storage(self._nodes, node.id)
+
     def keep(self, buf: BufferId) -> BufferId:
         """Keep a buffer readable after execute() even if a fused chain would not write it."""
-        self._own(buf)
-        node = self._nodes[buf.index]
+        node = self._flat(buf, "keep()")
         if node.fused_away:
             raise BatchError(f"{buf!r} was already fused away by an earlier execute(); call keep() before execute()")
         node.keep = True
@@ -160,18 +186,31 @@ class GpuCommandBatch:
 
     async def read(self, buf: BufferId):
         """Download one buffer: a float32 NumPy array (or array.array('f')), a Python float for reductions."""
-        node = self._nodes[self._own(buf).index]
+        shape = buf.shape
+        node = self._computed(buf, "read()")
+        data = await self.executor.read(node.buffer, math.prod(shape), (self.stats, self.device.stats))
+        if shape == ():
+            return float(memoryview(data).cast("B").cast("f")[0])
+        return from_host(data, shape)
+
+    def detach(self, buf: BufferId) -> DeviceArray:
+        """Hand a computed buffer over to a DeviceArray that outlives the batch (no copy)."""
+        node = self._computed(buf, "detach()")
+        if node.view is not None or node.imported or node.size != buf.size:
+            raise BatchError(f"{buf!r} is not a buffer of this batch's own; only uploads and op results detach")
+        node.imported = True  # the DeviceArray frees it now, not the batch
+        return DeviceArray(self.device, node.buffer, node.shape)
+
+    def _computed(self, buf: BufferId, what: str) -> Node:
+        node = self._flat(buf, what)
         if node.fused_away:
             raise BatchError(f"{buf!r} was fused into a chain and never written to memory; "
                              "call batch.keep(id) before execute(), or use dev.batch(fuse=False)")
         if self._finalizer.alive is False:
             raise BatchError("this batch was released; its buffers are gone (read before release())")
         if not node.done:
-            raise BatchError(f"{buf!r} has not been computed yet; call `await batch.execute()` before read()")
-        data = await self.executor.read(node.buffer, node.size, (self.stats, self.device.stats))
-        if node.shape == ():
-            return float(memoryview(data).cast("B").cast("f")[0])
-        return from_host(data, node.shape)
+            raise BatchError(f"{buf!r} has not been computed yet; call `await batch.execute()` before {what}")
+        return node
 
     def release(self) -> None:
         """Give the batch's device buffers back for reuse; its BufferIds become unreadable."""

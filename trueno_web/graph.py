@@ -2,8 +2,9 @@
 
 Planning (per `execute()`, over the nodes queued since the last one): nodes run in the order they
 were queued. An elementwise node joins the open map group of any elementwise input of the same size;
-a group closes when a non-elementwise op consumes one of its values, or when one more node would need
-more storage bindings than the device has. A group writes to memory only the values something needs
+a group closes when a non-elementwise op consumes one of its values, when an op reads one of its values
+through a view (views are not computed: a kernel reads its base's storage through index arithmetic),
+or when one more node would need more storage bindings than the device has. A group writes to memory only the values something needs
 afterwards: values consumed outside it, values nothing consumes (results) and values marked `keep`.
 """
 
@@ -15,9 +16,34 @@ from dataclasses import dataclass, field
 from .ops import Op
 
 
+@dataclass(frozen=True)
+class View:
+    """How a view node reads its base's flat storage: element (i0, i1, ...) of `shape` is at
+    offset + i0 * strides[0] + i1 * strides[1] + ... (in elements; a stride may be 0 or negative)."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+    @property
+    def identity(self) -> bool:
+        """Row-major from the start of the storage: a kernel reads it as a plain flat array."""
+        return self.offset == 0 and self.strides == contiguous_strides(self.shape, self.strides)
+
+
+def contiguous_strides(shape: tuple[int, ...], like: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """Row-major strides of `shape`; where `like` is given, dims of size 1 keep its stride (any is valid)."""
+    out, step = [], 1
+    for j in range(len(shape) - 1, -1, -1):
+        out.append(like[j] if like is not None and shape[j] == 1 else step)
+        step *= shape[j]
+    return tuple(reversed(out))
+
+
 @dataclass(eq=False)
 class Node:
-    """One buffer of a batch: an upload, an imported device buffer, or an op's result."""
+    """One buffer of a batch: an upload, an imported device buffer, an op's result, or a view (no
+    storage of its own: it reads its one input's storage through `view`)."""
 
     id: int
     op: Op | None
@@ -31,6 +57,7 @@ class Node:
     keep: bool = False
     done: bool = False
     fused_away: bool = False
+    view: View | None = None
 
     @property
     def size(self) -> int:
@@ -52,6 +79,12 @@ class OpStep:
     """A reduction, softmax, matmul or convolution: one node, its own kernel."""
 
     node: int
+
+
+def storage(nodes: list[Node], i: int) -> Node:
+    """The node whose buffer holds node i's data (its base, for a view)."""
+    node = nodes[i]
+    return nodes[node.inputs[0]] if node.view is not None else node
 
 
 def template(step: MapStep | OpStep, nodes: list[Node]) -> str:
@@ -98,6 +131,8 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
         node = nodes[nid]
         if node.op is None:
             continue
+        for v in [i for i in node.inputs if nodes[i].view is not None and nodes[i].inputs[0] in open_groups]:
+            close(open_groups[nodes[v].inputs[0]])  # a view reads its base from memory, written by then
         if not node.op.elementwise:
             for g in {id(open_groups[i]): open_groups[i] for i in node.inputs if i in open_groups}.values():
                 close(g)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .. import kernels
 from ..errors import GpuError, LimitError
-from ..graph import MapStep, Node, OpStep
+from ..graph import MapStep, Node, OpStep, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import upload_pending
@@ -145,7 +145,7 @@ class GpuExecutor:
                     if ref == "partials":
                         binds.append((index, scratch.raw, 0, kernels.round16(scratch.nbytes)))
                         continue
-                    node = nodes[ref]
+                    node = storage(nodes, ref)  # a view binds its base
                     if node.buffer is None:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 
-from ..graph import MapStep, Node, OpStep
+from ..graph import MapStep, Node, OpStep, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -36,13 +36,22 @@ class NumpyExecutor:
             values = {}
             for nid in step.nodes if isinstance(step, MapStep) else [step.node]:
                 node = nodes[nid]
-                args = [values[i] if i in values else nodes[i].buffer for i in node.inputs]
+                args = [values[i] if i in values else self._value(nodes, i) for i in node.inputs]
                 result = node.op.row.numpy(node.op, args, node.params, node.options)
                 values[nid] = self.np.asarray(result, dtype=self.np.float32).reshape(node.shape)
             for nid in step.stores if isinstance(step, MapStep) else [step.node]:
                 nodes[nid].buffer = values[nid]
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
+
+    def _value(self, nodes: list[Node], i: int):
+        """Node i's array; a view is NumPy's view of its base with the same strides (no copy)."""
+        view = nodes[i].view
+        if view is None:
+            return nodes[i].buffer
+        start = storage(nodes, i).buffer.reshape(-1)[view.offset:]  # negative strides reach back before it
+        return self.np.lib.stride_tricks.as_strided(start, view.shape, tuple(4 * s for s in view.strides),
+                                                    writeable=False)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
         return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns

@@ -10,11 +10,13 @@ chain living only in chunk-sized scratch; an op step is one kernel call. The mod
 from __future__ import annotations
 
 import array
+import itertools
+import math
 import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError, UnavailableError
-from ..graph import MapStep, Node, OpStep, template
+from ..graph import MapStep, Node, OpStep, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -221,15 +223,24 @@ class WasmExecutor:
         for nid in step.stores:
             self._result(nodes[nid])
         chunk = max(1, min(n, CHUNK if len(stores) < len(step.nodes) else n))
-        scratch = {}
+        scratch, gathered = {}, {}
         try:
             for nid in step.nodes:
                 if nid not in stores:
                     scratch[nid] = self._alloc(chunk * 4, "a fused intermediate")
+            for nid in step.loads:  # strided views (broadcasts, transposes, slices): a row-major copy first
+                view = nodes[nid].view
+                if view is not None and not view.identity:
+                    base = storage(nodes, nid)
+                    gathered[nid] = self._alloc(nodes[nid].size * 4, "a copy of a strided view")
+                    flat = self.module.read(base.buffer.ptr, base.size * 4).cast("f")
+                    self.module.write(gathered[nid].ptr, memoryview(gather(flat, view)))
 
             def at(nid: int, offset: int) -> int:
-                buf = scratch.get(nid)
-                return _i32(buf.ptr) if buf is not None else _i32(nodes[nid].buffer.ptr + 4 * offset)
+                if nid in scratch:
+                    return _i32(scratch[nid].ptr)
+                buf = gathered.get(nid) or storage(nodes, nid).buffer
+                return _i32(buf.ptr + 4 * offset)
 
             for offset in range(0, n, chunk):
                 count = min(chunk, n - offset)
@@ -238,7 +249,7 @@ class WasmExecutor:
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node.op), *ins, at(nid, offset), count, *node.params)
         finally:
-            for buf in scratch.values():
+            for buf in [*scratch.values(), *gathered.values()]:
                 self.free(buf)
 
     def _reduce(self, nodes: list[Node], step: OpStep) -> None:
@@ -247,7 +258,7 @@ class WasmExecutor:
         args = [nodes[i] for i in node.inputs]
         rows = node.options.get("rows")
         cols = args[0].size // rows if rows else args[0].size
-        fn, ptrs = symbol(node.op), [a.buffer.ptr for a in args]
+        fn, ptrs = symbol(node.op), [storage(nodes, i).buffer.ptr for i in node.inputs]
         values = array.array("f", [self.module.call(fn, *(_i32(p + 4 * r * cols) for p in ptrs), cols)
                                    for r in range(1 if rows is None else rows)])
         self.module.write(self._result(node).ptr, memoryview(values))
@@ -258,20 +269,38 @@ class WasmExecutor:
         rows = node.size // cols if cols else 0
         out = self._result(node)
         if node.size:
-            self.module.call(symbol(node.op), _i32(nodes[node.inputs[0]].buffer.ptr), _i32(out.ptr), rows, cols,
+            self.module.call(symbol(node.op), _i32(storage(nodes, node.inputs[0]).buffer.ptr), _i32(out.ptr), rows, cols,
                              int(node.op.name == "log_softmax"))
 
     def _matmul(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
-        a, b = (_i32(nodes[i].buffer.ptr) for i in node.inputs)
+        a, b = (_i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
         o = node.options
         self.module.call(symbol(node.op), a, b, _i32(self._result(node).ptr), o["m"], o["k"], o["n"])
 
     def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         img, ker = (nodes[i] for i in node.inputs)
-        self.module.call(symbol(node.op), _i32(img.buffer.ptr), *img.shape, _i32(ker.buffer.ptr), *ker.shape,
+        self.module.call(symbol(node.op), _i32(storage(nodes, img.id).buffer.ptr), *img.shape,
+                         _i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
                          _i32(self._result(node).ptr))
+
+
+def gather(flat: memoryview, view) -> array.array:
+    """The elements of a strided view of `flat` (format 'f'), row-major: one slice per innermost row."""
+    out = array.array("f")
+    if not math.prod(view.shape):
+        return out
+    *outer, last = view.shape or (1,)
+    *outer_strides, step = view.strides or (1,)
+    for index in itertools.product(*(range(d) for d in outer)):
+        start = view.offset + sum(i * s for i, s in zip(index, outer_strides))
+        if step == 0:
+            out.extend([flat[start]] * last)
+        else:
+            stop = start + step * last
+            out.extend(flat[start:stop if stop >= 0 else None:step])
+    return out
 
 
 def symbol(op) -> str:
