@@ -17,12 +17,8 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[desktop,test]"
-if [ -f scripts/fetch_web_assets.py ]; then
-  .venv/bin/python scripts/fetch_web_assets.py
-fi
+.venv/bin/python scripts/fetch_web_assets.py
 # The JupyterLite site (build/jupyterlite/: pinned jupyterlite in build/jlite-venv, Pyodide, the kernel's
 # wheels, trueno_web and examples/trueno_web_tour.ipynb); quick when up to date.
-if [ -f scripts/build_jupyterlite.py ]; then
-  .venv/bin/python scripts/build_jupyterlite.py
-fi
+.venv/bin/python scripts/build_jupyterlite.py
 echo "setup done: .venv ready"

@@ -1,9 +1,10 @@
 """Fixtures: one device per backend per session (pipelines compile once), and the `gpu` skip rule.
 
 Tests are plain sync functions that drive async code with `trueno_web.runtime.block_on`, so the same
-bodies run inside Pyodide (JSPI) later. Backends: "webgpu" (lavapipe here), "numpy", and "wasm-simd"
-once trueno_web/backends/wasm_simd.py exists. A test marked `gpu` (or using the webgpu device) is
-skipped only where `GpuDevice.is_available()` is False, and the reason says so.
+bodies run inside Pyodide (JSPI) later. Backends: "webgpu" (lavapipe here), "numpy" and "wasm-simd"
+(under wasmtime on the desktop); one that cannot start here skips with its reason. A test marked `gpu`
+(or using the webgpu device) is skipped only where `GpuDevice.is_available()` is False, and the reason
+says so.
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ def backend_unavailable(name: str) -> str | None:
         return None if gpu_available() else NO_ADAPTER
     if name == "numpy":
         return None if importlib.util.find_spec("numpy") else "NumPy is not installed here"
-    if importlib.util.find_spec("trueno_web.backends.wasm_simd") is None:
-        return "the wasm-simd backend is not written yet (no trueno_web/backends/wasm_simd.py)"
     return None
 
 
