@@ -1,5 +1,6 @@
 """The README says what the code does: its op list is exactly the catalog (names, parameters with
-their defaults, aliases), so adding or changing an op without the README fails here."""
+their defaults, aliases), so adding or changing an op without the README fails here; and the app
+(trueno_web/app/) sits apart from the library, which never imports it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from trueno_web import ops
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 OPS_PARAGRAPH = re.compile(r"^Ops \(each one row of the catalog[^\n]*:\n(.*?)\n\n", re.M | re.S)
 # one entry: name, its parameters glued to it, then an optional note in parentheses after a space
 ENTRY = re.compile(r"(?P<name>\w+)(?:\((?P<params>[^()]*)\))?(?: \((?P<note>.*)\))?")
@@ -78,3 +80,15 @@ def test_readme_op_parameters_and_aliases(op):
     written, aliases = readme_ops().get(op.name, (None, ()))
     assert written == signature(op), f"README writes {written!r}, the catalog says {signature(op)!r}"
     assert sorted(aliases) == sorted(op.aliases), f"README: {op.name} aliases {aliases}, catalog {op.aliases}"
+
+
+def test_the_library_never_imports_the_app():
+    package = ROOT / "trueno_web"
+    if not package.is_dir():
+        pytest.skip("no checkout here")
+    app_import = re.compile(r"^\s*(?:from\s+(?:trueno_web)?\.+app\b|from\s+trueno_web\s+import\s+app\b"
+                            r"|from\s+\.+\s+import\s+app\b|import\s+trueno_web\.app\b)", re.M)
+    offenders = [str(p.relative_to(ROOT)) for p in package.rglob("*.py")
+                 if "app" not in p.relative_to(package).parts[:-1] and p.name != "__main__.py"
+                 and app_import.search(p.read_text())]
+    assert offenders == [], f"the library imports trueno_web.app: {offenders}"

@@ -229,3 +229,57 @@ def test_layout_missing_lists_assets(tmp_path):
     lay = Layout(web=tmp_path, pyodide=tmp_path / "p", wheels=tmp_path / "w")
     missing = lay.missing()
     assert len(missing) == 3 and any("pyodide.mjs" in m for m in missing)
+
+
+# --------------------------------------------------------------------------------- one server for all
+
+def test_a_mount_table_with_routes_headers_and_a_log(tmp_path):
+    """The same server serves the e2e harness (build/web/ + in-memory pages, no-store, a request log)
+    and the JupyterLite site (one folder; a folder's URL serves its index.html)."""
+    site = tmp_path / "site"
+    (site / "lab").mkdir(parents=True)
+    (site / "lab" / "index.html").write_bytes(b"<!doctype html>lab")
+    (site / "tour.ipynb").write_bytes(b"{}")
+    (site / "font.woff2").write_bytes(b"wOF2")
+    (site / "manifest.webmanifest").write_bytes(b"{}")
+    (site / ".hidden").write_bytes(b"dot")
+    (tmp_path / "secret.txt").write_bytes(SECRET)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "page.mjs").write_bytes(b"export {};")
+    srv = make_server("127.0.0.1", 0, {"/": site, "x": extra}, quiet=True, cache_control="no-store",
+                      routes={"/__e2e__/index.html": ("text/html; charset=utf-8", "<p>test page</p>")},
+                      headers={"Cross-Origin-Opener-Policy": "same-origin"}, record=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for path, mime in (("/lab/", "text/html; charset=utf-8"), ("/lab/index.html", "text/html; charset=utf-8"),
+                           ("/tour.ipynb", "application/json"), ("/font.woff2", "font/woff2"),
+                           ("/manifest.webmanifest", "application/manifest+json"),
+                           ("/x/page.mjs", "text/javascript; charset=utf-8"),
+                           ("/__e2e__/index.html", "text/html; charset=utf-8")):
+            status, headers, body = get(srv, path)
+            assert (status, headers["Content-Type"]) == (200, mime), path
+            assert headers["Cache-Control"] == "no-store" and headers["Cross-Origin-Opener-Policy"] == "same-origin"
+        assert get(srv, "/__e2e__/index.html")[2] == b"<p>test page</p>"
+        assert get(srv, "/__e2e__/index.html", method="HEAD")[2] == b""
+        for path in ("/.hidden", "/lab", "/x/", "/x/../secret.txt", "/../secret.txt", "/%2e%2e/secret.txt"):
+            status, _, body = get(srv, path)
+            assert status in (403, 404) and SECRET not in body, path
+        assert ("GET", "/tour.ipynb") in srv.log and ("HEAD", "/__e2e__/index.html") in srv.log
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_there_is_one_static_server():
+    """The demo page, the e2e harness and the JupyterLite site all use trueno_web/app/server.py:
+    no other http.server handler, and no second MIME table, in the project's code."""
+    own = ROOT / "trueno_web" / "app" / "server.py"
+    files = [p for d in ("trueno_web", "e2e", "scripts", "bench", "tests") for p in (ROOT / d).rglob("*.py")]
+    assert own in files
+    for path in files:
+        if path == own or path == Path(__file__).resolve():
+            continue
+        text = path.read_text()
+        assert not re.search(r"\bhttp\.server\b|\bSimpleHTTPRequestHandler\b|\bmimetypes\b|extensions_map", text), path
