@@ -24,11 +24,18 @@ from .errors import (
 __version__ = "0.1.0"
 __all__ = [
     "GpuDevice", "GpuCommandBatch", "BufferId", "DeviceArray", "Stats", "ops", "runtime", "errors",
+    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes",
     "TruenoError", "TruenoValueError", "TruenoTypeError", "LimitError", "BatchError", "GpuError",
     "DeviceLostError", "UnavailableError",
 ]
 
+_NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
 _LAZY = {
+    "Tensor": ("tensor", "Tensor"),
+    "asarray": ("tensor", "asarray"),
+    "matmul": ("tensor", "matmul"),
+    "broadcast_shapes": ("tensor", "broadcast_shapes"),
+    "realize": ("expr", "realize"),
     "GpuDevice": ("device", "GpuDevice"),
     "DeviceArray": ("resident", "DeviceArray"),
     "GpuCommandBatch": ("batch", "GpuCommandBatch"),
@@ -39,10 +46,14 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'trueno_web' has no attribute {name!r}")
     from importlib import import_module
 
+    if name not in _LAZY:
+        tensor = import_module(".tensor", __name__)
+        if name.startswith("_") or not callable(getattr(tensor.Tensor, name, None)) or name in _NOT_FUNCTIONS:
+            raise AttributeError(f"module 'trueno_web' has no attribute {name!r}")
+        value = globals()[name] = getattr(tensor.Tensor, name)  # tw.exp(t), tw.sum(t, axis=0), tw.where(c, a, b)
+        return value
     module_name, attr = _LAZY[name]
     module = import_module(f".{module_name}", __name__)
     value = module if attr is None else getattr(module, attr)

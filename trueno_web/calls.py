@@ -62,21 +62,27 @@ def signature(op: Op, first: str = "self") -> inspect.Signature:
     return inspect.Signature(params)
 
 
-def make_method(op: Op, impl, doc_suffix: str):
-    """A method named after the op that binds its arguments and hands them to `impl(self, op, ...)`."""
+def make_method(op: Op, impl, doc_suffix: str, self_is_input: bool = False):
+    """A method named after the op that binds its arguments and hands them to `impl(self, op, ...)`;
+    `self_is_input`: the object is the op's first input (a Tensor), not a device or batch."""
 
     def method(self, *args, **kwargs):
-        inputs, params, options = bind(op, args, dict(kwargs))
+        inputs, params, options = bind(op, (self, *args) if self_is_input else args, dict(kwargs))
         return impl(self, op, inputs, params, options)
 
     method.__name__ = method.__qualname__ = op.name
-    method.__signature__ = signature(op)
+    sig = signature(op)
+    if self_is_input:
+        sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+    method.__signature__ = sig
     method.__doc__ = f"{op.doc}. {doc_suffix}"
     return method
 
 
-def install(cls, impl, doc_suffix: str) -> None:
-    """Give `cls` one method per catalog op and alias, each handing its bound call to `impl`."""
+def install(cls, impl, doc_suffix: str, self_is_input: bool = False) -> None:
+    """Give `cls` one method per catalog op and alias, each handing its bound call to `impl`; a method
+    the class writes itself (Tensor.sum with its axis) stays."""
     for op in CATALOG:
         for name in (op.name, *op.aliases):
-            setattr(cls, name, make_method(op, impl, doc_suffix))
+            if name not in cls.__dict__:
+                setattr(cls, name, make_method(op, impl, doc_suffix, self_is_input))

@@ -112,6 +112,12 @@ class GpuDevice:
         """A new command batch on this device (fuse=False runs every op as its own kernel)."""
         return GpuCommandBatch(self, fuse=fuse)
 
+    def tensor(self, data, shape: tuple[int, ...] | None = None):
+        """A lazy Tensor on this device from host data or a DeviceArray (nothing runs yet)."""
+        from .tensor import asarray
+
+        return asarray(data, self, shape)
+
     async def upload(self, data, shape: tuple[int, ...] | None = None) -> DeviceArray:
         """Upload once; use the DeviceArray in any batch or one-shot op without uploading again."""
         self.check_open()

@@ -1,0 +1,85 @@
+"""Tensor expressions and their realisation: the expression under some tensors becomes ONE batch.
+
+Each shared subexpression is recorded once; elementwise chains fuse in the batch's planner; the
+realised tensors, and the host data the batch uploaded, stay on the device as DeviceArrays, and their
+expressions are dropped (so a loop that realises each step does not grow a graph).
+"""
+
+from __future__ import annotations
+
+from .errors import TruenoTypeError, TruenoValueError
+from .host import HostData
+from .resident import DeviceArray
+
+
+class Expr:
+    """One node of a tensor expression: a leaf (host data or a DeviceArray), an op, or a view of a base."""
+
+    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf")
+
+    def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None):
+        self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
+        self.options, self.view, self.leaf = options or {}, view, leaf
+
+
+async def realize(*tensors) -> None:
+    """Compute every tensor given in ONE batch and execute; each keeps its result on its device."""
+    if not tensors:
+        return
+    for t in tensors:
+        if not isinstance(getattr(t, "expr", None), Expr):
+            raise TruenoTypeError(f"realize() takes tensors, got {type(t).__name__}")
+    devices = {id(t.device) for t in tensors}
+    if len(devices) > 1:
+        raise TruenoValueError("realize() runs one device's tensors at a time; call it once per device")
+    device = tensors[0].device
+    batch = device.batch()
+    try:
+        ids: dict[int, object] = {}
+        targets = []
+        for t in tensors:
+            base = t._layout()[0] if t.expr.view is None or t.expr.view.identity else t.contiguous().expr
+            if base.leaf is None or isinstance(base.leaf, HostData):
+                targets.append(base)
+            _emit(batch, base, ids)
+            if t.expr.view is not None and not t.expr.view.identity:
+                t.expr = base  # a strided result is read as its row-major copy
+        for e in targets:
+            batch.keep(ids[id(e)])
+        await batch.execute()
+        uploads = [e for key, e in _walk(targets) if isinstance(e.leaf, HostData)]
+        for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
+            if not isinstance(e.leaf, DeviceArray):
+                arr = batch.detach(ids[id(e)])
+                e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
+    finally:
+        batch.release()
+
+
+def _walk(roots):
+    """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
+    seen, order, stack = set(), [], [(e, False) for e in roots]
+    while stack:
+        e, done = stack.pop()
+        if done:
+            order.append((id(e), e))
+        elif id(e) not in seen:
+            seen.add(id(e))
+            stack.append((e, True))
+            stack.extend((i, False) for i in e.inputs)
+    return order
+
+
+def _emit(batch, root: Expr, ids: dict) -> None:
+    """Record the expression under `root` into the batch; ids maps id(expr) to its BufferId."""
+    for key, e in _walk([root]):
+        if key in ids:
+            continue
+        if isinstance(e.leaf, DeviceArray):
+            ids[key] = batch.import_buffer(e.leaf)
+        elif isinstance(e.leaf, HostData):
+            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
+        elif e.view is not None:
+            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset)
+        else:
+            ids[key] = batch.record(e.op, tuple(ids[id(i)] for i in e.inputs), e.params, e.options)

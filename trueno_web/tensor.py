@@ -1,0 +1,439 @@
+"""Lazy tensors: NumPy-style expressions recorded as a graph, run as one batch when a result is needed.
+
+A Tensor is (device, expression). Nothing runs until `await t.numpy()`, `await t.item()` or
+`await tw.realize(a, b, ...)`: then the expressions become one GpuCommandBatch (elementwise chains
+fused, each shared subexpression computed once), one execute, and the realised tensors keep their
+results on the device as DeviceArrays; their expressions are dropped.
+
+Movement ops (reshape, transpose/permute, expand, squeeze/unsqueeze, slicing with steps, broadcasting)
+change the view, not the data: an elementwise kernel reads a view through index arithmetic. A copy
+(the `copy` op) runs only where a kernel needs row-major memory: the input of a reduction, softmax or
+matmul that is not already row-major, a reshape of a strided view, and a strided result that is read.
+Shape, axis and device mistakes raise TruenoValueError where the expression is written.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+from . import ops
+from .calls import install
+from .errors import TruenoTypeError, TruenoValueError
+from .expr import Expr, realize
+from .graph import View, contiguous_strides
+from .host import HostData, to_host
+from .resident import DeviceArray
+
+
+class Tensor:
+    """A lazy float32 array on one device (see the module docstring)."""
+
+    __slots__ = ("device", "expr", "__weakref__")
+    __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
+    dtype = "float32"
+
+    def __init__(self, device, expr: Expr):
+        self.device = device
+        self.expr = expr
+
+    # ------------------------------------------------------------ shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.expr.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TruenoTypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self.shape}, dtype=float32, backend={self.device.backend!r})"
+
+    # ------------------------------------------------------------ views
+
+    def _layout(self):
+        """(base expression, strides, offset): how this tensor reads its base's flat storage."""
+        e = self.expr
+        if e.view is not None:
+            return e.inputs[0], e.view.strides, e.view.offset
+        return e, contiguous_strides(e.shape), 0
+
+    def _view(self, shape, strides, offset) -> "Tensor":
+        base = self._layout()[0]
+        view = View(tuple(shape), tuple(strides), offset)
+        if view.identity and view.shape == base.shape:
+            return Tensor(self.device, base)
+        return Tensor(self.device, Expr(view.shape, view=view, inputs=(base,)))
+
+    def _row_major(self) -> bool:
+        _, strides, offset = self._layout()
+        return strides == contiguous_strides(self.shape, strides)
+
+    def contiguous(self) -> "Tensor":
+        """This tensor in row-major memory of its own (a copy only where it is a strided view)."""
+        base, strides, offset = self._layout()
+        if offset == 0 and self._row_major():
+            return self
+        return _op("scale", self, s=1.0)  # x * 1 is x exactly (the `copy` row replaces it once it lands)
+
+    def reshape(self, *shape) -> "Tensor":
+        shape = _shape_arg(shape)
+        if shape.count(-1) > 1 or any(d < -1 for d in shape):
+            raise TruenoValueError(f"reshape: bad shape {shape} (one -1 at most, sizes >= 0)")
+        if -1 in shape:
+            known = math.prod(d for d in shape if d != -1)
+            if known == 0 or self.size % known:
+                raise TruenoValueError(f"reshape: cannot reshape {self.shape} ({self.size} elements) into {shape}")
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        if math.prod(shape) != self.size:
+            raise TruenoValueError(f"reshape: cannot reshape {self.shape} ({self.size} elements) into {shape}")
+        src = self if self._row_major() else self.contiguous()
+        return src._view(shape, contiguous_strides(shape), src._layout()[2])
+
+    def permute(self, *axes) -> "Tensor":
+        axes = _shape_arg(axes)
+        if sorted(_axis(a, self.ndim, "permute") for a in axes) != list(range(self.ndim)) or len(axes) != self.ndim:
+            raise TruenoValueError(f"permute: {axes} is not a permutation of the {self.ndim} axes of {self.shape}")
+        axes = [_axis(a, self.ndim, "permute") for a in axes]
+        _, strides, offset = self._layout()
+        return self._view([self.shape[a] for a in axes], [strides[a] for a in axes], offset)
+
+    def transpose(self, axis0: int = -2, axis1: int = -1) -> "Tensor":
+        """Swap two axes (the last two by default); `t.T` reverses all of them, as in NumPy."""
+        if self.ndim < 2:
+            return self
+        axes = list(range(self.ndim))
+        a, b = _axis(axis0, self.ndim, "transpose"), _axis(axis1, self.ndim, "transpose")
+        axes[a], axes[b] = axes[b], axes[a]
+        return self.permute(axes)
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(list(range(self.ndim))[::-1])
+
+    def expand(self, *shape) -> "Tensor":
+        """Broadcast to `shape` (NumPy's rules; -1 keeps a dimension); nothing is copied."""
+        shape = _shape_arg(shape)
+        if len(shape) < self.ndim:
+            raise TruenoValueError(f"expand: cannot broadcast {self.shape} to {shape} (fewer dimensions)")
+        _, strides, offset = self._layout()
+        lead = len(shape) - self.ndim
+        out_shape, out_strides = list(shape[:lead]), [0] * lead
+        for d, (have, want) in enumerate(zip(self.shape, shape[lead:])):
+            want = have if want == -1 else want
+            if have != want and have != 1:
+                raise TruenoValueError(f"expand: cannot broadcast {self.shape} to {shape} (axis {d}: {have} vs {want})")
+            out_shape.append(want)
+            out_strides.append(strides[d] if have == want else 0)
+        return self._view(out_shape, out_strides, offset)
+
+    broadcast_to = expand
+
+    def squeeze(self, axis=None) -> "Tensor":
+        axes = range(self.ndim) if axis is None else _axes(axis, self.ndim, "squeeze")
+        drop = {a for a in axes if self.shape[a] == 1}
+        if axis is not None and len(drop) != len(axes):
+            raise TruenoValueError(f"squeeze: axis {axis} of {self.shape} is not of size 1")
+        _, strides, offset = self._layout()
+        keep = [d for d in range(self.ndim) if d not in drop]
+        return self._view([self.shape[d] for d in keep], [strides[d] for d in keep], offset)
+
+    def unsqueeze(self, axis: int) -> "Tensor":
+        a = _axis(axis, self.ndim + 1, "unsqueeze")
+        _, strides, offset = self._layout()
+        return self._view(self.shape[:a] + (1,) + self.shape[a:], strides[:a] + (0,) + strides[a:], offset)
+
+    def __getitem__(self, index) -> "Tensor":
+        index = index if isinstance(index, tuple) else (index,)
+        if sum(i is Ellipsis for i in index) > 1:
+            raise TruenoValueError("an index can only have one ellipsis ('...')")
+        named = sum(i is not None and i is not Ellipsis for i in index)
+        if named > self.ndim:
+            raise TruenoValueError(f"too many indices for a tensor of shape {self.shape}: {named}")
+        if Ellipsis not in index:
+            index = index + (Ellipsis,)
+        at = index.index(Ellipsis)
+        index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1:]
+        _, strides, offset = self._layout()
+        shape, out_strides, d = [], [], 0
+        for i in index:
+            if i is None:
+                shape.append(1), out_strides.append(0)
+                continue
+            size, stride = self.shape[d], strides[d]
+            if isinstance(i, slice):
+                start, stop, step = i.indices(size)
+                n = len(range(start, stop, step))
+                offset += start * stride if n else 0
+                shape.append(n), out_strides.append(stride * step)
+            elif isinstance(i, int) and not isinstance(i, bool):
+                if not -size <= i < size:
+                    raise TruenoValueError(f"index {i} is out of range for axis {d} of size {size}")
+                offset += (i % size) * stride
+            else:
+                raise TruenoTypeError(f"tensors take ints, slices, None and ... as indices, got {type(i).__name__}")
+            d += 1
+        return self._view(shape, out_strides, offset)
+
+    # ------------------------------------------------------------ operators
+
+    def __add__(self, other): return _op("add", self, other)
+    def __radd__(self, other): return _op("add", other, self)
+    def __sub__(self, other): return _op("sub", self, other)
+    def __rsub__(self, other): return _op("sub", other, self)
+    def __truediv__(self, other): return _op("div", self, other)
+    def __rtruediv__(self, other): return _op("div", other, self)
+    def __pow__(self, other): return _op("pow", self, other)
+    def __rpow__(self, other): return _op("pow", other, self)
+    def __matmul__(self, other): return matmul(self, other)
+    def __rmatmul__(self, other): return matmul(other, self)
+    def __neg__(self): return _op("neg", self)
+    def __abs__(self): return _op("abs", self)
+    def __lt__(self, other): return _op("lt", self, other)
+    def __le__(self, other): return _op("le", self, other)
+    def __gt__(self, other): return _op("gt", self, other)
+    def __ge__(self, other): return _op("ge", self, other)
+    def __eq__(self, other): return _op("eq", self, other)  # noqa: PLR0124 - elementwise, as in NumPy
+    def __ne__(self, other): return _op("ne", self, other)
+    __hash__ = object.__hash__
+
+    def __mul__(self, other):
+        if _is_scalar(other):
+            return _op("scale", self, s=float(other))
+        return _op("mul", self, other)
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __bool__(self):
+        raise TruenoTypeError("the truth value of a lazy tensor is unknown until it runs; use `await t.item()`")
+
+    # ------------------------------------------------------------ reductions and axis ops
+
+    def sum(self, axis=None, keepdims=False): return _reduce("sum", self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return _reduce("max", self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return _reduce("min", self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return _reduce("prod", self, axis, keepdims)
+    def norm_l1(self, axis=None, keepdims=False): return _reduce("norm_l1", self, axis, keepdims)
+    def norm_l2(self, axis=None, keepdims=False): return _reduce("norm_l2", self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        n = _count(self, axis)
+        total = self.sum(axis, keepdims)
+        return total * (1.0 / n) if n else total * math.nan
+
+    def var(self, axis=None, keepdims=False, ddof: int = 0):
+        centred = self - self.mean(axis, keepdims=True)
+        n = _count(self, axis) - ddof
+        total = (centred * centred).sum(axis, keepdims)
+        return total * (1.0 / n) if n > 0 else total * math.nan
+
+    def std(self, axis=None, keepdims=False, ddof: int = 0):
+        return self.var(axis, keepdims, ddof).sqrt()
+
+    def softmax(self, axis: int = -1): return _softmax("softmax", self, axis)
+    def log_softmax(self, axis: int = -1): return _softmax("log_softmax", self, axis)
+
+    # ------------------------------------------------------------ running
+
+    async def numpy(self):
+        """Run what this tensor needs (one batch) and download it: a float32 NumPy array of its shape
+        (a flat array.array('f') where NumPy is missing)."""
+        await realize(self)
+        base, _, _ = self._layout()
+        data = await base.leaf.read()
+        if base.shape != self.shape and hasattr(data, "reshape"):
+            data = data.reshape(self.shape)
+        return data
+
+    read = numpy
+
+    async def item(self) -> float:
+        """The value of a one-element tensor, as a Python float."""
+        if self.size != 1:
+            raise TruenoValueError(f"item() needs a tensor of one element; this one has shape {self.shape}")
+        data = await self.numpy()
+        return float(data.reshape(-1)[0] if hasattr(data, "reshape") else data[0])
+
+    def numpy_sync(self):
+        """numpy() without await, where runtime.sync_available() (desktop; JSPI in the browser)."""
+        from .runtime import block_on
+
+        return block_on(self.numpy())
+
+    def __float__(self) -> float:
+        from .runtime import block_on
+
+        return block_on(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy_sync()
+        return out if dtype is None else out.astype(dtype)
+
+
+# ---------------------------------------------------------------- building expressions
+
+
+def _shape_arg(shape) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise TruenoTypeError(f"a shape is a tuple of ints, got {shape!r}")
+    return tuple(shape)
+
+
+def _axis(axis, ndim: int, what: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TruenoTypeError(f"{what}: an axis is an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise TruenoValueError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)")
+    return axis % ndim
+
+
+def _axes(axis, ndim: int, what: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(_axis(a, ndim, what) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise TruenoValueError(f"{what}: repeated axis in {axis}")
+    return axes
+
+
+def _count(t: Tensor, axis) -> int:
+    return math.prod(t.shape[a] for a in _axes(axis, t.ndim, "mean"))
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
+def asarray(data, device=None, shape=None) -> Tensor:
+    """A Tensor on `device` from host data (converted to float32), a DeviceArray or a Tensor."""
+    if isinstance(data, Tensor):
+        if device is not None and data.device is not device:
+            raise TruenoValueError("this tensor is on another device; read it and make a new one there")
+        return data
+    if isinstance(data, DeviceArray):
+        if device is not None and data.device is not device:
+            raise TruenoValueError("this DeviceArray is on another device; upload the data to this device")
+        data.check_alive()
+        return Tensor(data.device, Expr(data.shape, leaf=data))
+    if device is None:
+        raise TruenoTypeError("asarray needs device= for host data (e.g. tw.asarray(x, device=dev))")
+    device.check_open()
+    if _is_scalar(data):
+        host = to_host([float(data)])
+        host = HostData(host.data, ())
+    else:
+        host = to_host(data, shape)
+    device.executor.check_size(host.size * 4, "this input")
+    return Tensor(device, Expr(host.shape, leaf=host))
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
+    ndim = max(map(len, shapes), default=0)
+    out = []
+    for d in range(ndim):
+        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise TruenoValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast (NumPy's rules)")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _tensors(args) -> list[Tensor]:
+    """Tensors of the arguments of one op: one device, Python scalars and host data moved onto it."""
+    devices = {id(a.device): a.device for a in args if isinstance(a, (Tensor, DeviceArray))}
+    if len(devices) > 1:
+        raise TruenoValueError("these tensors are on different devices; read one and make it a tensor of the other's")
+    if not devices:
+        raise TruenoTypeError("an op on tensors needs at least one Tensor argument")
+    device = next(iter(devices.values()))
+    return [asarray(a, device) for a in args]
+
+
+def _op(name: str, *args, **params) -> Tensor:
+    """One catalog op on tensors: elementwise inputs broadcast to one shape (views, never copies)."""
+    op = ops.get(name)
+    return _method(None, op, args, tuple(float(params.get(p.name, p.default)) for p in op.params), {})
+
+
+def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
+    shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
+    return Tensor(inputs[0].device, Expr(shape, op=op, inputs=tuple(t.expr for t in inputs), params=params,
+                                         options=options))
+
+
+def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
+    """A reduction over `axis` (None: all): the kept axes first, the reduced ones row-major after them."""
+    op = ops.get(name)
+    axes = _axes(axis, t.ndim, name)
+    kept = [d for d in range(t.ndim) if d not in axes]
+    out_shape = tuple(1 if d in axes else t.shape[d] for d in range(t.ndim)) if keepdims else \
+        tuple(t.shape[d] for d in kept)
+    if not axes:
+        return t.contiguous().reshape(out_shape)
+    src = t.permute(kept + list(axes)).contiguous()
+    rows = math.prod(t.shape[d] for d in kept)
+    options = {} if not kept else {"rows": rows}
+    if not op.empty and src.size == 0 and rows != 0:
+        raise TruenoValueError(f"{name} over axis {axis} of shape {t.shape}: an empty axis has no {name}")
+    return _record(op, [src], (), options).reshape(out_shape)
+
+
+def _softmax(name: str, t: Tensor, axis: int) -> Tensor:
+    if t.ndim == 0:
+        raise TruenoValueError(f"{name} needs at least one dimension; got a 0-d tensor")
+    a = _axis(axis, t.ndim, name)
+    order = [d for d in range(t.ndim) if d != a] + [a]
+    moved = t.permute(order).contiguous()
+    cols = t.shape[a]
+    out = _record(ops.get(name), [moved.reshape(moved.size // cols if cols else 0, cols)]).reshape(moved.shape)
+    return out.permute([order.index(d) for d in range(t.ndim)])
+
+
+def matmul(a, b) -> Tensor:
+    """a @ b with NumPy's rules: 1-D operands are vectors; (..., M, K) @ (K, N) folds the leading
+    dimensions into M (one kernel)."""
+    a, b = _tensors([a, b])
+    if a.ndim == 0 or b.ndim == 0:
+        raise TruenoValueError(f"matmul needs operands of at least one dimension; got {a.shape} @ {b.shape}")
+    va, vb = a.ndim == 1, b.ndim == 1
+    a2 = a.unsqueeze(0) if va else a
+    b2 = b.unsqueeze(-1) if vb else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise TruenoValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}")
+    if b2.ndim > 2:
+        raise TruenoValueError(f"matmul of a batched right operand ({a.shape} @ {b.shape}) is not supported yet; "
+                               "loop over the batch or reshape")
+    lead, (m, k), n = a2.shape[:-2], a2.shape[-2:], b2.shape[-1]
+    flat = a2.contiguous().reshape(math.prod(lead) * m, k)
+    out = _record(ops.get("matmul"), [flat, b2.contiguous()]).reshape(*lead, m, n)
+    if va:
+        out = out.squeeze(-2)
+    return out.squeeze(-1) if vb else out
+
+
+# ---------------------------------------------------------------- catalog ops as methods and functions
+
+
+def _method(self, op, inputs, params, options):
+    tensors = _tensors(inputs)
+    if op.elementwise and len(tensors) > 1:
+        shape = broadcast_shapes(*(t.shape for t in tensors))
+        tensors = [t if t.shape == shape else t.expand(shape) for t in tensors]
+    return _record(op, tensors, params, options)
+
+
+install(Tensor, _method, "Lazy: returns a Tensor; NumPy broadcasting.", self_is_input=True)
