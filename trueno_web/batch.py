@@ -186,7 +186,7 @@ class GpuCommandBatch:
 
     async def read(self, buf: BufferId):
         """Download one buffer: a float32 NumPy array (or array.array('f')), a Python float for reductions."""
-        shape = buf.shape
+        shape = self._own(buf).shape
         node = self._computed(buf, "read()")
         data = await self.executor.read(node.buffer, math.prod(shape), (self.stats, self.device.stats))
         if shape == ():
