@@ -18,9 +18,16 @@ fn tw_nan() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x00400000u); }
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 // -inf -> -FLT_MAX, so that x * 0 is -0.0 (the limit) instead of NaN
 fn tw_floor_finite(x: f32) -> f32 { return select(x, -TW_F32_MAX, x < -TW_F32_MAX); }
-// exp and log that keep NaN (SwiftShader's exp of NaN is inf, its log -inf); the shader set uses only these
+// exp and log that keep NaN (SwiftShader's exp of NaN is inf, its log -inf); the shader set uses only these.
+// tw_log: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, and a subnormal x is scaled by 2^24 first
+// (lavapipe's log of a subnormal is off by up to 15).
 fn tw_exp(x: f32) -> f32 { return select(exp(x), x, tw_isnan(x)); }
-fn tw_log(x: f32) -> f32 { return select(log(x), x, tw_isnan(x)); }
+fn tw_log(x: f32) -> f32 {
+    let sub = x < 1.17549435e-38;
+    let v = log(select(x, x * 16777216.0, sub)) - select(0.0, 16.635532333438687, sub);  // 24 ln 2
+    let r = select(select(v, tw_neg_inf(), x == 0.0), x, bitcast<u32>(x) == TW_INF_BITS);
+    return select(r, tw_nan(), x < 0.0 || tw_isnan(x));
+}
 // tanh saturates to +-1 in f32 beyond |x| = 9.1; avoid inf/inf inside some implementations
 fn tw_safe_tanh(x: f32) -> f32 { return select(tanh(x), sign(x), abs(x) > 10.0); }
 
@@ -61,4 +68,205 @@ fn tw_min(a: f32, b: f32) -> f32 {
     if (tw_isnan(a)) { return a; }
     if (tw_isnan(b)) { return b; }
     return select(b, a, a < b);
+}
+
+fn tw_neg(x: f32) -> f32 { return -x; }
+fn tw_abs(x: f32) -> f32 { return abs(x); }
+fn tw_sqrt(x: f32) -> f32 { return select(sqrt(x), tw_nan(), x < 0.0); }  // sqrt(-0) = -0
+fn tw_rsqrt(x: f32) -> f32 { return 1.0 / tw_sqrt(x); }  // 1 / sqrt(x) (two roundings, as NumPy's formula)
+fn tw_square(x: f32) -> f32 { return x * x; }
+fn tw_floor(x: f32) -> f32 { return floor(x); }
+fn tw_copy(x: f32) -> f32 { return x; }
+fn tw_div(a: f32, b: f32) -> f32 { return a / b; }
+
+// Comparisons give 1.0 or 0.0; NaN compares false (ne: true), tested on the bits.
+fn tw_ordered(a: f32, b: f32) -> bool { return !(tw_isnan(a) || tw_isnan(b)); }
+fn tw_lt(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a < b && tw_ordered(a, b)); }
+fn tw_le(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a <= b && tw_ordered(a, b)); }
+fn tw_gt(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a > b && tw_ordered(a, b)); }
+fn tw_ge(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a >= b && tw_ordered(a, b)); }
+fn tw_eq(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a == b && tw_ordered(a, b)); }
+fn tw_ne(a: f32, b: f32) -> f32 { return select(1.0, 0.0, a == b && tw_ordered(a, b)); }
+// a where cond != 0 (NaN counts as true, as in np.where(cond != 0, a, b)), else b
+fn tw_where(c: f32, a: f32, b: f32) -> f32 { return select(b, a, c != 0.0 || tw_isnan(c)); }
+
+// ---------------------------------------------------------------- sin, cos
+// Own argument reduction and polynomials (WGSL leaves the builtins' accuracy to the implementation, and
+// software adapters lose it for large arguments). |x| <= pi/4 is used as is; past it, x = (4n + q) pi/2 + r
+// by Payne-Hanek in integers: the 24-bit significand times a 96-bit window of the bits of 2/pi, which
+// gives the quadrant q and the fraction exactly (to 2^-62) for every finite float32, so the result is
+// within ~1.3 ulp everywhere (wasm/kernels.c does the same). r = rh + rl as a pair; Cephes' sinf/cosf
+// polynomials on |r| <= pi/4. Float products that must be exact use 12-bit halves (tw_hi12).
+
+// the fraction bits of 2/pi, after one word of zeros (a window may start before the binary point)
+var<private> TW_2_OVER_PI: array<u32, 8> = array<u32, 8>(0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                                                         0xdb629599u, 0x3c439041u, 0xfe5163abu);
+
+fn tw_hi12(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0xfffff000u); }  // 12 significant bits
+
+// a * b as (low word, high word), from 16-bit halves
+fn tw_mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = ((a0 * b0) >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>(a * b, a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+fn tw_window_word(q: u32, o: u32) -> u32 {
+    let hi = TW_2_OVER_PI[q];
+    return select((hi << o) | (TW_2_OVER_PI[q + 1u] >> (32u - o)), hi, o == 0u);
+}
+
+// finite |x| = ax > pi/4: (rh, rl, q) with ax = (4n + q) pi/2 + rh + rl, |rh + rl| <= pi/4
+fn tw_trig_reduce(ax: f32) -> vec3<f32> {
+    let bits = bitcast<u32>(ax);
+    let m = (bits & 0x7fffffu) | 0x800000u;                 // ax = m 2^(e - 150)
+    let s = (bits >> 23u) - 120u;                            // first window bit: 2/pi's bit e - 151, after 32 zeros
+    let q = s >> 5u;
+    let o = s & 31u;
+    let w2 = tw_mul_wide(m, tw_window_word(q + 2u, o));
+    let w1 = tw_mul_wide(m, tw_window_word(q + 1u, o));
+    let l0 = m * tw_window_word(q, o);
+    let b = w2.y + w1.x;                                     // product bits 32..63
+    let a = w1.y + l0 + select(0u, 1u, b < w2.y);            // bits 64..95: 94, 95 are the quadrant
+    let f = (a << 2u) | (b >> 30u);                          // the fraction's 32 bits, then 30 more in g
+    let g = b << 2u;
+    let quadrant = (a >> 30u) + (f >> 31u);                  // rounded to the nearest quadrant: f signed
+    let fh = f32(bitcast<i32>(f & 0xffffff00u));             // exact; fraction = (fh + fl) 2^-32
+    let fl = f32(f & 0xffu) + f32(g >> 8u) * 5.9604644775390625e-8;
+    let ah = tw_hi12(fh);
+    let p0 = ah * 1.5703125;                                 // pi/2 = 1.5703125 + 4.838267923e-4
+    let rest = (fh - ah) * 1.5703125 + (fh * 4.838267923e-4 + fl * 1.5707963267948966);
+    let rh = tw_hi12(p0 + rest);
+    let rl = (p0 - rh) + rest;
+    return vec3<f32>(rh * 2.3283064365386963e-10, rl * 2.3283064365386963e-10, f32(quadrant & 3u));
+}
+
+fn tw_sin_poly(rh: f32, rl: f32) -> f32 {
+    let r = rh + rl;
+    let z = r * r;
+    return rh + (rl + ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r);
+}
+fn tw_cos_poly(rh: f32, rl: f32) -> f32 {
+    let r = rh + rl;
+    let z = r * r;
+    return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+}
+
+// sin (k = 0) or cos (k = 1) of x: the polynomial of quadrant q + k
+fn tw_sincos(x: f32, k: u32) -> f32 {
+    let ax = abs(x);
+    var red = vec3<f32>(ax, 0.0, 0.0);
+    if (ax > 0.78539816) { red = tw_trig_reduce(ax); }
+    let q = u32(red.z) + k;
+    let v = select(tw_sin_poly(red.x, red.y), tw_cos_poly(red.x, red.y), (q & 1u) == 1u);
+    let signed = select(v, -v, (q & 2u) == 2u);
+    let odd = select(signed, -signed, k == 0u && x < 0.0);   // sin(-x) = -sin(x); cos is even
+    return select(odd, tw_nan(), (bitcast<u32>(x) & 0x7fffffffu) >= TW_INF_BITS);
+}
+fn tw_sin(x: f32) -> f32 { return tw_sincos(x, 0u); }
+fn tw_cos(x: f32) -> f32 { return tw_sincos(x, 1u); }
+
+// ---------------------------------------------------------------- pow
+// a ** b as C99 powf / np.power: pow(x, +-0) = 1 and pow(1, y) = 1 even for NaN; a negative base needs an
+// integer exponent (else NaN) and is negative for an odd one; 0 ** negative = inf; +-inf exponents by |x|
+// against 1. Otherwise |x|^y = 2^(y log2|x|) with log2|x| to ~2^-30 relative as a pair (Lh 12 bits, Ll),
+// y split in 12-bit halves so that t = y log2|x| = th + tl with th exact: within ~2.5 ulp of the true
+// power for every float32 pair, subnormal results included (wasm/kernels.c does the same).
+// log2: |x| = 2^e m, m in [0.70, 1.41) (32 buckets by the top five bits of the significand);
+// r = m I / 64 - 1 exactly in integers (|r| <= 1/32), log2|x| = e + T + log2(1 + r), T = log2(64 / I).
+var<private> TW_LOG2_I: array<u32, 32> = array<u32, 32>(64u, 61u, 59u, 58u, 56u, 55u, 53u, 52u, 51u, 49u, 48u,
+    47u, 46u, 90u, 88u, 86u, 84u, 83u, 81u, 80u, 78u, 77u, 75u, 74u, 72u, 71u, 70u, 69u, 68u, 67u, 66u, 64u);
+// T to 2^-15 (so that e + T is exact) and the rest of T
+var<private> TW_LOG2_TH: array<f32, 32> = array<f32, 32>(0.0, 0.06927490234375, 0.11737060546875,
+    0.14202880859375, 0.192657470703125, 0.2186279296875, 0.2720947265625, 0.299560546875, 0.32757568359375,
+    0.385284423828125, 0.4150390625, 0.445404052734375, 0.4764404296875, -0.491851806640625, -0.459442138671875,
+    -0.42626953125, -0.392303466796875, -0.375030517578125, -0.33984375, -0.321929931640625, -0.285400390625,
+    -0.26678466796875, -0.22882080078125, -0.209442138671875, -0.169921875, -0.149749755859375, -0.1292724609375,
+    -0.1085205078125, -0.08746337890625, -0.06610107421875, -0.044403076171875, 0.0);
+var<private> TW_LOG2_TL: array<f32, 32> = array<f32, 32>(0.0, -1.223990694e-05, -1.365483058e-05,
+    -9.803721696e-06, -1.239276116e-05, 1.235678792e-05, -1.518112549e-05, -2.650160980e-07, -1.025565211e-06,
+    5.732056707e-06, -1.563221190e-06, 7.095587989e-06, -2.385744438e-06, -1.289689067e-06, 1.052003427e-05,
+    4.776547939e-06, -1.395598156e-05, -8.913768397e-06, -6.252884759e-06, 1.836753313e-06, -1.828237259e-06,
+    -1.872726102e-06, 2.110285322e-06, -1.122695721e-05, -3.126442380e-06, 2.636354793e-06, -1.055600751e-05,
+    -3.948965514e-06, 5.376559216e-07, 1.188376064e-05, 8.956813872e-06, 0.0);
+
+// log2(ax) = Lh + Ll for finite ax > 0 (subnormals too); Lh has 12 significant bits
+fn tw_log2_pair(ax: f32) -> vec2<f32> {
+    var bits = bitcast<u32>(ax);
+    var e = -127;
+    if (bits < 0x800000u) {
+        bits = bitcast<u32>(ax * 16777216.0);
+        e = e - 24;
+    }
+    e = e + i32(bits >> 23u);
+    let i = (bits >> 18u) & 31u;
+    var m = (bits & 0x7fffffu) | 0x800000u;
+    if (i >= 13u) { e = e + 1; } else { m = m << 1u; }     // m 2^-24 in [0.70, 1.41)
+    let n = bitcast<i32>(m * TW_LOG2_I[i] - 0x40000000u);    // r 2^30, |n| < 2^25
+    let nh = f32(n);
+    let rh = nh * 9.313225746154785e-10;
+    let rl = f32(n - i32(nh)) * 9.313225746154785e-10;
+    let ah = tw_hi12(rh);
+    let p0 = ah * 1.4423828125;                              // 1 / ln 2 = 1.4423828125 + 3.122283961e-4
+    let p1 = (rh - ah) * 1.4423828125;
+    let p2 = rh * 3.122283961e-4 + rl * 1.4426950408889634;
+    let r = rh + rl;
+    // log(1 + r) - r = r^2 (-1/2 + r/3 - r^2/4 + ...), |r| <= 1/32
+    let q = r * r * (-0.5 + r * (0.333333333 + r * (-0.25 + r * (0.2 + r * (-0.166666667 + r * 0.142857143)))));
+    let ql = q * 1.4426950408889634;
+    let big = f32(e) + TW_LOG2_TH[i];                        // exact
+    let h = tw_hi12(((big + p0) + p1) + ql);
+    return vec2<f32>(h, ((((big - h) + p0) + p1) + ql) + (p2 + TW_LOG2_TL[i]));
+}
+
+// |x|^y for finite x != 0 and finite y != 0
+fn tw_pow_core(ax: f32, y: f32) -> f32 {
+    let l = tw_log2_pair(ax);
+    let yh = tw_hi12(y);
+    let th = yh * l.x;                                       // exact
+    let tl = (y - yh) * l.x + y * l.y;
+    let t = th + tl;
+    if (t > 200.0) { return tw_inf(); }
+    if (t < -200.0) { return 0.0; }
+    let k = round(t);
+    let d = th - k;                                          // exact
+    let f = d + tl;                                          // |f| <= 1/2
+    let ferr = tl - (f - d);
+    let u = f * 0.6931471805599453;
+    let p = u * (1.0 + u * (0.5 + u * (0.166666667 + u * (0.0416666667 + u * (0.00833333333 + u * (0.00138888889
+            + u * 0.000198412698))))));
+    let v = 1.0 + (p + ferr * 0.6931471805599453 * (1.0 + p));
+    let ki = clamp(i32(k), -160, 130);
+    let k1 = ki >> 1u;
+    return v * bitcast<f32>(u32(k1 + 127) << 23u) * bitcast<f32>(u32(ki - k1 + 127) << 23u);
+}
+
+fn tw_pow(x: f32, y: f32) -> f32 {
+    let bx = bitcast<u32>(x);
+    let ix = bx & 0x7fffffffu;
+    let iy = bitcast<u32>(y) & 0x7fffffffu;
+    if (iy == 0u || bx == 0x3f800000u) { return 1.0; }
+    if (ix > TW_INF_BITS || iy > TW_INF_BITS) { return tw_nan(); }
+    let ax = abs(x);
+    if (iy == TW_INF_BITS) {                                  // y = +-inf
+        if (ix == 0x3f800000u) { return 1.0; }
+        return select(0.0, tw_inf(), (ax > 1.0) == (y > 0.0));
+    }
+    let integer = floor(y) == y;
+    let odd = integer && floor(y * 0.5) != y * 0.5;
+    var mag: f32;
+    if (ix == 0u) {
+        mag = select(tw_inf(), 0.0, y > 0.0);
+    } else if (ix == TW_INF_BITS) {
+        mag = select(0.0, tw_inf(), y > 0.0);
+    } else {
+        if (x < 0.0 && !integer) { return tw_nan(); }
+        mag = tw_pow_core(ax, y);
+    }
+    return select(mag, -mag, odd && bx >= 0x80000000u);
 }

@@ -53,6 +53,40 @@ F32_OVERFLOW = {
 }
 
 
+def prod_order_free(xs) -> bool:
+    """Whether multiplying `xs` in float32 keeps every partial product, in any order, inside float32's
+    normal range: the product of the factors above 1 at most 2^127.9 and that of those below 1 at
+    least 2^-125.9 (finite nonzero ones; NaN, inf and 0 give the same result in any order). Then each
+    of the n - 1 multiplications rounds once, and the result is within (n - 1) 2^-24 of the product.
+    Otherwise the float32 result depends on the order of the multiplications (NumPy's too): a partial
+    product may overflow to inf or underflow to 0 (or lose bits among the subnormals) where the true
+    product is a normal number, giving +-inf, +-0, a NaN (inf * 0) or a value of the right sign only."""
+    big = small = 0.0
+    for v in xs:
+        a = abs(v)
+        if a == 0 or not math.isfinite(a):
+            continue
+        if a > 1:
+            big += math.log2(a)
+        else:
+            small += math.log2(a)
+    return big <= 127.9 and small >= -125.9
+
+
+def _prod_order(xs):
+    """prod's documented order dependence (prod_order_free): None where the result is determined, else
+    the check a float32 result must still pass: NaN, or the product's sign."""
+    if prod_order_free(xs) or any(math.isnan(v) for v in xs):
+        return None
+    sign = -1.0 if sum(1 for v in xs if math.copysign(1.0, v) < 0) % 2 else 1.0
+    return lambda g: math.isnan(g) or math.copysign(1.0, g) == sign
+
+
+#: Per reduction, a check that results of an order-dependent float32 computation still pass where the
+#: reference cannot decide (see prod_order_free); None: the reference decides.
+F32_ORDER = {"prod": _prod_order}
+
+
 def run(awaitable):
     """Every test drives async code with block_on (JSPI in the browser, a private loop here)."""
     return block_on(awaitable)
@@ -143,9 +177,25 @@ def _divisor_shape(n: int) -> tuple[int, int]:
     return (r, n // r) if n else (0, 0)
 
 
+def factors(n: int, seed: int = 0) -> array.array:
+    """n float32 factors +-e^u, u uniform in [-a, a], a = min(1, 250 / n): their product keeps every
+    partial product inside float32's normal range in any order (prod_order_free), so a product of them
+    checks rounding rather than overflow."""
+    a = min(1.0, 250.0 / max(n, 1))
+    return f32(math.copysign(math.exp(u * a / 4), s) for u, s in zip(uniform(n, seed=seed), uniform(n, seed=seed + 7)))
+
+
 def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
     """A case of `op` at size n: n elements per input (1-D) for elementwise ops, reductions and
-    softmax; for matmul an (r, c) @ (c, 5) and for convolve2d an (r, c) image, r * c = n."""
+    softmax; for matmul an (r, c) @ (c, 5) and for convolve2d an (r, c) image, r * c = n. Inputs are
+    uniform in [-4, 4); where's condition is 0 for about half the elements (its negative draws), and
+    prod multiplies `factors` (uniform values' products overflow float32 past ~100 elements)."""
+    if op.name == "prod":
+        return Case(op, [(factors(n, seed), (n,))], label=f"n={n}")
+    if op.kind == "ternary":
+        cond = f32(max(v, 0.0) for v in uniform(n, seed=seed))
+        inputs = [(cond, (n,))] + [(uniform(n, seed=seed + j), (n,)) for j in (1, 2)]
+        return Case(op, inputs, params_for(op), label=f"n={n}")
     if op.kind in ("unary", "binary", "reduce", "softmax"):
         inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
@@ -187,6 +237,9 @@ def special_cases(op: ops.Op) -> list[Case]:
         a = [x for x in sp for _ in sp]
         b = [y for _ in sp for y in sp]
         return [Case(op, [(f32(a), (len(a),)), (f32(b), (len(b),))])]
+    if op.kind == "ternary":  # every combination: each special value in each input
+        triples = [(c, a, b) for c in sp for a in sp for b in sp]
+        return [Case(op, [(f32(t[j] for t in triples), (len(triples),)) for j in range(3)])]
     cases = []
     for v in sp:
         with_v = f32(normal[:5] + [v] + normal[5:])
@@ -264,8 +317,33 @@ def _alternatives(case: Case, n: int) -> list:
     if fix is None:
         return [None] * n
     if case.op.elementwise:
-        return [fix(x) for x in case.inputs[0][0]]
+        return [fix(*xs) for xs in zip(*(data for data, _ in case.inputs))]
     return [fix(list(case.inputs[0][0]))]
+
+
+def _row_inputs(case: Case, n: int) -> list[list[float]]:
+    """A reduction's input per result element: all of it, or (option rows) each row."""
+    xs = list(case.inputs[0][0])
+    cols = len(xs) // n if n else 0
+    return [xs[r * cols:(r + 1) * cols] for r in range(n)] if n != 1 else [xs]
+
+
+def _order_checks(case: Case, n: int) -> list:
+    """Per result element, F32_ORDER's check (or None)."""
+    rule = F32_ORDER.get(case.op.name)
+    return [rule(xs) for xs in _row_inputs(case, n)] if rule else [None] * n
+
+
+def magnitudes(case: Case) -> list[float]:
+    """What a reduction's, matmul's or convolve2d's atol is scaled by, per result element: the op on
+    |inputs| in float64 (sum(|x|) for sum, |A| @ |B| for matmul, ...), the size of what the
+    accumulation rounds; for prod n * prod(|x|), n the factors per result: each of the n - 1
+    multiplications rounds once, relative to the product (so prod's atol is the rounding per factor)."""
+    mags = [float(m) for m in reference(case, absolute=True)]
+    if case.op.name == "prod":
+        cols = len(case.inputs[0][0]) // len(mags) if mags else 0
+        mags = [max(cols, 1) * m for m in mags]
+    return mags
 
 
 def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
@@ -279,12 +357,13 @@ def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
     if len(values) != len(want):
         return [f"{case!r}: {len(values)} values, expected {len(want)}"]
     if op.kind in ("reduce", "matmul", "conv2d") and atol:
-        mags = list(reference(case, absolute=True))
+        mags = magnitudes(case)
     else:
         mags = [1.0] * len(want)
     alts = _alternatives(case, len(want))
+    orders = _order_checks(case, len(want))
     bad = []
-    for i, (g, w, m, alt) in enumerate(zip(values, want, mags, alts)):
+    for i, (g, w, m, alt, order) in enumerate(zip(values, want, mags, alts, orders)):
         tol = atol * m + rtol * abs(w)
         if math.isnan(w) or math.isnan(g):
             ok = math.isnan(w) and math.isnan(g)
@@ -292,7 +371,7 @@ def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
             ok = g == w
         else:
             ok = abs(g - w) <= tol
-        if not ok and not (alt is not None and g == alt):
+        if not ok and not (alt is not None and g == alt) and not (order is not None and order(g)):
             bad.append(f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}")
     return bad
 

@@ -32,6 +32,7 @@ SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 1e-30, -1e-30, 1e-40,
 PARAMS = {"lo": -0.5, "hi": 0.75, "s": -1.5}
 UNARY = [op for op in ops.CATALOG if op.kind == "unary"]
 BINARY = [op for op in ops.CATALOG if op.kind == "binary"]
+TERNARY = [op for op in ops.CATALOG if op.kind == "ternary"]
 REDUCE = [op for op in ops.CATALOG if op.kind == "reduce"]
 
 
@@ -80,13 +81,30 @@ def data(n, seed, lo=-4.0, hi=4.0):
     return np.random.default_rng(seed).uniform(lo, hi, n).astype(np.float32)
 
 
+def factors(n, seed):
+    """n float32 factors +-e^u, |u| <= min(1, 250 / n): no partial product of them leaves float32's range."""
+    rng = np.random.default_rng(seed)
+    a = min(1.0, 250.0 / max(n, 1))
+    return (np.exp(rng.uniform(-a, a, n)) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+
+
+def inputs(op, n):
+    """Inputs of size n: uniform in [-4, 4); where's condition 0 where negative; prod's `factors`."""
+    if op.name == "prod":
+        return [factors(n, 0)]
+    xs = [data(n, seed) for seed in range(op.arity)]
+    if op.kind == "ternary":
+        xs[0] = np.maximum(xs[0], 0)
+    return xs
+
+
 # ---------------------------------------------------------------- elementwise
 
 
 @pytest.mark.parametrize("n", SIZES, ids=lambda n: f"n{n}")
-@pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", UNARY + BINARY + TERNARY, ids=lambda op: op.name)
 def test_elementwise_sizes(dev, op, n):
-    xs = [data(n, seed) for seed in range(op.arity)]
+    xs = inputs(op, n)
     params = params_of(op)
     got = block_on(getattr(dev, op.name)(*xs, **params))
     assert got.shape == (n,) and got.dtype == np.float32
@@ -119,6 +137,13 @@ def test_binary_special_values(dev, op):
     sp = np.array(SPECIALS, np.float32)
     a, b = np.repeat(sp, sp.size), np.tile(sp, sp.size)
     check(block_on(getattr(dev, op.name)(a, b)), reference(op, a, b), op.rtol, op.atol, op.name)
+
+
+@pytest.mark.parametrize("op", TERNARY, ids=lambda op: op.name)
+def test_ternary_special_values(dev, op):
+    sp = np.array(SPECIALS, np.float32)
+    c, a, b = (g.reshape(-1) for g in np.meshgrid(sp, sp, sp, indexing="ij"))
+    check(block_on(getattr(dev, op.name)(c, a, b)), reference(op, c, a, b), op.rtol, op.atol, op.name)
 
 
 SIGNED_ZERO = {
@@ -163,6 +188,8 @@ def check_reduce(op, got, *xs):
     if op.name == "norm_l2" and np.any(np.isfinite(xs[0]) & (np.abs(xs[0]) > 1.8446743e19)):
         want = math.inf  # sqrt(sum(x * x)) in float32 on every backend: x * x overflows
     mag = float(reference(op, *[np.abs(x) for x in xs]).reshape(-1)[0])
+    if op.name == "prod":
+        mag *= xs[0].size  # n - 1 roundings, each relative to the product
     check([got], [want], op.rtol, op.atol * max(mag, 1.0) if op.name not in ("max", "min") else 0.0, op.name)
 
 
@@ -173,7 +200,7 @@ def test_reduction_sizes(dev, op, n):
         with pytest.raises(tw.TruenoValueError):
             block_on(getattr(dev, op.name)(data(0, 0)))
         return
-    xs = [data(n, seed) for seed in range(op.arity)]
+    xs = inputs(op, n)
     got = block_on(getattr(dev, op.name)(*xs))
     assert isinstance(got, float)
     check_reduce(op, got, *xs)
@@ -183,7 +210,7 @@ def test_reduction_sizes(dev, op, n):
 @pytest.mark.parametrize("where", [0, 5, 16, 1000, 1026], ids=lambda w: f"at{w}")
 @pytest.mark.parametrize("v", [np.nan, np.inf, -np.inf, 1e30, -0.0], ids=repr)
 def test_reduction_special_values(dev, op, where, v):
-    xs = [data(1027, seed) for seed in range(op.arity)]
+    xs = inputs(op, 1027)
     xs[0][where] = v
     check_reduce(op, block_on(getattr(dev, op.name)(*xs)), *xs)
 

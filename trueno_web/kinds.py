@@ -20,6 +20,7 @@ from .errors import TruenoValueError
 class Kind(StrEnum):
     UNARY = "unary"
     BINARY = "binary"
+    TERNARY = "ternary"
     REDUCE = "reduce"
     SOFTMAX = "softmax"
     MATMUL = "matmul"
@@ -51,8 +52,9 @@ class KindRow:
 
 def _same_length(op, shapes) -> None:
     sizes = [math.prod(s) for s in shapes]
-    if len(sizes) == 2 and sizes[0] != sizes[1]:
-        raise TruenoValueError(f"{op.name} needs inputs of the same length; got {sizes[0]} and {sizes[1]} elements")
+    if len(set(sizes)) > 1:
+        got = ", ".join(str(n) for n in sizes[:-1]) + f" and {sizes[-1]}"
+        raise TruenoValueError(f"{op.name} needs inputs of the same length; got {got} elements")
 
 
 def _map_shape(op, shapes, options):
@@ -156,6 +158,10 @@ KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
             numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
             python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
     KindRow(Kind.BINARY, ("a", "b"), "map", _map_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
+            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
+    KindRow(Kind.TERNARY, ("cond", "a", "b"), "map", _map_shape,
             work=lambda out, ins, o: math.prod(out),
             numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
             python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),

@@ -2,7 +2,8 @@
  *
  * Built by `python wasm/build.py` with -msimd128 into trueno_web/kernels.wasm (shipped in the wheel);
  * `python wasm/build.py --scalar` builds the same source without -msimd128 into build/ (benchmarks).
- * No libc: exp/expm1/log are written here, on 4-lane vectors.
+ * No libc: exp/expm1/log, sin/cos (with their argument reduction) and pow are written here, on 4-lane
+ * vectors; floor and sqrt are WebAssembly instructions.
  *
  * Vectors are clang vector extensions (f4 = 4 x f32): with -msimd128 they are v128 and the few
  * operations that need a specific instruction use <wasm_simd128.h>; without it clang lowers them to
@@ -27,6 +28,7 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef float f4 __attribute__((vector_size(16)));
 typedef int i4 __attribute__((vector_size(16)));
+typedef u32 u4 __attribute__((vector_size(16)));
 typedef float f4u __attribute__((vector_size(16), aligned(4)));
 
 #define F32_MAX 3.4028234663852886e38f
@@ -56,6 +58,31 @@ INLINE i4 is_nan(f4 x) { return (as_i(x) & 0x7fffffff) > 0x7f800000; }
 INLINE f4 vabs(f4 x) { return as_f(as_i(x) & 0x7fffffff); }
 INLINE f4 copysign4(f4 mag, f4 sign) { return as_f((as_i(mag) & 0x7fffffff) | (as_i(sign) & (int)0x80000000)); }
 INLINE f4 floor_finite(f4 x) { return sel(x < -F32_MAX, splat(-F32_MAX), x); }
+INLINE f4 vnan(void) { return splat(__builtin_nanf("")); }
+INLINE f4 v1or0(i4 m) { return sel(m, splat(1.0f), splat(0.0f)); }
+/* the float with the top 12 significant bits of x: products of two of them are exact */
+INLINE f4 hi12(f4 x) { return as_f(as_i(x) & (int)0xfffff000); }
+INLINE float hi12s(float x) {
+    union { float f; u32 u; } v = {x};
+    v.u &= 0xfffff000u;
+    return v.f;
+}
+
+/* floor and sqrt: WebAssembly instructions (f32x4.floor/f32x4.sqrt; the scalar build's f32.floor/f32.sqrt) */
+INLINE f4 vfloor(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_floor((v128_t)x);
+#else
+    return (f4){__builtin_floorf(x[0]), __builtin_floorf(x[1]), __builtin_floorf(x[2]), __builtin_floorf(x[3])};
+#endif
+}
+INLINE f4 vsqrt(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_sqrt((v128_t)x);
+#else
+    return (f4){__builtin_sqrtf(x[0]), __builtin_sqrtf(x[1]), __builtin_sqrtf(x[2]), __builtin_sqrtf(x[3])};
+#endif
+}
 
 /* NaN-propagating max/min (np.max / np.min; WGSL tw_max / tw_min) */
 INLINE f4 vmax(f4 a, f4 b) {
@@ -149,6 +176,162 @@ INLINE f4 v_log(f4 x) {
     return r;
 }
 
+/* ------------------------------------------------------------------ sin, cos */
+
+/* As shaders/functions.wgsl: |x| <= pi/4 as is; past it x = (4n + q) pi/2 + r by Payne-Hanek in integers (the
+ * 24-bit significand times a 96-bit window of the bits of 2/pi: the quadrant and the fraction to 2^-62 for
+ * every finite float32), r = rh + rl as a pair, Cephes' sinf/cosf polynomials on |r| <= pi/4. Within ~1.3 ulp
+ * everywhere. The reduction runs lane by lane (64-bit products); the polynomials on vectors. */
+static const u32 TWO_OVER_PI[8] = {0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+                                   0xfe5163abu};
+
+INLINE u32 window_word(u32 q, u32 o) {
+    return o ? (TWO_OVER_PI[q] << o) | (TWO_OVER_PI[q + 1] >> (32 - o)) : TWO_OVER_PI[q];
+}
+
+/* finite ax > pi/4: the quadrant; *rh + *rl = ax - (4n + q) pi/2 */
+static u32 trig_reduce(float ax, float *rh, float *rl) {
+    union { float f; u32 u; } v = {ax};
+    u32 m = (v.u & 0x7fffffu) | 0x800000u; /* ax = m 2^(e - 150) */
+    u32 s = (v.u >> 23) - 120u;           /* the window starts at 2/pi's bit e - 151, after 32 zeros */
+    u32 q = s >> 5, o = s & 31u;
+    u64 w2 = (u64)m * window_word(q + 2, o);
+    u64 w1 = (u64)m * window_word(q + 1, o);
+    u32 l0 = m * window_word(q, o);
+    u32 b = (u32)(w2 >> 32) + (u32)w1;                                  /* product bits 32..63 */
+    u32 a = (u32)(w1 >> 32) + l0 + (b < (u32)(w2 >> 32));               /* bits 64..95 */
+    u32 f = (a << 2) | (b >> 30), g = b << 2;                           /* the fraction's bits */
+    u32 quadrant = (a >> 30) + (f >> 31);                               /* nearest quadrant: f signed */
+    float fh = (float)(int)(f & 0xffffff00u);                           /* fraction = (fh + fl) 2^-32 */
+    float fl = (float)(f & 0xffu) + (float)(g >> 8) * 5.9604644775390625e-8f;
+    float ah = hi12s(fh);
+    float p0 = ah * 1.5703125f; /* pi/2 = 1.5703125 + 4.838267923e-4 */
+    float rest = (fh - ah) * 1.5703125f + (fh * 4.838267923e-4f + fl * 1.5707963267948966f);
+    float h = hi12s(p0 + rest);
+    *rl = ((p0 - h) + rest) * 2.3283064365386963e-10f;
+    *rh = h * 2.3283064365386963e-10f;
+    return quadrant & 3u;
+}
+
+/* sin (k = 0) or cos (k = 1) */
+static __attribute__((noinline)) f4 v_sincos(f4 x, int k) {
+    f4 ax = vabs(x);
+    f4 rh = ax, rl = splat(0.0f);
+    i4 q = {0, 0, 0, 0};
+    i4 big = (ax > 0.78539816f) & (ax <= F32_MAX);
+    if (big[0] | big[1] | big[2] | big[3]) {
+        for (int j = 0; j < 4; j++) {
+            if (big[j]) {
+                float h, l;
+                q[j] = (int)trig_reduce(ax[j], &h, &l);
+                rh[j] = h;
+                rl[j] = l;
+            }
+        }
+    }
+    q = q + k;
+    f4 r = rh + rl, z = r * r;
+    f4 s = rh + (rl + ((-1.9515295891E-4f * z + 8.3321608736E-3f) * z - 1.6666654611E-1f) * z * r);
+    f4 c = ((2.443315711809948E-005f * z - 1.388731625493765E-003f) * z + 4.166664568298827E-002f) * z * z -
+           0.5f * z + 1.0f;
+    f4 v = sel((q & 1) != 0, c, s);
+    v = sel((q & 2) != 0, -v, v);
+    if (k == 0) v = sel(x < 0.0f, -v, v); /* sin is odd, cos even */
+    return sel((as_i(ax) & 0x7fffffff) >= 0x7f800000, vnan(), v);
+}
+
+/* ------------------------------------------------------------------ pow */
+
+/* As shaders/functions.wgsl (which says why): C99 powf / np.power special cases; otherwise
+ * |x|^y = 2^(y log2|x|), log2|x| = e + T + log2(1 + r) as a pair (Lh 12 bits, Ll) with r = m I / 64 - 1 exact
+ * in integers, y in 12-bit halves so that y log2|x| = th + tl with th exact; within ~2.5 ulp. */
+static const u32 LOG2_I[32] = {64, 61, 59, 58, 56, 55, 53, 52, 51, 49, 48, 47, 46, 90, 88, 86,
+                               84, 83, 81, 80, 78, 77, 75, 74, 72, 71, 70, 69, 68, 67, 66, 64};
+static const float LOG2_TH[32] = {
+    0.0f, 0.06927490234375f, 0.11737060546875f, 0.14202880859375f, 0.192657470703125f, 0.2186279296875f,
+    0.2720947265625f, 0.299560546875f, 0.32757568359375f, 0.385284423828125f, 0.4150390625f, 0.445404052734375f,
+    0.4764404296875f, -0.491851806640625f, -0.459442138671875f, -0.42626953125f, -0.392303466796875f,
+    -0.375030517578125f, -0.33984375f, -0.321929931640625f, -0.285400390625f, -0.26678466796875f,
+    -0.22882080078125f, -0.209442138671875f, -0.169921875f, -0.149749755859375f, -0.1292724609375f,
+    -0.1085205078125f, -0.08746337890625f, -0.06610107421875f, -0.044403076171875f, 0.0f};
+static const float LOG2_TL[32] = {
+    0.0f, -1.223990694e-05f, -1.365483058e-05f, -9.803721696e-06f, -1.239276116e-05f, 1.235678792e-05f,
+    -1.518112549e-05f, -2.650160980e-07f, -1.025565211e-06f, 5.732056707e-06f, -1.563221190e-06f, 7.095587989e-06f,
+    -2.385744438e-06f, -1.289689067e-06f, 1.052003427e-05f, 4.776547939e-06f, -1.395598156e-05f,
+    -8.913768397e-06f, -6.252884759e-06f, 1.836753313e-06f, -1.828237259e-06f, -1.872726102e-06f,
+    2.110285322e-06f, -1.122695721e-05f, -3.126442380e-06f, 2.636354793e-06f, -1.055600751e-05f,
+    -3.948965514e-06f, 5.376559216e-07f, 1.188376064e-05f, 8.956813872e-06f, 0.0f};
+
+#define LN2F 0.6931471805599453f
+#define INV_LN2 1.4426950408889634f
+
+/* |x|^y for lanes with finite x != 0 and finite y != 0 (other lanes: anything) */
+INLINE f4 pow_core(f4 ax, f4 y) {
+    i4 sub = as_i(ax) < 0x800000;
+    i4 bits = as_i(sel(sub, ax * 16777216.0f, ax));
+    i4 i = (bits >> 18) & 31;
+    i4 shifted = i >= 13;
+    i4 e = ((bits >> 23) & 0xff) - 127 - (sub & 24) - shifted; /* shifted lanes are -1: e + 1 */
+    i4 m = (bits & 0x7fffff) | 0x800000;
+    m = as_i(sel(shifted, as_f(m), as_f(m << 1))); /* m 2^-24 in [0.70, 1.41) */
+    i4 mi = {(int)LOG2_I[i[0]], (int)LOG2_I[i[1]], (int)LOG2_I[i[2]], (int)LOG2_I[i[3]]};
+    f4 th_tab = {LOG2_TH[i[0]], LOG2_TH[i[1]], LOG2_TH[i[2]], LOG2_TH[i[3]]};
+    f4 tl_tab = {LOG2_TL[i[0]], LOG2_TL[i[1]], LOG2_TL[i[2]], LOG2_TL[i[3]]};
+    i4 n = (i4)((u4)m * (u4)mi - 0x40000000u); /* r 2^30, |n| < 2^25 */
+    f4 nh = __builtin_convertvector(n, f4);
+    f4 rh = nh * 9.313225746154785e-10f;
+    f4 rl = __builtin_convertvector(n - __builtin_convertvector(nh, i4), f4) * 9.313225746154785e-10f;
+    f4 ah = hi12(rh);
+    f4 p0 = ah * 1.4423828125f, p1 = (rh - ah) * 1.4423828125f;
+    f4 p2 = rh * 3.122283961e-4f + rl * INV_LN2;
+    f4 r = rh + rl;
+    f4 q = r * r * (-0.5f + r * (0.333333333f + r * (-0.25f + r * (0.2f + r * (-0.166666667f + r * 0.142857143f)))));
+    f4 ql = q * INV_LN2;
+    f4 big = __builtin_convertvector(e, f4) + th_tab; /* exact */
+    f4 lh = hi12(((big + p0) + p1) + ql);
+    f4 ll = ((((big - lh) + p0) + p1) + ql) + (p2 + tl_tab);
+    f4 yh = hi12(y);
+    f4 th = yh * lh; /* exact */
+    f4 tl = (y - yh) * lh + y * ll;
+    f4 t = th + tl;
+    i4 over = t > 200.0f, under = t < -200.0f;
+    t = sel(over | under, splat(0.0f), t);
+    th = sel(over | under, splat(0.0f), th);
+    tl = sel(over | under, splat(0.0f), tl);
+    f4 k = (t + ROUND_MAGIC) - ROUND_MAGIC;
+    f4 d = th - k; /* exact */
+    f4 f = d + tl;
+    f4 ferr = tl - (f - d);
+    f4 u = f * LN2F;
+    f4 p = u * (1.0f + u * (0.5f + u * (0.166666667f + u * (0.0416666667f + u * (0.00833333333f +
+                                                                                  u * (0.00138888889f + u * 0.000198412698f))))));
+    f4 v = 1.0f + (p + ferr * LN2F * (1.0f + p));
+    i4 ki = __builtin_convertvector(k, i4);
+    i4 k1 = ki >> 1;
+    v = (v * pow2i(k1)) * pow2i(ki - k1);
+    return sel(over, splat(F32_INF), sel(under, splat(0.0f), v));
+}
+
+static __attribute__((noinline)) f4 op_pow(f4 x, f4 y) {
+    i4 ix = as_i(x) & 0x7fffffff, iy = as_i(y) & 0x7fffffff;
+    f4 ax = vabs(x);
+    i4 finite = (ix < 0x7f800000) & (ix != 0) & (iy < 0x7f800000);
+    f4 core = pow_core(sel(finite, ax, splat(2.0f)), sel(finite, y, splat(1.0f)));
+    f4 fy = vfloor(y);
+    i4 integer = fy == y;
+    i4 odd = integer & (vfloor(y * 0.5f) != y * 0.5f);
+    /* |x| = 0 or inf: 0 or inf by the sign of y (and of log|x|) */
+    f4 edge = sel((ix == 0) == (y > 0.0f), splat(0.0f), splat(F32_INF));
+    f4 mag = sel(finite, core, edge);
+    mag = sel(odd & (as_i(x) < 0), -mag, mag);
+    mag = sel((x < 0.0f) & (ix < 0x7f800000) & ~integer, vnan(), mag); /* finite negative base, non-integer y */
+    /* y = +-inf: 1 for |x| = 1, else 0 or inf by |x| against 1 */
+    f4 yinf = sel(ix == 0x3f800000, splat(1.0f), sel((ax > 1.0f) == (y > 0.0f), splat(F32_INF), splat(0.0f)));
+    mag = sel(iy == 0x7f800000, yinf, mag);
+    mag = sel((ix > 0x7f800000) | (iy > 0x7f800000), vnan(), mag);
+    return sel((iy == 0) | (as_i(x) == 0x3f800000), splat(1.0f), mag); /* even for NaN */
+}
+
 /* ------------------------------------------------------------------ the elementwise ops */
 
 INLINE f4 op_relu(f4 x) { return sel((x > 0.0f) | is_nan(x), x, splat(0.0f)); }
@@ -227,6 +410,15 @@ UNARY(clip, P2(lo, hi), op_clip(x, lo, hi))
 UNARY(scale, P1(s), x * s)
 UNARY(exp, , v_exp(x))
 UNARY(log, , v_log(x))
+UNARY(neg, , -x)
+UNARY(abs, , vabs(x))
+UNARY(sqrt, , vsqrt(x)) /* NaN below 0, -0 at -0 (IEEE) */
+UNARY(rsqrt, , 1.0f / vsqrt(x))
+UNARY(square, , x * x)
+UNARY(sin, , v_sincos(x, 0))
+UNARY(cos, , v_sincos(x, 1))
+UNARY(floor, , vfloor(x))
+UNARY(copy, , x)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -244,6 +436,39 @@ UNARY(log, , v_log(x))
 BINARY(add, +)
 BINARY(sub, -)
 BINARY(mul, *)
+BINARY(div, /)
+
+/* elementwise ops of two inputs written as functions of vectors */
+#define BINARY_FN(NAME, EXPR)                                                       \
+    EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
+        int i = 0;                                                                  \
+        for (; i + 4 <= n; i += 4) {                                                \
+            f4 a = ld(ap + i), b = ld(bp + i);                                      \
+            st(yp + i, EXPR);                                                       \
+        }                                                                           \
+        for (; i < n; i++) {                                                        \
+            f4 a = splat(ap[i]), b = splat(bp[i]);                                  \
+            yp[i] = (EXPR)[0];                                                      \
+        }                                                                           \
+    }
+
+BINARY_FN(pow, op_pow(a, b))
+BINARY_FN(maximum, vmax(a, b))
+BINARY_FN(minimum, vmin(a, b))
+/* comparisons: 1.0 or 0.0; NaN compares false except in ne (IEEE: != is unordered) */
+BINARY_FN(lt, v1or0(a < b))
+BINARY_FN(le, v1or0(a <= b))
+BINARY_FN(gt, v1or0(a > b))
+BINARY_FN(ge, v1or0(a >= b))
+BINARY_FN(eq, v1or0(a == b))
+BINARY_FN(ne, v1or0(a != b))
+
+/* where(cond, a, b): a where cond != 0 (NaN counts as true: != is unordered), else b */
+EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *yp, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) st(yp + i, sel(ld(cp + i) != 0.0f, ld(ap + i), ld(bp + i)));
+    for (; i < n; i++) yp[i] = cp[i] != 0.0f ? ap[i] : bp[i];
+}
 
 /* ------------------------------------------------------------------ reductions */
 
@@ -317,6 +542,23 @@ EXPORT float tw_norm_l2(const float *x, int n) { return __builtin_sqrtf(pairwise
 
 EXTREME(max, vmax, -F32_INF)
 EXTREME(min, vmin, F32_INF)
+
+/* the product, 16 lanes in turn (each multiplication rounds once, in any order: relative error <= (n-1) 2^-24
+ * while no partial product leaves float32's normal range) */
+EXPORT float tw_prod(const float *x, int n) {
+    f4 p0 = splat(1.0f), p1 = p0, p2 = p0, p3 = p0;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        p0 *= ld(x + i);
+        p1 *= ld(x + i + 4);
+        p2 *= ld(x + i + 8);
+        p3 *= ld(x + i + 12);
+    }
+    for (; i + 4 <= n; i += 4) p0 *= ld(x + i);
+    if (i < n) p0 *= ld_tail(x + i, n - i, 1.0f);
+    f4 p = (p0 * p1) * (p2 * p3);
+    return (p[0] * p[1]) * (p[2] * p[3]);
+}
 
 /* ------------------------------------------------------------------ softmax */
 

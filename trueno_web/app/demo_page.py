@@ -7,7 +7,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
 
     session = await DemoSession.open(webgpu={"navigator_gpu": True, "adapter": True})
     session.environment()                 # backend, adapter, the CPU fallback, why no WebGPU
-    await session.activations()           # every unary op of the catalog on a grid, GPU and CPU
+    await session.activations()           # every activation of the catalog on a grid, GPU and CPU
     await session.filters()               # blur / sharpen / Sobel magnitude of make_image()
     await session.chain(n)                # one-shot vs batch vs fused vs CPU, with stats
 
@@ -38,8 +38,9 @@ DEMO_PARAMS = {"clip": {"lo": -1.0, "hi": 1.0}, "scale": {"s": 0.5}}
 
 
 def activation_ops() -> list[ops.Op]:
-    """The catalog's elementwise one-input ops (activations, clip, scale), in catalog order."""
-    return [op for op in ops.CATALOG if op.kind == "unary"]
+    """The catalog's activation-style ops (relu ... clip, scale: the rows of group "activation"), in
+    catalog order; the plain math rows (neg, exp, sin, copy, ...) are not plotted."""
+    return [op for op in ops.CATALOG if op.group == "activation"]
 
 
 def op_params(op: ops.Op) -> dict[str, float]:
