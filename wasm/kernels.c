@@ -62,11 +62,6 @@ INLINE f4 vnan(void) { return splat(__builtin_nanf("")); }
 INLINE f4 v1or0(i4 m) { return sel(m, splat(1.0f), splat(0.0f)); }
 /* the float with the top 12 significant bits of x: products of two of them are exact */
 INLINE f4 hi12(f4 x) { return as_f(as_i(x) & (int)0xfffff000); }
-INLINE float hi12s(float x) {
-    union { float f; u32 u; } v = {x};
-    v.u &= 0xfffff000u;
-    return v.f;
-}
 
 /* floor and sqrt: WebAssembly instructions (f32x4.floor/f32x4.sqrt; the scalar build's f32.floor/f32.sqrt) */
 INLINE f4 vfloor(f4 x) {
@@ -181,7 +176,8 @@ INLINE f4 v_log(f4 x) {
 /* As shaders/functions.wgsl: |x| <= pi/4 as is; past it x = (4n + q) pi/2 + r by Payne-Hanek in integers (the
  * 24-bit significand times a 96-bit window of the bits of 2/pi: the quadrant and the fraction to 2^-62 for
  * every finite float32), r = rh + rl as a pair, Cephes' sinf/cosf polynomials on |r| <= pi/4. Within ~1.3 ulp
- * everywhere. The reduction runs lane by lane (64-bit products); the polynomials on vectors. */
+ * everywhere. Here |x| <= 6434 takes an exact Cody-Waite reduction on vectors instead (4x faster than
+ * Payne-Hanek lane by lane), which gives the same r to within 2^-24 of it (tested on every float32 there). */
 static const u32 TWO_OVER_PI[8] = {0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
                                    0xfe5163abu};
 
@@ -189,8 +185,8 @@ INLINE u32 window_word(u32 q, u32 o) {
     return o ? (TWO_OVER_PI[q] << o) | (TWO_OVER_PI[q + 1] >> (32 - o)) : TWO_OVER_PI[q];
 }
 
-/* finite ax > pi/4: the quadrant; *rh + *rl = ax - (4n + q) pi/2 */
-static u32 trig_reduce(float ax, float *rh, float *rl) {
+/* finite ax > pi/4: the quadrant; *rh + *rl = ax - (4n + q) pi/2 (lane by lane: 64-bit products) */
+static u32 trig_reduce_ph(float ax, float *rh, float *rl) {
     union { float f; u32 u; } v = {ax};
     u32 m = (v.u & 0x7fffffu) | 0x800000u; /* ax = m 2^(e - 150) */
     u32 s = (v.u >> 23) - 120u;           /* the window starts at 2/pi's bit e - 151, after 32 zeros */
@@ -198,19 +194,40 @@ static u32 trig_reduce(float ax, float *rh, float *rl) {
     u64 w2 = (u64)m * window_word(q + 2, o);
     u64 w1 = (u64)m * window_word(q + 1, o);
     u32 l0 = m * window_word(q, o);
-    u32 b = (u32)(w2 >> 32) + (u32)w1;                                  /* product bits 32..63 */
-    u32 a = (u32)(w1 >> 32) + l0 + (b < (u32)(w2 >> 32));               /* bits 64..95 */
-    u32 f = (a << 2) | (b >> 30), g = b << 2;                           /* the fraction's bits */
-    u32 quadrant = (a >> 30) + (f >> 31);                               /* nearest quadrant: f signed */
-    float fh = (float)(int)(f & 0xffffff00u);                           /* fraction = (fh + fl) 2^-32 */
+    u32 b = (u32)(w2 >> 32) + (u32)w1;                    /* product bits 32..63 */
+    u32 a = (u32)(w1 >> 32) + l0 + (b < (u32)(w2 >> 32)); /* bits 64..95 */
+    u32 f = (a << 2) | (b >> 30), g = b << 2;             /* the fraction's bits */
+    u32 quadrant = (a >> 30) + (f >> 31);                 /* nearest quadrant: f signed */
+    float fh = (float)(int)(f & 0xffffff00u);             /* fraction = (fh + fl) 2^-32 */
     float fl = (float)(f & 0xffu) + (float)(g >> 8) * 5.9604644775390625e-8f;
-    float ah = hi12s(fh);
-    float p0 = ah * 1.5703125f; /* pi/2 = 1.5703125 + 4.838267923e-4 */
-    float rest = (fh - ah) * 1.5703125f + (fh * 4.838267923e-4f + fl * 1.5707963267948966f);
-    float h = hi12s(p0 + rest);
-    *rl = ((p0 - h) + rest) * 2.3283064365386963e-10f;
-    *rh = h * 2.3283064365386963e-10f;
+    union { float f; u32 u; } ah = {fh}, h;
+    ah.u &= 0xfffff000u;
+    float p0 = ah.f * 1.5703125f; /* pi/2 = 1.5703125 + 4.838267923e-4 */
+    float rest = (fh - ah.f) * 1.5703125f + (fh * 4.838267923e-4f + fl * 1.5707963267948966f);
+    h.f = p0 + rest;
+    h.u &= 0xfffff000u;
+    *rl = ((p0 - h.f) + rest) * 2.3283064365386963e-10f;
+    *rh = h.f * 2.3283064365386963e-10f;
     return quadrant & 3u;
+}
+
+/* pi/4 < ax <= 6434 (k < 2^12), faster on vectors: Cody-Waite with pi/2 = C1 + ... + C5, C1..C4 of at most
+ * 12 bits so that every k Ci is exact; t2 is exact, and d's rounding error e is kept in rl (clang does not
+ * reassociate; WGSL compilers may, which is why the shaders use only the reduction above). */
+#define CW1 1.5703125f
+#define CW2 4.837512969970703e-4f
+#define CW3 7.549533620476723e-08f
+#define CW4 2.5632829192545614e-12f
+#define CW5 6.123234262925839e-17f
+INLINE i4 trig_reduce_cw(f4 ax, f4 *rh, f4 *rl) {
+    f4 k = (ax * 0.636619772f + ROUND_MAGIC) - ROUND_MAGIC;
+    f4 t2 = (ax - k * CW1) - k * CW2; /* exact */
+    f4 d = t2 - k * CW3;
+    f4 e = (t2 - d) - k * CW3;
+    f4 h = hi12(d - (k * CW4 + k * CW5));
+    *rh = h;
+    *rl = (((d - h) - k * CW4) - k * CW5) + e;
+    return __builtin_convertvector(k, i4) & 3;
 }
 
 /* sin (k = 0) or cos (k = 1) */
@@ -220,12 +237,20 @@ static __attribute__((noinline)) f4 v_sincos(f4 x, int k) {
     i4 q = {0, 0, 0, 0};
     i4 big = (ax > 0.78539816f) & (ax <= F32_MAX);
     if (big[0] | big[1] | big[2] | big[3]) {
-        for (int j = 0; j < 4; j++) {
-            if (big[j]) {
-                float h, l;
-                q[j] = (int)trig_reduce(ax[j], &h, &l);
-                rh[j] = h;
-                rl[j] = l;
+        f4 h, l;
+        i4 quadrant = trig_reduce_cw(sel(big, ax, splat(1.0f)), &h, &l);
+        rh = sel(big, h, rh);
+        rl = sel(big, l, rl);
+        q = as_i(sel(big, as_f(quadrant), as_f(q)));
+        i4 huge = big & (ax > 6434.0f);
+        if (huge[0] | huge[1] | huge[2] | huge[3]) {
+            for (int j = 0; j < 4; j++) {
+                if (huge[j]) {
+                    float hj, lj;
+                    q[j] = (int)trig_reduce_ph(ax[j], &hj, &lj);
+                    rh[j] = hj;
+                    rl[j] = lj;
+                }
             }
         }
     }
