@@ -41,6 +41,7 @@ from _cases import (  # noqa: E402
     has_shape,
     magnitudes,
     mismatches,
+    prod_order_free,
     reference,
     run,
     shape_of,
@@ -261,6 +262,15 @@ def test_problems_filter_still_catches_wrong_results():
     case = Case(ops.get("norm_l2"), [(f32([1e-30]), (1,))])
     assert problems(case, 0.0) == []  # (1e-30)^2 is 0 in float32
     assert problems(case, 1.0) != []
+    # prod: where a partial product can leave float32's normal range the order decides (+-inf, 0, NaN) ...
+    case = Case(ops.get("prod"), [(f32([1e30, 1e30, -1e-30, 1e-30]), (4,))])
+    assert not prod_order_free(case.inputs[0][0])
+    assert problems(case, -INF) == [] and problems(case, -0.0) == [] and problems(case, NAN) == []
+    assert problems(case, 1.0) != [] and problems(case, INF) != []  # ... but never the sign
+    case = Case(ops.get("prod"), [(f32([2.0, 3.0, -0.5, 1e30]), (4,))])  # in range: the product, rounded
+    assert prod_order_free(case.inputs[0][0])
+    assert problems(case, f32([-3e30])[0]) == []
+    assert problems(case, -INF) != [] and problems(case, f32([-3.001e30])[0]) != []
 
 
 # ================================================================ faults
