@@ -152,19 +152,17 @@ def _reduce_python(op, lists, shapes, params, options):
     return [op.ref(*(xs[r * cols:(r + 1) * cols] for xs in lists)) for r in range(rows)]
 
 
+def _map_row(kind: Kind, inputs: tuple[str, ...]) -> KindRow:
+    """An elementwise kind: same-length inputs, one op.numpy call on them flat, op.ref per element."""
+    return KindRow(kind, inputs, "map", _map_shape,
+                   work=lambda out, ins, o: math.prod(out),
+                   numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
+                   python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)])
+
+
 KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
-    KindRow(Kind.UNARY, ("x",), "map", _map_shape,
-            work=lambda out, ins, o: math.prod(out),
-            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
-            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
-    KindRow(Kind.BINARY, ("a", "b"), "map", _map_shape,
-            work=lambda out, ins, o: math.prod(out),
-            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
-            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
-    KindRow(Kind.TERNARY, ("cond", "a", "b"), "map", _map_shape,
-            work=lambda out, ins, o: math.prod(out),
-            numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
-            python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)]),
+    *(_map_row(kind, inputs) for kind, inputs in ((Kind.UNARY, ("x",)), (Kind.BINARY, ("a", "b")),
+                                                  (Kind.TERNARY, ("cond", "a", "b")))),
     KindRow(Kind.REDUCE, ("x",), "reduce", _reduce_shape,
             work=lambda out, ins, o: math.prod(ins[0]),
             numpy=_reduce_numpy,
