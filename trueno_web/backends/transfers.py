@@ -1,0 +1,276 @@
+"""Moving bytes on the desktop driver: the MAP_WRITE upload ring, pooled MAP_READ staging, multi-threaded
+host copies and their Tuning. WgpuNativeDriver mixes these in."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+
+from ..errors import DeviceLostError, GpuError, TruenoValueError
+
+
+@dataclasses.dataclass
+class Tuning:
+    """How WgpuNativeDriver moves bytes. The defaults are the library's (measured on an H200 host and on
+    lavapipe: docs/benchmarks.md); the other values (a "sync" or "poll" map wait, eager remapping, other
+    chunk sizes and thread counts) are there for bench/'s sweeps (bench/grid.py --explore and --map-wait,
+    bench/debug_latency.py). Change them with `driver.retune()`."""
+
+    direct_write_max: int = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
+    chunk_bytes: int = 32 << 20  # staging chunk: the bus moves one while the CPU copies the next
+    upload_depth: int = 4  # MAP_WRITE staging buffers in the ring
+    read_depth: int = 4  # MAP_READ staging buffers per large read
+    copy_threads: int = dataclasses.field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))  # host
+    # copies split over this many threads: 8, or the CPUs here where there are fewer
+    copy_split_min: int = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
+    map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync"
+    # (blocks on wgpu-py's poller thread) or "poll" (polls the device on this thread)
+    eager_remap: bool = False  # map an upload staging buffer again right after its copy (True) or when next needed
+
+    def __post_init__(self):
+        if self.map_wait not in ("await", "sync", "poll"):
+            raise TruenoValueError(f"map_wait must be 'await', 'sync' or 'poll', not {self.map_wait!r}")
+
+
+def gpu_call(what: str, fn, *args, **kwargs):
+    """Run a wgpu call, turning its errors into trueno_web errors."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # wgpu raises GPUValidationError, GPUOutOfMemoryError, RuntimeError ...
+        text = str(exc)
+        if "lost" in text.lower() or "destroyed" in text.lower() and "device" in text.lower():
+            raise DeviceLostError(f"{what}: the GPU device was lost ({text}); create a new GpuDevice") from exc
+        raise GpuError(f"{what} failed: {text}") from exc
+
+
+def _fresh(nbytes: int):
+    """Writable memory the caller will own: np.empty (not touched yet) where NumPy imports."""
+    try:
+        import numpy
+    except ImportError:
+        return memoryview(bytearray(nbytes))
+    return numpy.empty(nbytes, numpy.uint8)
+
+
+def _address_of(buf) -> int:
+    """The address of a contiguous buffer (read-only ones too), kept valid by the caller."""
+    view = memoryview(buf)
+    if not view.readonly:
+        return ctypes.addressof((ctypes.c_char * view.nbytes).from_buffer(view))
+    from wgpu.backends.wgpu_native._helpers import get_memoryview_and_address
+
+    return get_memoryview_and_address(view)[1]
+
+
+def _drop(staging, wait: bool = True) -> None:
+    """Destroy an upload staging buffer once its pending map has settled (a map cut short by destroy()
+    may never call back, and wgpu-py would then poll for it forever)."""
+    ready = getattr(staging, "_tw_ready", None)
+    if ready is not None and wait:
+        try:
+            ready.sync_wait()
+        except Exception:  # noqa: BLE001 - the buffer goes anyway
+            pass
+    staging.destroy()
+
+
+def _mapped_address(view) -> int:
+    """The address of a whole mapped range from wgpu-py (a view over a ctypes array at its start)."""
+    return ctypes.addressof(view.obj)
+
+
+class Transfers:
+    """The byte-moving methods of WgpuNativeDriver (it supplies `wgpu`, `device`, `lost` and `_check`)."""
+
+    def _init_transfers(self) -> None:
+        self.staging: dict[int, list] = {}  # MAP_READ staging buffers by size
+        self._uploads: list = []  # MAP_WRITE staging ring, mapped while idle
+        self._pool = None  # copy threads, made on first large copy
+        self.tuning = Tuning()
+
+    def write_buffer(self, raw, data: memoryview) -> None:
+        """Host bytes into a buffer. Small writes go through queue.write_buffer; large ones are copied
+        (on several threads) into pooled, already-mapped MAP_WRITE staging buffers, a chunk at a time,
+        each chunk's GPU copy submitted at once so the bus works while the next chunk is copied."""
+        self._check()
+        data = data.cast("B")
+        nbytes = data.nbytes
+        tuning = self.tuning
+        if nbytes <= tuning.direct_write_max:
+            gpu_call("writing a buffer", self.device.queue.write_buffer, raw, 0, data)
+            return
+        src = _address_of(data)
+        for off in range(0, nbytes, tuning.chunk_bytes):
+            n = min(tuning.chunk_bytes, nbytes - off)
+            staging = self._upload_staging()
+            try:
+                self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, n)), src + off, n)
+                staging.unmap()
+
+                def copy():
+                    encoder = self.device.create_command_encoder()
+                    encoder.copy_buffer_to_buffer(staging, 0, raw, off, -(-n // 4) * 4)
+                    self.device.queue.submit([encoder.finish()])
+
+                gpu_call("uploading", copy)
+            except BaseException:
+                self._uploads.remove(staging)
+                staging.destroy()
+                raise
+            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if tuning.eager_remap else None
+            staging._tw_unmapped = not tuning.eager_remap
+
+    def _upload_staging(self):
+        """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
+        wgpu = self.wgpu
+        chunk_bytes = self.tuning.chunk_bytes
+        if len(self._uploads) >= self.tuning.upload_depth:
+            staging = self._uploads.pop(0)
+            if staging.size >= chunk_bytes:
+                self._uploads.append(staging)
+                try:
+                    if staging._tw_ready is not None:
+                        staging._tw_ready.sync_wait()
+                    elif staging._tw_unmapped:
+                        staging.map_async(wgpu.MapMode.WRITE, 0, staging.size).sync_wait()
+                except Exception as exc:
+                    raise DeviceLostError(f"uploading failed ({exc}); create a new GpuDevice") from exc
+                staging._tw_ready = None
+                staging._tw_unmapped = False
+                return staging
+            _drop(staging)  # from before a change of chunk size
+        staging = gpu_call("creating a staging buffer", self.device.create_buffer, size=chunk_bytes,
+                           usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+        staging._tw_ready = None
+        staging._tw_unmapped = False
+        self._uploads.append(staging)
+        return staging
+
+    def _memcpy(self, dst: int, src: int, nbytes: int) -> None:
+        """memmove on up to `copy_threads` threads (ctypes releases the GIL); large copies only."""
+        threads = min(self.tuning.copy_threads, nbytes // self.tuning.copy_split_min)
+        if threads <= 1:
+            ctypes.memmove(dst, src, nbytes)
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.tuning.copy_threads, thread_name_prefix="trueno_web-copy")
+        step = -(-nbytes // threads // 4096) * 4096
+        jobs = [self._pool.submit(ctypes.memmove, dst + o, src + o, min(step, nbytes - o)) for o in range(0, nbytes, step)]
+        for job in jobs:
+            job.result()
+
+    async def read_buffer(self, raw, nbytes: int) -> memoryview:
+        """The first `nbytes` of a buffer: a new uint8 NumPy array the caller owns (where NumPy imports:
+        no zero-filling, and the page faults of fresh memory spread over the copy threads), else a
+        memoryview over a new bytearray.
+
+        Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
+        queued at once, and each is copied out (on several threads) as soon as it lands, while the
+        later ones are still on the bus. One host copy in all."""
+        self._check()
+        out = _fresh(nbytes)
+        if nbytes == 0:
+            return out
+        dst = _address_of(out)
+        chunk = min(self.tuning.chunk_bytes, nbytes)
+        pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
+        size = max(256, 1 << (chunk - 1).bit_length())
+        free = self.staging.setdefault(size, [])
+        wgpu = self.wgpu
+        taken = []
+        try:
+            for _ in range(min(len(pieces), self.tuning.read_depth)):
+                taken.append(free.pop() if free else gpu_call(
+                    "creating a staging buffer", self.device.create_buffer, size=size,
+                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST))
+
+            def copy(first: int):
+                encoder = self.device.create_command_encoder()
+                for j in range(first, min(first + len(taken), len(pieces))):
+                    off, n = pieces[j]
+                    encoder.copy_buffer_to_buffer(raw, off, taken[j % len(taken)], 0, -(-n // 4) * 4)
+                self.device.queue.submit([encoder.finish()])
+
+            for j, (off, n) in enumerate(pieces):
+                staging = taken[j % len(taken)]
+                if j % len(taken) == 0:
+                    gpu_call("copying a result", copy, j)
+                try:
+                    await self._wait_map(staging.map_async(wgpu.MapMode.READ, 0, size))
+                    self._check()  # destroyed meanwhile: no further copy or submit
+                except DeviceLostError:
+                    raise
+                except Exception as exc:
+                    raise DeviceLostError(f"reading a result failed ({exc}); create a new GpuDevice") from exc
+
+                def take_out():
+                    view = staging.read_mapped(0, -(-n // 4) * 4, copy=False)
+                    self._memcpy(dst + off, _mapped_address(view), n)
+                    view.release()
+                    staging.unmap()
+
+                gpu_call("reading a result", take_out)
+        except BaseException:
+            for staging in taken:
+                staging.destroy()
+            raise
+        free.extend(taken)
+        return out
+
+    async def _wait_map(self, promise) -> None:
+        """Wait for a map as `tuning.map_wait` says. "await" gives up with DeviceLostError once the device
+        is destroyed (a map cut short by destroy() never calls back)."""
+        if self.tuning.map_wait != "await":
+            if self.tuning.map_wait == "poll":
+                self._poll()
+            promise.sync_wait()
+            return
+        import asyncio
+
+        task = asyncio.ensure_future(promise)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.05)
+                if not task.done() and self.lost:
+                    raise DeviceLostError("the GPU device was lost while a result was being read; create a new GpuDevice")
+            task.result()
+        finally:
+            task.cancel()
+
+    def _poll(self) -> None:
+        """Wait here for the queue's work (callbacks fire on this thread, no hop through wgpu-py's poller)."""
+        from wgpu.backends.wgpu_native._api import ffi, libf
+
+        libf.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
+
+    def retune(self, **changes) -> Tuning:
+        """Change fields of `tuning` (bench/ sweeps them) and free the staging buffers and copy threads
+        (made again on demand, to the new sizes). Returns the previous Tuning: `retune(**asdict(old))`
+        restores it."""
+        old = self.tuning
+        self.tuning = dataclasses.replace(old, **changes)
+        self._free_staging()
+        if self._pool is not None and self.tuning.copy_threads != old.copy_threads:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        return old
+
+    def _free_staging(self) -> None:
+        """Free every staging buffer (they are made again on demand)."""
+        for bufs in self.staging.values():
+            for b in bufs:
+                b.destroy()
+        self.staging.clear()
+        for b in self._uploads:
+            _drop(b, wait=not self.lost)
+        self._uploads.clear()
+
+    def _close_transfers(self) -> None:
+        """Free the staging buffers and let the copy threads go."""
+        self._free_staging()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
