@@ -24,7 +24,7 @@ from .errors import (
 __version__ = "0.1.0"
 __all__ = [
     "GpuDevice", "GpuCommandBatch", "BufferId", "DeviceArray", "Stats", "ops", "runtime", "errors",
-    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes",
+    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes", "concatenate", "stack",
     "TruenoError", "TruenoValueError", "TruenoTypeError", "LimitError", "BatchError", "GpuError",
     "DeviceLostError", "UnavailableError",
 ]
@@ -35,6 +35,8 @@ _LAZY = {
     "asarray": ("tensor", "asarray"),
     "matmul": ("tensor", "matmul"),
     "broadcast_shapes": ("tensor", "broadcast_shapes"),
+    "concatenate": ("join", "concatenate"),
+    "stack": ("join", "stack"),
     "realize": ("expr", "realize"),
     "GpuDevice": ("device", "GpuDevice"),
     "DeviceArray": ("resident", "DeviceArray"),

@@ -100,24 +100,26 @@ class GpuCommandBatch:
         return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True,
                               done=True))
 
-    def view(self, buf: BufferId, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> BufferId:
+    def view(self, buf: BufferId, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0,
+             mask=None) -> BufferId:
         """A view of the storage under `buf` (its base, where `buf` is a view itself); nothing is copied.
         Element (i0, i1, ...) of `shape` is element offset + i0 * strides[0] + ... of that flat storage.
         Elementwise ops read any view through index arithmetic; other ops, read() and keep() need a
-        row-major view from the start (reshapes): give them a `copy` of any other view."""
+        row-major view from the start (reshapes): give them a `copy` of any other view. `mask`: per
+        dimension a valid range (lo, hi); the elements outside read as 0.0 (padding)."""
         base = storage(self._nodes, self._input(buf).index)
         shape, strides, offset = tuple(int(d) for d in shape), tuple(int(s) for s in strides), int(offset)
         if len(shape) != len(strides) or any(d < 0 for d in shape):
             raise TruenoValueError(f"a view needs one non-negative size and one stride per dimension; "
                                    f"got shape {shape}, strides {strides}")
-        if math.prod(shape):
-            lo = offset + sum(s * (d - 1) for d, s in zip(shape, strides) if s < 0)
-            hi = offset + sum(s * (d - 1) for d, s in zip(shape, strides) if s > 0)
-            if lo < 0 or hi >= base.size:
-                raise TruenoValueError(f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
-                                       f"elements {lo}..{hi}, outside the {base.size} elements of its base")
-        return self._add(Node(len(self._nodes), None, (base.id,), (), shape, view=View(shape, strides, offset),
-                              done=base.done))
+        if mask is not None and (len(mask) != len(shape) or any(len(m) != 2 for m in mask)):
+            raise TruenoValueError(f"a view mask needs one (lo, hi) per dimension of {shape}; got {mask}")
+        view = View(shape, strides, offset, None if mask is None else tuple((int(a), int(b)) for a, b in mask))
+        reach = view.reach() if math.prod(shape) else None
+        if reach is not None and (reach[0] < 0 or reach[1] >= base.size):
+            raise TruenoValueError(f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
+                                   f"elements {reach[0]}..{reach[1]}, outside the {base.size} elements of its base")
+        return self._add(Node(len(self._nodes), None, (base.id,), (), shape, view=view, done=base.done))
 
     def _flat(self, buf: BufferId, what: str) -> Node:
         """The node whose storage holds `buf` row-major from its start (itself, or the base of a reshape)."""

@@ -80,6 +80,6 @@ def _emit(batch, root: Expr, ids: dict) -> None:
         elif isinstance(e.leaf, HostData):
             ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
         elif e.view is not None:
-            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset)
+            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
             ids[key] = batch.record(e.op, tuple(ids[id(i)] for i in e.inputs), e.params, e.options)

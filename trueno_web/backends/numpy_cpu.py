@@ -45,13 +45,24 @@ class NumpyExecutor:
             tally(stats, dispatches=len(steps), submits=1)
 
     def _value(self, nodes: list[Node], i: int):
-        """Node i's array; a view is NumPy's view of its base with the same strides (no copy)."""
+        """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
+        view (padding) is zeros with its valid region copied in from such a view."""
         view = nodes[i].view
         if view is None:
             return nodes[i].buffer
-        start = storage(nodes, i).buffer.reshape(-1)[view.offset:]  # negative strides reach back before it
-        return self.np.lib.stride_tricks.as_strided(start, view.shape, tuple(4 * s for s in view.strides),
-                                                    writeable=False)
+        flat = storage(nodes, i).buffer.reshape(-1)
+        if view.mask is None:
+            return self._strided(flat, view.offset, view.shape, view.strides)
+        out = self.np.zeros(view.shape, dtype=self.np.float32)
+        shape = tuple(hi - lo for lo, hi in view.mask)
+        if all(shape):
+            offset = view.offset + sum(lo * s for (lo, _), s in zip(view.mask, view.strides))
+            out[tuple(slice(lo, hi) for lo, hi in view.mask)] = self._strided(flat, offset, shape, view.strides)
+        return out
+
+    def _strided(self, flat, offset: int, shape, strides):
+        start = flat[offset:]  # negative strides reach back before it
+        return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
         return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns

@@ -16,7 +16,7 @@ import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError, UnavailableError
-from ..graph import MapStep, Node, OpStep, storage, template
+from ..graph import MapStep, Node, OpStep, View, contiguous_strides, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -287,10 +287,13 @@ class WasmExecutor:
 
 
 def gather(flat: memoryview, view) -> array.array:
-    """The elements of a strided view of `flat` (format 'f'), row-major: one slice per innermost row."""
+    """The elements of a strided view of `flat` (format 'f'), row-major: one slice per innermost row;
+    a masked view (padding) gives zeros outside its valid region."""
     out = array.array("f")
     if not math.prod(view.shape):
         return out
+    if view.mask is not None:
+        return _gather_masked(flat, view)
     *outer, last = view.shape or (1,)
     *outer_strides, step = view.strides or (1,)
     for index in itertools.product(*(range(d) for d in outer)):
@@ -300,6 +303,23 @@ def gather(flat: memoryview, view) -> array.array:
         else:
             stop = start + step * last
             out.extend(flat[start:stop if stop >= 0 else None:step])
+    return out
+
+
+def _gather_masked(flat: memoryview, view) -> array.array:
+    """Zeros of the view's shape, its valid region gathered (row by row) into place."""
+    out = array.array("f", bytes(4 * math.prod(view.shape)))
+    lows = [lo for lo, _ in view.mask]
+    inner = View(tuple(hi - lo for lo, hi in view.mask), view.strides,
+                 view.offset + sum(lo * s for lo, s in zip(lows, view.strides)))
+    values = gather(flat, inner)
+    if not values:
+        return out
+    row = inner.shape[-1]
+    out_strides = contiguous_strides(view.shape)
+    for k, index in enumerate(itertools.product(*(range(lo, hi) for lo, hi in view.mask[:-1]))):
+        start = sum(i * s for i, s in zip(index, out_strides)) + lows[-1]
+        out[start:start + row] = values[k * row:(k + 1) * row]
     return out
 
 

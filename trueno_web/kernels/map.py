@@ -19,42 +19,93 @@ def strided(step: MapStep, nodes: list[Node]) -> list:
 
 def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     """The structure of a fused chain: what the WGSL text depends on (never values or sizes): the loads
-    (the rank of each strided one, 0 for a plain one), the chain of functions, the stores."""
-    ranks = tuple(len(v.shape) if v is not None else 0 for v in strided(step, nodes))
+    (each one's view_key), the chain of functions, the stores."""
+    loads = tuple(view_key(v) for v in strided(step, nodes))
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     chain = []
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
         chain.append((node.op.wgsl, tuple(local[i] for i in node.inputs), len(node.params)))
         local[nid] = ("t", k)
-    return ranks, tuple(chain), tuple(local[nid] for nid in step.stores)
+    return loads, tuple(chain), tuple(local[nid] for nid in step.stores)
 
 
-def _index_fn(j: int, rank: int, at: int) -> str:
-    """WGSL of the element index of strided load j at output element i; its view sits in tw_meta from
-    `at`: offset, then the shape, then the strides (i32 bits: a stride may be 0 or negative)."""
-    lines = [f"fn tw_at{j}(i: u32) -> u32 {{", "    var rem = i;", f"    var at = bitcast<i32>(tw_meta[{at}u]);"]
-    for d in range(rank - 1, -1, -1):
-        lines.append(f"    at = at + i32(rem % tw_meta[{at + 1 + d}u]) * bitcast<i32>(tw_meta[{at + 1 + rank + d}u]);")
-        if d:
-            lines.append(f"    rem = rem / tw_meta[{at + 1 + d}u];")
-    return "\n".join(lines + ["    return u32(at);", "}"])
+# ---------------------------------------------------------------- loads through a view (shared with other
+# generators): load j reads array `in{j}` (array<f32>) at element `i` of its view's shape, row-major.
+
+
+def view_key(view) -> tuple[int, bool] | None:
+    """What the WGSL of a load depends on: None for a plain flat load (no view, or a row-major one from
+    the start), else (rank, masked)."""
+    if view is None or view.identity:
+        return None
+    return len(view.shape), view.mask is not None
+
+
+def view_words(view) -> list[int]:
+    """The u32 tw_meta words of one strided load (see index_fn): offset, shape, strides (i32 bits), then
+    for a masked view lo, hi per dimension; [] for a plain load."""
+    if view_key(view) is None:
+        return []
+    words = [view.offset, *view.shape, *view.strides]
+    for lo, hi in view.mask or ():
+        words += [lo, hi]
+    return [w & 0xFFFFFFFF for w in words]
 
 
 def view_meta(views: list) -> list[int]:
-    """The u32 words of the strided loads' views, in load order (see _index_fn)."""
-    words = []
-    for v in views:
-        if v is not None:
-            words += [v.offset, *v.shape, *v.strides]
-    return [w & 0xFFFFFFFF for w in words]
+    """The words of the loads' views, in load order (plain loads have none)."""
+    return [w for v in views for w in view_words(v)]
+
+
+def meta_len(key) -> int:
+    """How many tw_meta words a load of this view_key takes."""
+    if key is None:
+        return 0
+    rank, masked = key
+    return 1 + 2 * rank + (2 * rank if masked else 0)
+
+
+def index_fn(j: int, key, at: int) -> str:
+    """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
+    gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> f32`, the value, 0.0
+    outside the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid
+    element's address may lie outside the storage)."""
+    if key is None:
+        return ""
+    rank, masked = key
+    shape = lambda d: f"tw_meta[{at + 1 + d}u]"  # noqa: E731
+    stride = lambda d: f"bitcast<i32>(tw_meta[{at + 1 + rank + d}u])"  # noqa: E731
+    head = f"fn tw_ld{j}(i: u32) -> f32 {{" if masked else f"fn tw_at{j}(i: u32) -> u32 {{"
+    lines = [head, "    var rem = i;", f"    var at = bitcast<i32>(tw_meta[{at}u]);"]
+    if masked:
+        lines.append("    var ok = true;")
+    for d in range(rank - 1, -1, -1):
+        if masked:
+            lo, hi = at + 1 + 2 * rank + 2 * d, at + 2 + 2 * rank + 2 * d
+            lines.append(f"    let k{d} = rem % {shape(d)};")
+            lines.append(f"    at = at + i32(k{d}) * {stride(d)};")
+            lines.append(f"    ok = ok & (k{d} >= tw_meta[{lo}u]) & (k{d} < tw_meta[{hi}u]);")
+        else:
+            lines.append(f"    at = at + i32(rem % {shape(d)}) * {stride(d)};")
+        if d:
+            lines.append(f"    rem = rem / {shape(d)};")
+    tail = f"    return select(0.0, in{j}[u32(max(at, 0))], ok);" if masked else "    return u32(at);"
+    return "\n".join(lines + [tail, "}"])
+
+
+def load_expr(j: int, key, i_expr: str) -> str:
+    """WGSL expression of load j at element `i_expr` of its view (after index_fn's helper)."""
+    if key is None:
+        return f"in{j}[{i_expr}]"
+    return f"tw_ld{j}({i_expr})" if key[1] else f"in{j}[tw_at{j}({i_expr})]"
 
 
 @lru_cache(maxsize=512)
 def map_source(key: tuple, vec: bool, vpt: int) -> str:
     """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on f32."""
-    ranks, chain, stores = key
-    n_loads = len(ranks)
+    loads, chain, stores = key
+    n_loads = len(loads)
     elem = "vec4<f32>" if vec else "f32"
     decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{elem}>;" for j in range(n_loads)]
     base = n_loads + 1
@@ -62,12 +113,12 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
               for j in range(len(stores))]
     n_params = sum(p for _, _, p in chain)
     at, index_fns = META_WORDS + n_params, []
-    for j, rank in enumerate(ranks):
-        if rank:
-            index_fns.append(_index_fn(j, rank, at))
-            at += 1 + 2 * rank
+    for j, load in enumerate(loads):
+        if load is not None:
+            index_fns.append(index_fn(j, load, at))
+            at += meta_len(load)
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
-    body += [f"    let v_in{j} = in{j}[{f'tw_at{j}(i)' if rank else 'i'}];" for j, rank in enumerate(ranks)]
+    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads)]
     lanes = (".x", ".y", ".z", ".w") if vec else ("",)
 
     def name(ref, lane):

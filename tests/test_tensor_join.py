@@ -1,0 +1,308 @@
+"""concatenate, stack and pad against NumPy (float64 references) on every backend: padding is a masked
+view (graph.View.mask), composed by every movement op, read by the map kernel (GPU), as zeros plus
+as_strided (numpy) and by the gather (wasm-simd); concatenate is one fused kernel; errors at the call."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import trueno_web as tw  # noqa: E402
+from trueno_web.graph import View  # noqa: E402
+from trueno_web.kernels import map as map_kernel  # noqa: E402
+from trueno_web.runtime import block_on  # noqa: E402
+from trueno_web.views import _sliced, pad_widths  # noqa: E402
+
+RNG = np.random.default_rng(11)
+
+
+def data(*shape):
+    return RNG.uniform(-3.0, 3.0, shape).astype(np.float32)
+
+
+def check_all(pairs, rtol=2e-6, atol=2e-6):
+    """Realise every tensor of (tensor, want) pairs in one batch, then compare each with its float64 want."""
+    block_on(tw.realize(*(t for t, _ in pairs)))
+    for k, (t, want) in enumerate(pairs):
+        got = block_on(t.numpy())
+        want = np.asarray(want, dtype=np.float64)
+        assert tuple(got.shape) == want.shape and got.dtype == np.float32, (k, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"case {k}")
+
+
+# ---------------------------------------------------------------- concatenate and stack
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_concatenate_along_each_axis_of_1_to_4_inputs(dev, axis):
+    base = [3, 5, 2]
+    pairs = []
+    for sizes in [(7,), (1, 4), (3, 0, 5), (2, 1, 6, 3)]:  # odd sizes, one empty along the axis
+        xs = []
+        for n in sizes:
+            shape = list(base)
+            shape[axis] = n
+            xs.append(data(*shape))
+        ts = [dev.tensor(x) for x in xs]
+        pairs.append((tw.concatenate(ts, axis=axis), np.concatenate(xs, axis=axis)))
+        pairs.append((tw.concatenate(ts, axis) * 2 - 1, np.concatenate(xs, axis) * 2.0 - 1))
+    check_all(pairs)
+
+
+def test_concatenate_of_views_and_host_data(dev):
+    x, y, z = data(4, 6), data(6, 3), data(1, 6)
+    tx, ty, tz = dev.tensor(x), dev.tensor(y), dev.tensor(z)
+    pairs = [
+        (tw.concatenate([tx, ty.T, tz.expand(2, 6)]), np.concatenate([x, y.T, np.broadcast_to(z, (2, 6))])),
+        (tw.concatenate([tx[::-2, 1::2], ty[1:3, ::-1]], axis=1), np.concatenate([x[::-2, 1::2], y[1:3, ::-1]], 1)),
+        (tw.concatenate([tx.T, ty], axis=-1), np.concatenate([x.T, y], axis=-1)),
+        (tw.concatenate([tx, x[:2]]), np.concatenate([x, x[:2]])),  # host data joins the tensor's device
+        (tw.concatenate([tx.relu(), tz]), np.concatenate([np.maximum(x, 0), z])),  # a computed input
+        (tw.concatenate([tx]), x),
+        (tw.concatenate([tx[:, :0], ty[:4, :0]], axis=1), np.zeros((4, 0))),  # all empty along the axis
+        (tw.concatenate((tz[:0], tz[:0])), np.zeros((0, 6))),
+    ]
+    check_all(pairs)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_stack_at_each_axis(dev, axis):
+    xs = [data(3, 4) for _ in range(3)]
+    ts = [dev.tensor(x) for x in xs]
+    check_all([(tw.stack(ts, axis=axis), np.stack(xs, axis=axis)),
+               (tw.stack([ts[0].T, ts[1].T], axis), np.stack([xs[0].T, xs[1].T], axis)),
+               (tw.stack(ts[:1], axis).sum(axis=axis), xs[0].astype(np.float64))])
+
+
+def test_stack_of_scalars_and_vectors(dev):
+    check_all([(tw.stack([tw.asarray(1.5, device=dev), dev.tensor(np.float32(-2.0).reshape(()))]), [1.5, -2.0]),
+               (tw.stack([dev.tensor(np.arange(3, dtype=np.float32))] * 2, axis=1), np.stack([np.arange(3.0)] * 2, 1))])
+
+
+def test_nan_and_inf_pass_through(dev):
+    x = np.array([[np.nan, np.inf], [-np.inf, 1.0]], np.float32)
+    y = np.array([[0.0, -0.0], [np.nan, 3e38]], np.float32)
+    tx, ty = dev.tensor(x), dev.tensor(y)
+    block_on(tw.realize(tw.concatenate([tx, ty]), tw.concatenate([tx, ty], 1), tx.pad(1), tw.stack([tx, ty])))
+    np.testing.assert_array_equal(block_on(tw.concatenate([tx, ty]).numpy()), np.concatenate([x, y]))
+    np.testing.assert_array_equal(block_on(tw.concatenate([tx, ty], 1).numpy()), np.concatenate([x, y], 1))
+    np.testing.assert_array_equal(block_on(tw.stack([tx, ty], 2).numpy()), np.stack([x, y], 2))
+    got = block_on(tx.pad(1).numpy())
+    np.testing.assert_array_equal(got, np.pad(x, 1))
+    assert not np.signbit(got[0]).any()  # padding is +0.0
+
+
+def test_concatenate_is_one_fused_kernel(gpu):
+    xs = [data(5, 7), data(2, 7), data(9, 7)]
+    ts = [gpu.tensor(x) for x in xs]
+    out = tw.concatenate(ts).relu() * 3
+    block_on(tw.realize(*ts))  # the inputs are resident: only the concatenation is left to run
+    before = gpu.stats.as_dict()
+    got = block_on(out.numpy())
+    after = gpu.stats.as_dict()
+    assert after["dispatches"] - before["dispatches"] == 1
+    assert after["uploads"] == before["uploads"]
+    np.testing.assert_allclose(got, np.maximum(np.concatenate(xs), 0) * 3.0, rtol=2e-6)
+
+
+# ---------------------------------------------------------------- pad and masked views
+
+
+PAD_FORMS = [1, (2,), (1, 3), ((0, 2),), ((1, 0), (0, 0), (2, 1)), ((1,), (0,), (3,)), [[0, 1], [2, 0], [0, 0]], 0]
+
+
+def test_pad_forms_like_numpy(dev):
+    x = data(3, 1, 4)
+    t = dev.tensor(x)
+    pairs = [(t.pad(w), np.pad(x, w)) for w in PAD_FORMS]
+    pairs += [(tw.pad(t, 1), np.pad(x, 1)),
+              (t.pad(((1, 2), (0, 1), (3, 0)), constant_values=-2.5), np.pad(x, ((1, 2), (0, 1), (3, 0)), constant_values=-2.5)),
+              (t.T.pad((1, 2)), np.pad(x.T, (1, 2))),
+              (t[::-1, :, ::2].pad(((2, 0), (1, 1), (0, 3))), np.pad(x[::-1, :, ::2], ((2, 0), (1, 1), (0, 3)))),
+              (t[:, :1].expand(3, 5, 4).pad(1), np.pad(np.broadcast_to(x[:, :1], (3, 5, 4)), 1)),
+              (t.pad(1).pad(((0, 1), (2, 0), (1, 1))), np.pad(np.pad(x, 1), ((0, 1), (2, 0), (1, 1)))),
+              (dev.tensor(np.zeros((0, 3), np.float32)).pad(((1, 1), (0, 1))), np.zeros((2, 4))),  # all padding
+              (t.pad(2) * 2 + t.pad(2).exp(), np.pad(x, 2) * 2.0 + np.exp(np.pad(x, 2).astype(np.float64)))]
+    check_all(pairs, rtol=5e-6)
+
+
+def _moves(rng, t, x):
+    """A random movement op applied to both (tensor, array)."""
+    kind = rng.integers(7)
+    if kind == 0 and x.ndim > 1:
+        axes = [int(a) for a in rng.permutation(x.ndim)]
+        return t.permute(axes), x.transpose(axes)
+    if kind == 1 and x.ndim:
+        index = []
+        for n in x.shape:
+            step = int(rng.choice([1, 2, -1, -3]))
+            start, stop = sorted(int(v) for v in rng.integers(-n - 1, n + 2, 2))
+            index.append(slice(start, stop, step) if step > 0 else slice(stop, start, step))
+        return t[tuple(index)], x[tuple(index)]
+    if kind == 2 and x.ndim and x.shape[0]:
+        i = int(rng.integers(-x.shape[0], x.shape[0]))
+        return t[i], x[i]
+    if kind == 3:
+        a = int(rng.integers(0, x.ndim + 1))
+        return t.unsqueeze(a), np.expand_dims(x, a)
+    if kind == 4 and 1 in x.shape:
+        shape = tuple(int(rng.integers(1, 4)) if n == 1 else n for n in x.shape)
+        return t.expand(shape), np.broadcast_to(x, shape)
+    if kind == 5 and 1 in x.shape:
+        return t.squeeze(), x.squeeze()
+    widths = [tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in x.shape]
+    return t.pad(widths), np.pad(x, widths)
+
+
+def test_masked_views_compose_with_every_movement_op(dev):
+    rng = np.random.default_rng(3)
+    x = data(4, 3, 5)
+    t = dev.tensor(x)
+    pairs = []
+    for _ in range(24):
+        tt, xx = t.pad(((1, 2), (0, 1), (2, 0))), np.pad(x, ((1, 2), (0, 1), (2, 0)))
+        for _ in range(4):
+            if xx.size > 4000:
+                break
+            tt, xx = _moves(rng, tt, xx)
+        pairs.append((tt + 0, xx))
+    check_all(pairs)
+
+
+def test_masked_views_read_as_zeros_outside(dev):
+    x = data(3, 4)
+    t = dev.tensor(x)
+    p = t.pad(((2, 1), (1, 1)))
+    xp = np.pad(x, ((2, 1), (1, 1)))
+    check_all([
+        (p[0], xp[0]), (p[0, 0], xp[0, 0]), (p[3, 2], xp[3, 2]), (p[-1, -1], xp[-1, -1]),  # 0-d, inside and out
+        (p[0:2, 1:5], np.zeros((2, 4))), (p[2:5, 1:5], x), (p[::-1, ::-1], xp[::-1, ::-1]),
+        (p[:1].expand(3, 6), np.zeros((3, 6))), (p[:1].squeeze(0), xp[0]), (p[None, :, None], xp[None, :, None]),
+        (p.reshape(36), xp.reshape(36)), (p.T.reshape(6, 6), xp.T.reshape(6, 6)),  # a reshape copies first
+        (p[2:5, 1:5] * 1, x),
+    ])
+
+
+def test_reductions_softmax_and_matmul_of_masked_views(dev):
+    x, w = data(3, 5), data(7, 2)
+    t, tw_ = dev.tensor(x), dev.tensor(w)
+    xp = np.pad(x, ((1, 0), (0, 2))).astype(np.float64)
+    p = t.pad(((1, 0), (0, 2)))
+    check_all([
+        (p.sum(), xp.sum()), (p.sum(axis=0), xp.sum(axis=0)), (p.max(axis=1, keepdims=True), xp.max(axis=1, keepdims=True)),
+        (p.T.mean(axis=-1), xp.T.mean(axis=-1)), (p.softmax(axis=0), np.exp(xp) / np.exp(xp).sum(axis=0)),
+        (p @ tw_, xp @ w), (tw.concatenate([t, t * 2], axis=1).sum(axis=1), np.concatenate([x, 2.0 * x], 1).sum(1)),
+    ], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_mistakes_raise_where_written(dev, cpu):
+    a, b = dev.tensor(data(3, 4)), dev.tensor(data(3, 5))
+    with pytest.raises(tw.TruenoValueError, match=r"axis 0 .*\(3, 4\), \(3, 5\)"):
+        tw.concatenate([a, b])
+    with pytest.raises(tw.TruenoValueError, match=r"same number of dimensions.*\(3, 4\), \(4,\)"):
+        tw.concatenate([a, dev.tensor(data(4))])
+    with pytest.raises(tw.TruenoValueError, match="at least one tensor"):
+        tw.concatenate([])
+    with pytest.raises(tw.TruenoValueError, match="axis 2 is out of range for 2"):
+        tw.concatenate([a, a], axis=2)
+    with pytest.raises(tw.TruenoValueError, match="axis -4 is out of range for 3"):
+        tw.stack([a, a], axis=-4)
+    with pytest.raises(tw.TruenoValueError, match="zero-dimensional"):
+        tw.concatenate([a.sum(), a.sum()])
+    with pytest.raises(tw.TruenoTypeError, match="list or tuple"):
+        tw.concatenate(a)
+    with pytest.raises(tw.TruenoValueError, match=r"same shape.*\(3, 4\), \(3, 5\)"):
+        tw.stack([a, b])
+    with pytest.raises(tw.TruenoValueError, match="at least one tensor"):
+        tw.stack(())
+    other = cpu if dev is not cpu else block_on(tw.GpuDevice.create("numpy"))
+    with pytest.raises(tw.TruenoValueError, match="different devices"):
+        tw.concatenate([a, other.tensor(data(3, 4))])
+    with pytest.raises(tw.TruenoValueError, match=r">= 0.*\(3, 4\)"):
+        a.pad((1, -1))
+    with pytest.raises(tw.TruenoValueError, match=r"does not fit a tensor of shape \(3, 4\)"):
+        a.pad(((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(tw.TruenoValueError, match="does not fit"):
+        a.pad((1, 2, 3))
+    with pytest.raises(tw.TruenoTypeError, match="ints"):
+        a.pad(1.5)
+    with pytest.raises(tw.TruenoValueError, match="mode='constant'"):
+        a.pad(1, mode="reflect")
+    check_all([(tw.concatenate([a, a], axis=-2), np.zeros((6, 4)) + np.concatenate([block_on(a.numpy())] * 2))])
+
+
+# ---------------------------------------------------------------- the pieces, on the host
+
+
+def test_sliced_mask_range_matches_a_brute_force():
+    for lo, hi, n in itertools.product(range(0, 6), range(0, 7), [5, 6]):
+        for start, stop, step in itertools.product(range(-7, 8), range(-7, 8), [1, 2, 3, -1, -2, -4]):
+            s, e, st = slice(start, stop, step).indices(n)
+            js = [j for j, k in enumerate(range(s, e, st)) if lo <= k < hi]
+            want = (js[0], js[-1] + 1) if js else (0, 0)
+            assert _sliced((lo, hi), s, st, len(range(s, e, st))) == want, (lo, hi, n, start, stop, step)
+
+
+def test_view_masks_normalise_and_reach_their_valid_region():
+    assert View((3, 4), (4, 1), 0, ((0, 3), (0, 4))).mask is None  # all of it: no mask
+    assert View((3, 4), (4, 1), 0, ((0, 3), (0, 4))).identity
+    assert not View((3, 4), (4, 1), 0, ((0, 3), (1, 4))).identity
+    assert View((3, 4), (4, 1), 0, ((2, 1), (0, 4))).mask == ((0, 0), (0, 0))  # nothing valid: one form
+    assert View((5, 6), (4, 1), -5, ((1, 4), (1, 5))).reach() == (0, 11)
+    assert View((5, 6), (4, 1), -5, ((0, 0), (0, 0))).reach() is None
+    assert pad_widths(2, (3, 4)) == [(2, 2), (2, 2)]
+    assert pad_widths(((1,), (2,)), (3, 4)) == [(1, 1), (2, 2)]
+    assert pad_widths(np.int64(1), (3,)) == [(1, 1)]
+
+
+def test_batch_view_with_a_mask(cpu):
+    batch = cpu.batch()
+    try:
+        x = batch.upload(np.arange(6, dtype=np.float32))
+        v = batch.view(x, (4, 4), (3, 1), -4, mask=((1, 3), (1, 4)))  # (2, 3) padded by 1 on each side
+        out = batch.copy(v)
+        block_on(batch.execute())
+        np.testing.assert_array_equal(block_on(batch.read(out)), np.pad(np.arange(6.0).reshape(2, 3), ((1, 1), (1, 0))))
+        with pytest.raises(tw.TruenoValueError, match="outside the 6 elements"):
+            batch.view(x, (4, 4), (3, 1), -4, mask=((0, 3), (1, 4)))
+    finally:
+        batch.release()
+
+
+def test_wgsl_depends_on_whether_a_load_is_masked_never_on_its_values():
+    masked = View((5, 6), (4, 1), -5, ((1, 4), (1, 5)))
+    key = map_kernel.view_key(masked)
+    assert key == (2, True) == map_kernel.view_key(View((9, 2), (1, 9), 3, ((0, 9), (1, 2))))
+    assert map_kernel.view_key(View((9, 2), (1, 9), 3)) == (2, False)
+    assert map_kernel.view_key(View((9, 2), (2, 1), 0)) is None
+    text = map_kernel.index_fn(1, key, 20)
+    assert "fn tw_ld1(i: u32) -> f32" in text and "select(0.0, in1[u32(max(at, 0))], ok)" in text
+    assert map_kernel.load_expr(1, key, "i") == "tw_ld1(i)"
+    assert map_kernel.load_expr(0, (2, False), "i") == "in0[tw_at0(i)]"
+    assert map_kernel.load_expr(0, None, "k") == "in0[k]"
+    words = map_kernel.view_words(masked)
+    assert len(words) == map_kernel.meta_len(key) and words[0] == (-5) & 0xFFFFFFFF and words[-4:] == [1, 4, 1, 5]
+
+
+def test_masked_loads_in_the_row_kernel(gpu):
+    """A row reduction fused with the elementwise chain that feeds it (kernels/rows.py) reads padded and
+    concatenated inputs through the same masked loads as the map kernel: one dispatch."""
+    pytest.importorskip("trueno_web.kernels.rows")
+    x, y = data(6, 5), data(6, 3)
+    tx, ty = gpu.tensor(x), gpu.tensor(y)
+    block_on(tw.realize(tx, ty))
+    cases = [((tx.pad(((0, 0), (2, 1))) * 2).sum(axis=-1), (np.pad(x, ((0, 0), (2, 1))) * 2.0).sum(-1)),
+             (tw.concatenate([tx, ty], axis=1).exp().max(axis=-1), np.exp(np.concatenate([x, y], 1).astype(np.float64)).max(-1)),
+             (tx.pad(((1, 2), (0, 0))).T.pad(((0, 0), (3, 0))).sum(axis=1, keepdims=True),
+              np.pad(np.pad(x, ((1, 2), (0, 0))).T, ((0, 0), (3, 0))).sum(1, keepdims=True))]
+    for t, want in cases:
+        before = gpu.stats.dispatches
+        got = block_on(t.numpy())
+        assert gpu.stats.dispatches - before == 1
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
