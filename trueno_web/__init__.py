@@ -24,7 +24,8 @@ from .errors import (
 __version__ = "0.1.0"
 __all__ = [
     "GpuDevice", "GpuCommandBatch", "BufferId", "DeviceArray", "Stats", "ops", "runtime", "errors",
-    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes", "concatenate", "stack",
+    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes",
+    "linear", "layer_norm", "scaled_dot_product_attention", "concatenate", "stack",
     "TruenoError", "TruenoValueError", "TruenoTypeError", "LimitError", "BatchError", "GpuError",
     "DeviceLostError", "UnavailableError",
 ]
@@ -35,6 +36,9 @@ _LAZY = {
     "asarray": ("tensor", "asarray"),
     "matmul": ("tensor", "matmul"),
     "broadcast_shapes": ("tensor", "broadcast_shapes"),
+    "linear": ("nn", "linear"),
+    "layer_norm": ("nn", "layer_norm"),
+    "scaled_dot_product_attention": ("nn", "scaled_dot_product_attention"),
     "concatenate": ("join", "concatenate"),
     "stack": ("join", "stack"),
     "realize": ("expr", "realize"),

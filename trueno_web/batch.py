@@ -162,6 +162,9 @@ class GpuCommandBatch:
         try:
             ids = [self._input(x) for x in inputs]
             shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
+            if not op.elementwise and options.get("rows") is None:  # only these kernels read strided views
+                for b in ids:
+                    self._flat(b, f"{op.name}'s input")
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
             raise

@@ -1,11 +1,17 @@
-"""The recorded graph of a batch and its plan: elementwise chains fused into map steps.
+"""The recorded graph of a batch and its plan: elementwise chains fused into map steps, reductions
+along rows fused with the elementwise ops around them into row steps.
 
 Planning (per `execute()`, over the nodes queued since the last one): nodes run in the order they
-were queued. An elementwise node joins the open map group of any elementwise input of the same size;
-a group closes when a non-elementwise op consumes one of its values, when an op reads one of its values
-through a view (views are not computed: a kernel reads its base's storage through index arithmetic),
-or when one more node would need more storage bindings than the device has. A group writes to memory only the values something needs
-afterwards: values consumed outside it, values nothing consumes (results) and values marked `keep`.
+were queued. An elementwise node joins the open step of an input of the same size. A reduction along
+rows (option rows=R) opens a row step, or joins one of the same rows x cols, or turns the open map
+group of its input into one (the chain is computed as the reduction reads it). Elementwise nodes join a
+row step as element values (rows x cols) or as row values (one per row, on its reductions' results);
+an element value may read a row value broadcast along its row (a view the step resolves).
+A step closes when something it does not hold reads one of its values (an op of another kind, a view
+it cannot resolve, a node of another size), or when one more node would need more storage bindings
+than the device has; whatever reads a step's value therefore runs after it. A step writes to memory
+only the values something needs afterwards: values consumed outside it, values nothing consumes
+(results) and values marked `keep`.
 """
 
 from __future__ import annotations
@@ -99,10 +105,29 @@ class MapStep:
 
 
 @dataclass
+class RowStep:
+    """Reductions along rows fused with the elementwise ops around them (kernels/rows.py): `nodes` in
+    order are element values (rows x cols, row-major) and row values (`row_values`: the reductions
+    and elementwise ops on their results, one per row); `aliases` maps a view that broadcasts a row
+    value along its row to that value. Loads and stores as in MapStep."""
+
+    rows: int
+    cols: int
+    nodes: list[int]
+    row_values: set[int] = field(default_factory=set)
+    aliases: dict[int, int] = field(default_factory=dict)
+    loads: list[int] = field(default_factory=list)
+    stores: list[int] = field(default_factory=list)
+
+
+@dataclass
 class OpStep:
-    """A reduction, softmax, matmul or convolution: one node, its own kernel."""
+    """A full reduction, softmax, matmul or convolution: one node, its own kernel."""
 
     node: int
+
+
+Step = MapStep | RowStep | OpStep
 
 
 def storage(nodes: list[Node], i: int) -> Node:
@@ -113,7 +138,27 @@ def storage(nodes: list[Node], i: int) -> Node:
 
 def template(step: MapStep | OpStep, nodes: list[Node]) -> str:
     """The kernel template a step runs on (the key of every backend's table)."""
-    return "map" if isinstance(step, MapStep) else nodes[step.node].op.row.template
+    if isinstance(step, OpStep):
+        return nodes[step.node].op.row.template
+    return "map" if isinstance(step, MapStep) else "rows"
+
+
+def row_reduction(node: Node) -> bool:
+    """A reduction along rows (the option rows=R): it runs as a RowStep."""
+    return node.op is not None and node.options.get("rows") is not None
+
+
+def row_broadcast(view: View, cols: int) -> bool:
+    """Does element i of `view` read element i // cols of its base (one value per row of `cols`)?"""
+    if view.mask is not None:
+        return False
+    inner, d = 1, len(view.shape)
+    while d and inner < cols:
+        d -= 1
+        if view.shape[d] != 1 and view.strides[d] != 0:
+            return False
+        inner *= view.shape[d]
+    return inner == cols and view.offset == 0 and view.strides[:d] == contiguous_strides(view.shape[:d], view.strides[:d])
 
 
 def consumers(nodes: list[Node]) -> dict[int, list[int]]:
@@ -125,61 +170,131 @@ def consumers(nodes: list[Node]) -> dict[int, list[int]]:
     return used
 
 
-def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> list[MapStep | OpStep]:
+def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> list[Step]:
     """Steps that compute the pending op nodes; see the module docstring for the rules."""
     used = consumers(nodes)
-    steps: list[MapStep | OpStep] = []
-    open_groups: dict[int, MapStep] = {}  # member node id -> its open group
+    steps: list[Step] = []
+    open_steps: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
 
-    def stored(m: int, members: set[int]) -> bool:
-        """Does member m of a group go to memory: kept, a result, or needed outside the group?"""
-        return nodes[m].keep or not used[m] or any(c not in members for c in used[m])
+    def inside(c: int, members: set[int], aliases: dict[int, int]) -> bool:
+        return c in members or (c in aliases and all(inside(x, members, aliases) for x in used[c]))
 
-    def loads(members: set[int]) -> list[int]:
-        return list(dict.fromkeys(i for m in sorted(members) for i in nodes[m].inputs if i not in members))
+    def stored(m: int, members: set[int], aliases: dict[int, int]) -> bool:
+        """Does member m go to memory: kept, a result, or needed outside its step?"""
+        return nodes[m].keep or not used[m] or not all(inside(c, members, aliases) for c in used[m])
 
-    def close(group: MapStep) -> None:
-        members = set(group.nodes)
-        group.stores = [m for m in group.nodes if stored(m, members)]
-        group.loads = loads(members)
+    def loads(members: set[int], aliases: dict[int, int]) -> list[int]:
+        return list(dict.fromkeys(i for m in sorted(members) for i in nodes[m].inputs
+                                  if i not in members and i not in aliases))
+
+    def close(step: MapStep | RowStep) -> None:
+        if isinstance(step, RowStep) and not any(row_reduction(nodes[m]) for m in step.nodes):
+            step = MapStep(step.rows * step.cols, [], step.nodes, [])  # no reduction joined it after all
+        members, aliases = set(step.nodes), getattr(step, "aliases", {})
+        step.stores = [m for m in step.nodes if stored(m, members, aliases)]
+        step.loads = loads(members, aliases)
         for m in members:
-            nodes[m].fused_away = m not in group.stores
-            open_groups.pop(m, None)
-        steps.append(group)
+            nodes[m].fused_away = m not in step.stores
+            open_steps.pop(m, None)
+        steps.append(step)
 
-    def bindings(group: MapStep, extra: Node) -> int:
-        members = set(group.nodes) | {extra.id}
-        return 1 + len(loads(members)) + sum(stored(m, members) for m in members)
+    def bindings(step: MapStep | RowStep, extra: Node) -> int:
+        members, aliases = set(step.nodes) | {extra.id}, dict(getattr(step, "aliases", {}))
+        aliases.update(_aliases(step, extra) if isinstance(step, RowStep) else {})
+        return 1 + len(loads(members, aliases)) + sum(stored(m, members, aliases) for m in members)
+
+    def row_level(node: Node, step: RowStep) -> bool:
+        """Is `node` (joining `step`) a row value rather than an element value? (With one column, every
+        elementwise node is a row value.)"""
+        return row_reduction(node) or node.size == step.rows
+
+    def _aliases(step: RowStep, node: Node) -> dict[int, int]:
+        """The views `node` reads that a RowStep resolves to one of its members: a row value broadcast
+        along rows (read by an element value), or the same data in another shape."""
+        out = {}
+        for i in node.inputs:
+            view, base = nodes[i].view, nodes[i].inputs[0] if nodes[i].inputs else None
+            if view is None or base not in step.nodes:
+                continue
+            if view.identity and nodes[i].size == nodes[base].size and \
+                    (base in step.row_values) == (row_level(node, step) and not row_reduction(node)):
+                out[i] = base
+            elif base in step.row_values and not row_level(node, step) and row_broadcast(view, step.cols):
+                out[i] = base
+            elif base in step.row_values and row_reduction(node) and row_broadcast(view, step.cols):
+                out[i] = base
+        return out
+
+    def reads(node: Node, step: MapStep | RowStep) -> bool:
+        """Can `node` join `step`: is it of the step's size, and does it read the step's members
+        directly or through views the step resolves (RowStep aliases)?"""
+        if isinstance(step, MapStep):
+            size = nodes[node.inputs[0]].size if row_reduction(node) else node.size
+            ok, alias = size == step.size, {}
+        else:
+            cells = step.rows * step.cols
+            ok = (node.shape == (step.rows,) and nodes[node.inputs[0]].size == cells if row_reduction(node)
+                  else node.size in (step.rows, cells))
+            alias = _aliases(step, node)
+        members = set(step.nodes)
+        return ok and all(i in alias or storage(nodes, i).id not in members or nodes[i].view is None
+                          for i in node.inputs)
+
+    def target(node: Node) -> MapStep | RowStep | None:
+        """The open step `node` joins (merging same-size map groups into it), or None."""
+        found = []
+        for i in node.inputs:
+            step = open_steps.get(storage(nodes, i).id)
+            if step is not None and all(step is not f for f in found):
+                found.append(step)
+        step = next((f for f in found if isinstance(f, RowStep) and reads(node, f)), None)
+        maps = [f for f in found if isinstance(f, MapStep) and reads(node, f)]
+        if step is None and maps and row_reduction(node):  # the chain becomes the reduction's input
+            if not node.shape[0]:
+                return None
+            group = maps.pop(0)
+            step = RowStep(node.shape[0], group.size // node.shape[0], group.nodes)
+            for m in group.nodes:
+                open_steps[m] = step
+        elif step is None and maps:
+            step = maps.pop(0)
+        if step is None:
+            return None
+        for other in maps:  # another map group of the same size joins too
+            if isinstance(step, MapStep) or other.size in (step.rows, step.rows * step.cols):
+                step.nodes = sorted(set(step.nodes) | set(other.nodes))
+                if isinstance(step, RowStep) and other.size == step.rows:
+                    step.row_values |= set(other.nodes)
+                for m in other.nodes:
+                    open_steps[m] = step
+        return step if bindings(step, node) <= max_bindings else None
 
     for nid in pending:
         node = nodes[nid]
         if node.op is None:
             continue
-        for v in [i for i in node.inputs if nodes[i].view is not None and nodes[i].inputs[0] in open_groups]:
-            close(open_groups[nodes[v].inputs[0]])  # a view reads its base from memory, written by then
-        if not node.op.elementwise:
-            for g in {id(open_groups[i]): open_groups[i] for i in node.inputs if i in open_groups}.values():
-                close(g)
-            steps.append(OpStep(nid))
-            continue
-        joinable = [] if not fuse else [
-            open_groups[i] for i in node.inputs if i in open_groups and open_groups[i].size == node.size
-        ]
-        group = joinable[0] if joinable else None
-        for other in joinable[1:]:
-            if other is not group:
-                group.nodes = sorted(set(group.nodes) | set(other.nodes))
-                for m in other.nodes:
-                    open_groups[m] = group
-        if group is not None and bindings(group, node) > max_bindings:
-            close(group)
-            group = None
-        if group is None:
-            group = MapStep(node.size, [], [], [])
-        group.nodes.append(nid)
-        open_groups[nid] = group
+        step = target(node) if fuse and (node.op.elementwise or row_reduction(node)) else None
+        for i in node.inputs:  # what it reads from a step it does not join is written by then
+            other = open_steps.get(storage(nodes, i).id)
+            if other is not None and other is not step:
+                close(other)
+        if step is None:
+            if node.op.elementwise:
+                step = MapStep(node.size, [], [], [])
+            elif row_reduction(node):
+                rows = node.shape[0]
+                step = RowStep(rows, nodes[node.inputs[0]].size // rows if rows else 0, [])
+            else:
+                steps.append(OpStep(nid))
+                continue
+        step.nodes.append(nid)
+        open_steps[nid] = step
+        if isinstance(step, RowStep):
+            step.aliases.update(_aliases(step, node))
+            if row_level(node, step):
+                step.row_values.add(nid)
         if not fuse:
-            close(group)
-    for g in {id(g): g for g in open_groups.values()}.values():
-        close(g)
+            close(step)
+    for step in {id(s): s for s in open_steps.values()}.values():
+        close(step)
     return steps

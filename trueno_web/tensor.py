@@ -122,6 +122,15 @@ class Tensor(Views):
     def std(self, axis=None, keepdims=False, ddof: int = 0):
         return self.var(axis, keepdims, ddof).sqrt()
 
+    def argmax(self, axis=None, keepdims=False):
+        """Index of the first largest element along `axis` (None: of the flattened tensor), as float32
+        (exact up to 2^24); the first NaN where there is one, as NumPy."""
+        return _arg(self, axis, keepdims, "max")
+
+    def argmin(self, axis=None, keepdims=False):
+        """Index of the first smallest element along `axis`; see argmax."""
+        return _arg(self, axis, keepdims, "min")
+
     def softmax(self, axis: int = -1): return _softmax("softmax", self, axis)
     def log_softmax(self, axis: int = -1): return _softmax("log_softmax", self, axis)
 
@@ -232,7 +241,7 @@ def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
 
 
 def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
-    """A reduction over `axis` (None: all): the kept axes first, the reduced ones row-major after them."""
+    """A reduction over `axis` (None: all): rows of the reduced axes, one per element of the kept ones."""
     op = ops.get(name)
     axes = axes_tuple(axis, t.ndim, name)
     kept = [d for d in range(t.ndim) if d not in axes]
@@ -240,10 +249,24 @@ def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
         tuple(t.shape[d] for d in kept)
     if not axes:
         return t.contiguous().reshape(out_shape)
-    src = t.permute(kept + list(axes)).contiguous()
-    rows = math.prod(t.shape[d] for d in kept)
-    options = {} if not kept else {"rows": rows}
-    return _record(op, [src], (), options).reshape(out_shape)
+    if not kept:  # all of it: the full reduction reads row-major memory
+        return _record(op, [t.contiguous()]).reshape(out_shape)
+    rows = math.prod(t.shape[d] for d in kept)  # the row kernel reads any view, and the chain feeding it
+    return _record(op, [t.permute(kept + list(axes))], (), {"rows": rows}).reshape(out_shape)
+
+
+def _arg(t: Tensor, axis, keepdims: bool, extreme: str) -> Tensor:
+    """min over `axis` of where(t is the extreme or NaN, its index, n): two reductions, one row kernel."""
+    if axis is None:
+        out = _arg(t.reshape(-1), 0, False, extreme)
+        return out.reshape((1,) * t.ndim) if keepdims else out
+    a = axis_index(axis, t.ndim, f"arg{extreme}")
+    n = t.shape[a]
+    if n == 0:
+        raise TruenoValueError(f"arg{extreme} along an empty axis (axis {axis} of {t.shape}) has no value")
+    index = asarray([float(i) for i in range(n)], t.device).reshape([n if d == a else 1 for d in range(t.ndim)])
+    hit = (t == _reduce(extreme, t, a, True)).maximum(t != t)
+    return Tensor.where(hit, index, float(n)).min(a, keepdims=keepdims)
 
 
 def _softmax(name: str, t: Tensor, axis: int) -> Tensor:
@@ -258,8 +281,11 @@ def _softmax(name: str, t: Tensor, axis: int) -> Tensor:
 
 
 def matmul(a, b) -> Tensor:
-    """a @ b with NumPy's rules: 1-D operands are vectors; (..., M, K) @ (K, N) folds the leading
-    dimensions into M (one kernel)."""
+    """a @ b with NumPy's rules: 1-D operands are vectors; (..., M, K) @ (..., K, N) broadcasts the batch
+    dimensions, one kernel for the whole batch (kinds._matmul_batch): an operand broadcast along a batch
+    dimension reads its one matrix there, never copied (an expanded view included), and (..., M, K) @
+    (K, N) folds the batch into M. An operand that is otherwise not row-major (a transposed matrix, a
+    slice) is copied first."""
     a, b = _tensors([a, b])
     if a.ndim == 0 or b.ndim == 0:
         raise TruenoValueError(f"matmul needs operands of at least one dimension; got {a.shape} @ {b.shape}")
@@ -268,12 +294,18 @@ def matmul(a, b) -> Tensor:
     b2 = b.unsqueeze(-1) if vb else b
     if a2.shape[-1] != b2.shape[-2]:
         raise TruenoValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}")
-    if b2.ndim > 2:
-        raise TruenoValueError(f"matmul of a batched right operand ({a.shape} @ {b.shape}) is not supported yet; "
-                               "loop over the batch or reshape")
-    lead, (m, k), n = a2.shape[:-2], a2.shape[-2:], b2.shape[-1]
-    flat = a2.contiguous().reshape(math.prod(lead) * m, k)
-    out = _record(ops.get("matmul"), [flat, b2.contiguous()]).reshape(*lead, m, n)
+    op = ops.get("matmul")
+    shape, _ = op.row.shape(op, [a2.shape, b2.shape], {})  # batch dimensions that do not broadcast raise here
+
+    def unbroadcast(t: Tensor) -> Tensor:
+        """t cut to size 1 along its broadcast (stride 0) batch dimensions: the kind broadcasts them again."""
+        strides = t._layout()[1]
+        cut = {d for d in range(t.ndim - 2) if strides[d] == 0 and t.shape[d] > 1}
+        return t[tuple(slice(0, 1) if d in cut else slice(None) for d in range(t.ndim))] if cut else t
+
+    out = _record(op, [unbroadcast(a2).contiguous(), unbroadcast(b2).contiguous()])
+    if out.shape != shape:  # both operands broadcast along a dimension: the same products, a view
+        out = out.expand(shape)
     if va:
         out = out.squeeze(-2)
     return out.squeeze(-1) if vb else out

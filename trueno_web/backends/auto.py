@@ -11,7 +11,7 @@ show NumPy ahead nearly everywhere).
 
 from __future__ import annotations
 
-from ..graph import MapStep, Node, OpStep, template
+from ..graph import Node, OpStep, Step, storage, template
 from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
@@ -22,22 +22,25 @@ GPU_FROM = {
     "map": 1 << 20,  # elements x op cost: relu 1.6 vs 2.4 at 2^20, 0.76 vs 0.28 at 2^18; 3-op chain 2.5 vs 4.3
     # at 2^20, 0.92 vs 0.56 at 2^18; gelu (cost 4) wins from 2^18 and loses at 2^16
     "reduce": 1 << 22,  # input elements: sum 1.56 vs 2.02 at 2^22, 1.08 vs 0.56 at 2^20
+    "rows": 1 << 22,  # input elements x op cost, as a full reduction (not measured on its own yet)
     "softmax": 1 << 18,  # elements: 0.79 vs 0.80 at 2^18 (even), 1.39 vs 6.32 at 2^20
     "matmul": 1 << 29,  # m*k*n: 256^3 0.72 vs 0.24; 1024^3 1.9 vs 2.7, 512^3 0.85 vs 0.60 (bench/grid.py)
     "conv2d": 1 << 21,  # output x kernel elements: 512^2 x 5x5 0.65 vs 3.2, 256^2 x 5x5 0.65 vs 0.58
 }
 
 
-def work(step: MapStep | OpStep, nodes: list[Node]) -> tuple[str, int]:
+def work(step: Step, nodes: list[Node]) -> tuple[str, int]:
     """(template, amount) of a plan step, in GPU_FROM's units (map work weighs each op by its cost)."""
-    ids = step.nodes if isinstance(step, MapStep) else [step.node]
+    ids = [step.node] if isinstance(step, OpStep) else step.nodes
     amount = sum(nodes[i].op.cost * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs],
                                                           nodes[i].options) for i in ids)
     return template(step, nodes), amount
 
 
-def step_inputs(step: MapStep | OpStep, nodes: list[Node]) -> list[int]:
-    return step.loads if isinstance(step, MapStep) else list(nodes[step.node].inputs)
+def step_inputs(step: Step, nodes: list[Node]) -> list[int]:
+    """The nodes whose storage a step reads (a view's base)."""
+    ids = nodes[step.node].inputs if isinstance(step, OpStep) else step.loads
+    return [storage(nodes, i).id for i in ids]
 
 
 class AutoExecutor:
@@ -65,7 +68,7 @@ class AutoExecutor:
         big = host.size >= GPU_FROM["map"] and self.fits_gpu(host.size * 4)
         return (self.gpu if big else self.cpu).upload(host, stats)
 
-    def pick(self, nodes: list[Node], steps: list[MapStep | OpStep]):
+    def pick(self, nodes: list[Node], steps: list[Step]):
         """The executor for these steps: the GPU when any step is large and every array fits it."""
         used = {i for step in steps for i in step_inputs(step, nodes)}
         arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, OpStep)]
@@ -77,7 +80,7 @@ class AutoExecutor:
         on_gpu = sum(n.size for n in resident if self.owner(n.buffer) is self.gpu)
         return self.gpu if on_gpu * 2 > sum(n.size for n in resident) > 0 else self.cpu
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
         if not steps:
             return
         target = self.pick(nodes, steps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 
-from ..graph import MapStep, Node, OpStep, storage
+from ..graph import Node, OpStep, Step, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -30,17 +30,18 @@ class NumpyExecutor:
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         return self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape).copy()
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
         upload_pending(self, nodes, stats)
         for step in steps:
-            values = {}
-            for nid in step.nodes if isinstance(step, MapStep) else [step.node]:
+            members = [step.node] if isinstance(step, OpStep) else step.nodes
+            for nid in members:  # each op on whole arrays; a fused value lives until the step ends
                 node = nodes[nid]
-                args = [values[i] if i in values else self._value(nodes, i) for i in node.inputs]
-                result = node.op.row.numpy(node.op, args, node.params, node.options)
-                values[nid] = self.np.asarray(result, dtype=self.np.float32).reshape(node.shape)
-            for nid in step.stores if isinstance(step, MapStep) else [step.node]:
-                nodes[nid].buffer = values[nid]
+                result = node.op.row.numpy(node.op, [self._value(nodes, i) for i in node.inputs], node.params,
+                                           node.options)
+                node.buffer = self.np.asarray(result, dtype=self.np.float32).reshape(node.shape)
+            for nid in members:
+                if nodes[nid].fused_away:
+                    nodes[nid].buffer = None
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
 

@@ -16,7 +16,7 @@ import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError, UnavailableError
-from ..graph import MapStep, Node, OpStep, View, contiguous_strides, storage, template
+from ..graph import MapStep, Node, OpStep, RowStep, Step, View, contiguous_strides, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -195,7 +195,7 @@ class WasmExecutor:
 
     # ------------------------------------------------------------ running
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         upload_pending(self, nodes, stats)
@@ -229,12 +229,9 @@ class WasmExecutor:
                 if nid not in stores:
                     scratch[nid] = self._alloc(chunk * 4, "a fused intermediate")
             for nid in step.loads:  # strided views (broadcasts, transposes, slices): a row-major copy first
-                view = nodes[nid].view
-                if view is not None and not view.identity:
-                    base = storage(nodes, nid)
-                    gathered[nid] = self._alloc(nodes[nid].size * 4, "a copy of a strided view")
-                    flat = self.module.read(base.buffer.ptr, base.size * 4).cast("f")
-                    self.module.write(gathered[nid].ptr, memoryview(gather(flat, view)))
+                copy = self._gather(nodes, nid)
+                if copy is not None:
+                    gathered[nid] = copy
 
             def at(nid: int, offset: int) -> int:
                 if nid in scratch:
@@ -253,15 +250,48 @@ class WasmExecutor:
                 self.free(buf)
 
     def _reduce(self, nodes: list[Node], step: OpStep) -> None:
-        """All of the input, or (option rows) one kernel call per contiguous row."""
+        """All of the input, or (option rows) one kernel call per row; a strided input is gathered first."""
         node = nodes[step.node]
-        args = [nodes[i] for i in node.inputs]
         rows = node.options.get("rows")
-        cols = args[0].size // rows if rows else args[0].size
-        fn, ptrs = symbol(node.op), [storage(nodes, i).buffer.ptr for i in node.inputs]
-        values = array.array("f", [self.module.call(fn, *(_i32(p + 4 * r * cols) for p in ptrs), cols)
-                                   for r in range(1 if rows is None else rows)])
-        self.module.write(self._result(node).ptr, memoryview(values))
+        cols = nodes[node.inputs[0]].size // rows if rows else nodes[node.inputs[0]].size
+        gathered = [self._gather(nodes, i) for i in node.inputs]
+        try:
+            ptrs = [(g or storage(nodes, i).buffer).ptr for g, i in zip(gathered, node.inputs)]
+            fn = symbol(node.op)
+            values = array.array("f", [self.module.call(fn, *(_i32(p + 4 * r * cols) for p in ptrs), cols)
+                                       for r in range(1 if rows is None else rows)])
+            self.module.write(self._result(node).ptr, memoryview(values))
+        finally:
+            for g in gathered:
+                if g is not None:
+                    self.free(g)
+
+    def _rows(self, nodes: list[Node], step: RowStep) -> None:
+        """A row step op by op on whole arrays (broadcast row values gathered like any view); its fused
+        values live in buffers of their own until the step ends."""
+        try:
+            for nid in step.nodes:
+                node = nodes[nid]
+                if row_reduction(node):
+                    self._reduce(nodes, OpStep(nid))
+                else:
+                    self._map(nodes, MapStep(node.size, list(node.inputs), [nid], [nid]))
+        finally:
+            for nid in step.nodes:
+                if nodes[nid].fused_away and nodes[nid].buffer is not None:
+                    self.free(nodes[nid].buffer)
+                    nodes[nid].buffer = None
+
+    def _gather(self, nodes: list[Node], i: int) -> WasmBuffer | None:
+        """A row-major copy of node i where it is a strided view (the caller frees it), else None."""
+        view = nodes[i].view
+        if view is None or view.identity:
+            return None
+        base = storage(nodes, i)
+        out = self._alloc(nodes[i].size * 4, "a copy of a strided view")
+        flat = self.module.read(base.buffer.ptr, base.size * 4).cast("f")
+        self.module.write(out.ptr, memoryview(gather(flat, view)))
+        return out
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
@@ -273,10 +303,25 @@ class WasmExecutor:
                              int(node.op.name == "log_softmax"))
 
     def _matmul(self, nodes: list[Node], step: OpStep) -> None:
+        """One product: tw_matmul; a batch: tw_matmul_batch, one call that walks the batch dimensions
+        (their sizes and strides written to linear memory for it)."""
         node = nodes[step.node]
         a, b = (_i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
         o = node.options
-        self.module.call(symbol(node.op), a, b, _i32(self._result(node).ptr), o["m"], o["k"], o["n"])
+        c, mkn = _i32(self._result(node).ptr), (o["m"], o["k"], o["n"])
+        if not o["dims"]:
+            if o["batch"]:
+                self.module.call(symbol(node.op), a, b, c, *mkn)
+            return
+        words = array.array("i", [w for dim in o["dims"] for w in dim])
+        if sys.byteorder == "big":
+            words.byteswap()
+        dims = self._alloc(4 * len(words), "the batch dimensions")
+        try:
+            self.module.write(dims.ptr, memoryview(words))
+            self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], _i32(dims.ptr), len(o["dims"]))
+        finally:
+            self.free(dims)
 
     def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
@@ -332,6 +377,7 @@ def symbol(op) -> str:
 RUNNERS = {
     "map": WasmExecutor._map,
     "reduce": WasmExecutor._reduce,
+    "rows": WasmExecutor._rows,
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,

@@ -1,5 +1,5 @@
 """WGSL for each plan step, from the shader set in `shaders/` and the op catalog: one generator per
-kernel template (map, reduce, softmax, matmul, conv), looked up by the template of the step's kind.
+kernel template (map, rows, reduce, softmax, matmul, conv), looked up by the template of the step's kind.
 
 A kernel's text depends only on the structure of its step (which functions, which operands), on the
 alignment case (vec4 or scalar access) and on the adapter's capabilities (`Caps`), never on scalar
@@ -14,8 +14,8 @@ identity for them).
 
 from __future__ import annotations
 
-from ..graph import MapStep, Node, OpStep, template
-from . import conv, matmul, reduce, softmax
+from ..graph import Node, Step, template
+from . import conv, matmul, reduce, rows, softmax
 from . import map as map_kernel
 from .caps import Caps, round16
 from .matmul import CONFIGS as MATMUL_CONFIGS
@@ -26,6 +26,7 @@ from .source import Dispatch
 TEMPLATES = {
     "map": map_kernel.dispatches,
     "reduce": reduce.dispatches,
+    "rows": rows.dispatches,
     "softmax": softmax.dispatches,
     "matmul": matmul.dispatches,
     "conv2d": conv.dispatches,
@@ -34,6 +35,6 @@ TEMPLATES = {
 __all__ = ["Caps", "Dispatch", "MATMUL_CONFIGS", "TEMPLATES", "dispatches", "matmul_config", "round16"]
 
 
-def dispatches(step: MapStep | OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+def dispatches(step: Step, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     """The dispatches that compute one plan step."""
     return TEMPLATES[template(step, nodes)](step, nodes, caps)

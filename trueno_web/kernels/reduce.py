@@ -1,5 +1,5 @@
-"""Reductions: all of an array (shaders/reduce.wgsl: partial folds per workgroup, then one workgroup folds
-those), or each of its contiguous rows (shaders/reduce_rows.wgsl, the option rows=R)."""
+"""Full reductions: all of an array (shaders/reduce.wgsl: partial folds per workgroup, then one workgroup
+folds those). Reductions along rows run in the row kernel (kernels/rows.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import lru_cache
 from ..graph import Node, OpStep
 from ..ops import Op
 from .caps import Caps
-from .source import WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
+from .source import WORKGROUP, Dispatch, fill, pack_meta, shader
 
 
 @lru_cache(maxsize=None)
@@ -36,25 +36,9 @@ def reduce_source(op: Op, subgroups: bool = False, enable: bool = True) -> str:
     return (sep + "\n" + shader("functions") + head + rest) if sep else shader("functions") + text
 
 
-@lru_cache(maxsize=None)
-def rows_source(op: Op) -> str:
-    """WGSL of one reduction along contiguous rows (shaders/reduce_rows.wgsl)."""
-    two = op.arity == 2
-    return shader("functions") + fill(
-        shader("reduce_rows"), B_DECL="@group(0) @binding(2) var<storage, read> b: array<f32>;" if two else "",
-        Y="b[i]" if two else "0.0", LOAD=op.wgsl, COMBINE=op.combine, IDENTITY=op.identity, FINISH=op.finish)
-
-
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     node = nodes[step.node]
     op, ins = node.op, node.inputs
-    if node.options.get("rows") is not None:
-        rows = node.options["rows"]
-        cols = nodes[ins[0]].size // rows if rows else 0
-        tpr = 256 if cols >= 256 else 1 << max(cols - 1, 0).bit_length()
-        binds = ((1, ins[0]),) + (((2, ins[1]),) if op.arity == 2 else ()) + ((4, node.id),)
-        return [Dispatch(rows_source(op), "main", binds, grid_for(-(-rows // (256 // tpr)), caps.max_per_dim),
-                         pack_meta([rows, cols, tpr]))]
     n = nodes[ins[0]].size
     nv = -(-n // 4)
     parts = min(max(-(-nv // (WORKGROUP * 4)), 1), caps.reduce_partials)

@@ -1,0 +1,32 @@
+// Row kernel template: reductions along rows fused with the elementwise ops around them (a RowStep).
+// kernels/rows.py fills in the BINDINGS (inputs read-only, outputs read-write, index functions of
+// strided loads), the per-reduction load functions (REDUCERS) and the BODY: for each reduction, a loop
+// over the row that computes its input's chain and folds it, a tree fold in workgroup memory that every
+// thread of the row reads back, and the elementwise ops on row values; then a last loop over the row
+// that computes and stores the element values something needs afterwards.
+// TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup, on a grid that may be
+// 2-D past 65535 workgroups; rows past the end still reach every barrier.
+// tw_meta: [0] rows, [1] cols, [2] threads per row, [8..] scalar parameters as f32 bits, then the views
+// of the strided loads.
+
+@group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
+{{BINDINGS}}
+
+var<workgroup> tw_shared: array<f32, 256>;
+
+fn tw_param(i: u32) -> f32 { return bitcast<f32>(tw_meta[8u + i]); }
+
+{{REDUCERS}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let rows = tw_meta[0];
+    let cols = tw_meta[1];
+    let tpr = tw_meta[2];
+    let lane = lid & (tpr - 1u);
+    let row = (wid.y * nwg.x + wid.x) * (256u / tpr) + lid / tpr;
+    let live = row < rows;
+    let at_row = min(row, max(rows, 1u) - 1u);  // row values of rows past the end are never stored
+{{BODY}}
+}

@@ -1,0 +1,226 @@
+"""Reductions along axes fused with the elementwise ops around them (graph.RowStep, kernels/rows.py), and
+the layers built on them (linear, layer_norm, attention, argmax), on every backend against the float64
+reference (_pyref.Ref, pure Python, so these bodies also run inside Pyodide); the dispatch counts the
+tensor issue asks for are asserted on every backend (the CPU backends count plan steps)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from _pyref import INF, NAN, Ref, apply, assert_close, matmul, uniform, where
+
+import trueno_web as tw
+from trueno_web.runtime import block_on
+
+RNG = random.Random(11)
+
+
+def data(*shape, lo=-3.0, hi=3.0) -> Ref:
+    return uniform(RNG, shape, lo, hi)
+
+
+def tensor(dev, r: Ref):
+    return dev.tensor(r.f32(), shape=r.shape)
+
+
+def run(dev, t):
+    """(result, dispatches it took)."""
+    before = dev.stats.dispatches
+    out = block_on(t.numpy())
+    return out, dev.stats.dispatches - before
+
+
+def ref_layer_norm(x: Ref, w: Ref, b: Ref, eps=1e-5, axes=(-1,)) -> Ref:
+    centred = x - x.mean(axes, keepdims=True)
+    return centred / apply("sqrt", (centred * centred).mean(axes, keepdims=True) + eps) * w + b
+
+
+# ---------------------------------------------------------------- the issue's dispatch counts
+
+
+def test_matmul_bias_relu_scale_sum_is_two_dispatches(dev):
+    x, w, b = data(33, 20), data(20, 10), data(10)
+    y = ((tensor(dev, x) @ tensor(dev, w) + tensor(dev, b)).relu() * 2).sum(axis=-1)
+    out, dispatches = run(dev, y)
+    assert dispatches <= 2
+    assert_close(out, (apply("relu", matmul(x, w) + b) * 2).sum(axis=-1), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(4, 7), (3, 300), (1, 4097), (65, 1)])
+def test_layer_norm_is_at_most_two_dispatches(dev, shape):
+    x, w, b = data(*shape), data(shape[-1]), data(shape[-1])
+    out, dispatches = run(dev, tw.layer_norm(tensor(dev, x), tensor(dev, w), tensor(dev, b)))
+    assert dispatches <= 2
+    assert_close(out, ref_layer_norm(x, w, b), rtol=2e-5, atol=2e-5)
+
+
+def test_bias_add_uploads_the_bias_once_and_never_expands_it(dev):
+    x, b = data(64, 10), data(10)
+    before = (dev.stats.uploads, dev.stats.bytes_up)
+    out, dispatches = run(dev, tensor(dev, x) + tensor(dev, b))
+    assert dispatches == 1
+    if dev.backend == "webgpu":  # the CPU backends move no bytes
+        assert (dev.stats.uploads - before[0], dev.stats.bytes_up - before[1]) == (2, (64 * 10 + 10) * 4)
+    assert_close(out, x + b)
+
+
+def test_a_centred_square_mean_reads_its_input_through_the_chain(dev):
+    x, m = data(9, 40), data(9, 1)
+    out, dispatches = run(dev, ((tensor(dev, x) - tensor(dev, m)) ** 2).mean(axis=-1))
+    assert dispatches == 1
+    assert_close(out, ((x - m) ** 2).mean(axis=-1), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- row steps: what they fuse, and when they stop
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, (0, 2), None])
+def test_var_and_std_along_any_axes(dev, axis):
+    x = data(5, 6, 7)
+    t = tensor(dev, x)
+    block_on(tw.realize(v := t.var(axis=axis), s := t.std(axis=axis, keepdims=True)))
+    assert_close(block_on(v.numpy()), x.var(axis=axis), rtol=1e-5, atol=1e-6)
+    assert_close(block_on(s.numpy()), x.std(axis=axis, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_value_of_the_chain_that_is_also_a_result_is_stored(dev):
+    x = data(6, 33)
+    c = tensor(dev, x) * 2 + 1
+    r = c.max(axis=-1)
+    before = dev.stats.dispatches
+    block_on(tw.realize(c, r))
+    assert dev.stats.dispatches - before == 1
+    assert_close(block_on(c.numpy()), x * 2 + 1)
+    assert_close(block_on(r.numpy()), (x * 2 + 1).max(axis=-1))
+
+
+def test_a_row_value_broadcast_along_another_axis_is_computed_correctly(dev):
+    """s has one value per row of x; adding it to z (K, M) broadcasts it along z's first axis: not a row
+    broadcast of x's rows, so the row step ends and a map kernel reads s from memory."""
+    x, z = data(8, 5), data(3, 8)
+    s = tensor(dev, x).sum(axis=-1)
+    out, _ = run(dev, (tensor(dev, z) + s).sum(axis=-1) + s[:3])
+    assert_close(out, (z + x.sum(axis=-1)).sum(axis=-1) + x.sum(axis=-1)[:3], rtol=1e-5, atol=1e-5)
+
+
+def test_row_values_feed_later_reductions_and_elementwise_ops(dev):
+    """softmax written with tensor ops: max, exp(x - max), its sum, the division: one row step."""
+    x = data(7, 19)
+    t = tensor(dev, x)
+    e = (t - t.max(axis=-1, keepdims=True)).exp()
+    out, dispatches = run(dev, e / e.sum(axis=-1, keepdims=True))
+    assert dispatches == 1
+    assert_close(out, x.softmax(axis=-1), rtol=1e-5, atol=1e-7)
+
+
+def test_more_inputs_than_bindings_still_compute(dev):
+    xs = [data(4, 9) for _ in range(12)]
+    total = tensor(dev, xs[0])
+    for x in xs[1:]:
+        total = total + tensor(dev, x)
+    want = xs[0]
+    for x in xs[1:]:
+        want = want + x
+    out, _ = run(dev, (total * total).sum(axis=-1))
+    assert_close(out, (want * want).sum(axis=-1), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)])
+def test_empty_rows_and_empty_axes(dev, shape):
+    x = Ref([], shape)
+    assert_close(block_on(tensor(dev, x).sum(axis=-1).numpy()), x.sum(axis=-1))
+    assert_close(block_on((tensor(dev, x) * 2).sum(axis=0).numpy()), x.sum(axis=0))
+
+
+def test_nan_and_inf_pass_through_a_fused_reduction(dev):
+    x = Ref([1.0, NAN, 2.0, 3.0, INF, 1.0, -INF, 0.0, 5.0], (3, 3))
+    t = tensor(dev, x)
+    out, _ = run(dev, (t * 2).max(axis=-1))
+    assert_close(out, (x * 2).max(axis=-1))
+    out, _ = run(dev, (t - t.max(axis=-1, keepdims=True)).sum(axis=-1))
+    assert_close(out, (x - x.max(axis=-1, keepdims=True)).sum(axis=-1))
+
+
+# ---------------------------------------------------------------- layers
+
+
+def test_layer_norm_over_trailing_axes_with_broadcast_weights(dev):
+    x, w, b = data(3, 4, 5), data(4, 5), data(5)
+    out, _ = run(dev, tw.layer_norm(tensor(dev, x), tensor(dev, w), tensor(dev, b), eps=1e-3, axis=(-2, -1)))
+    assert_close(out, ref_layer_norm(x, w, b, 1e-3, (-2, -1)), rtol=2e-5, atol=2e-5)
+    out, _ = run(dev, tw.layer_norm(tensor(dev, x)))
+    centred = x - x.mean(-1, keepdims=True)
+    assert_close(out, centred / apply("sqrt", (centred * centred).mean(-1, keepdims=True) + 1e-5), rtol=2e-5, atol=2e-5)
+
+
+def test_linear(dev):
+    x, w, b = data(2, 3, 6), data(6, 4), data(4)
+    assert_close(block_on(tw.linear(tensor(dev, x), tensor(dev, w), tensor(dev, b)).numpy()), matmul(x, w) + b,
+                 rtol=1e-5, atol=1e-5)
+    assert_close(block_on(tw.linear(tensor(dev, x), tensor(dev, w)).numpy()), matmul(x, w), rtol=1e-5, atol=1e-5)
+
+
+def _attention(q: Ref, k: Ref, v: Ref, keep: Ref | None) -> Ref:
+    scores = matmul(q, k.T) * (1.0 / math.sqrt(q.shape[-1]))
+    if keep is not None:
+        scores = where(keep, scores, -INF)
+    return matmul(scores.softmax(axis=-1), v)
+
+
+def test_scaled_dot_product_attention_with_causal_and_given_masks(dev):
+    q, k, v = data(5, 8), data(7, 8), data(7, 3)
+    tq, tk, tv = tensor(dev, q), tensor(dev, k), tensor(dev, v)
+    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv).numpy()), _attention(q, k, v, None),
+                 rtol=1e-5, atol=1e-6)
+    causal = Ref([float(j <= i) for i in range(5) for j in range(7)], (5, 7))
+    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv, causal=True).numpy()),
+                 _attention(q, k, v, causal), rtol=1e-5, atol=1e-6)
+    keep = Ref([float((i + j) % 3 != 0) for i in range(5) for j in range(7)], (5, 7))
+    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv, mask=tensor(dev, keep)).numpy()),
+                 _attention(q, k, v, keep), rtol=1e-5, atol=1e-6)
+
+
+def test_layer_errors_are_raised_where_written(dev):
+    x = tensor(dev, data(3, 4))
+    with pytest.raises(tw.TruenoValueError, match="w must be 2-D"):
+        tw.linear(x, tensor(dev, data(4)))
+    with pytest.raises(tw.TruenoValueError, match=r"q \(\.\.\., L, E\)"):
+        tw.scaled_dot_product_attention(x, tensor(dev, data(3, 5)), x)
+    with pytest.raises(tw.TruenoValueError, match="out of range"):
+        tw.layer_norm(x, axis=2)
+    with pytest.raises(tw.TruenoValueError, match="empty axis"):
+        tensor(dev, Ref([], (3, 0))).argmax(axis=1)
+
+
+# ---------------------------------------------------------------- argmax / argmin
+
+
+def _arg(x: Ref, axis: int, pick) -> Ref:
+    """The first index of the extreme (or of the first NaN) along `axis`, NumPy's rule."""
+    moved = x.permute([d for d in range(x.ndim) if d != axis % x.ndim] + [axis % x.ndim])
+    n = x.shape[axis]
+    rows = [moved.flat[r * n:(r + 1) * n] for r in range(moved.size // n)]
+    out = []
+    for row in rows:
+        nans = [i for i, v in enumerate(row) if v != v]
+        out.append(float(nans[0] if nans else row.index(pick(row))))
+    return Ref(out, moved.shape[:-1])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_argmax_and_argmin_along_an_axis(dev, axis):
+    x = Ref([3.0, 1.0, 3.0, NAN, 0.0, -1.0, 2.0, 2.0, -INF, INF, 4.0, 4.0], (3, 4))
+    t = tensor(dev, x)
+    assert_close(block_on(t.argmax(axis=axis).numpy()), _arg(x, axis, max))
+    assert_close(block_on(tw.argmin(t, axis=axis).numpy()), _arg(x, axis, min))
+
+
+def test_argmax_of_everything_and_keepdims_and_one_dispatch(dev):
+    x = data(6, 50)
+    t = tensor(dev, x)
+    assert block_on(t.argmax().item()) == x.flat.index(max(x.flat))
+    out, dispatches = run(dev, t.argmax(axis=-1, keepdims=True))
+    assert dispatches == 1
+    assert_close(out, Ref(_arg(x, -1, max).flat, (6, 1)))

@@ -1,0 +1,111 @@
+"""The row kernel (shaders/rows.wgsl): reductions along rows fused with the elementwise ops around them
+(a graph.RowStep). One group of threads per row computes each reduction's input chain as it reads the
+row, folds it, then the elementwise ops on the row's results; a last pass over the row stores the
+element values something needs afterwards. Element values are recomputed in each pass that needs
+them (loads are cheap next to a round trip through memory); loads may be strided views."""
+
+from __future__ import annotations
+
+import struct
+from functools import lru_cache
+
+from ..graph import Node, RowStep, row_reduction, storage
+from .caps import Caps
+from .map import index_fn, load_expr, meta_len, view_key, view_words
+from .source import META_WORDS, WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
+
+
+def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
+    """The structure of a row step (what the WGSL depends on, never values or sizes): per load its level
+    ("e" element, "r" row) and view_key; per member its level and function or reduction; the stores."""
+    local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
+    local.update({nid: ("m", k) for k, nid in enumerate(step.nodes)})
+    ref = lambda i: local[step.aliases.get(i, i)]  # noqa: E731
+    row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m])
+                 for i in nodes[m].inputs}
+    loads = tuple(("r" if i in row_loads else "e", view_key(nodes[i].view)) for i in step.loads)
+    members = []
+    for nid in step.nodes:
+        node = nodes[nid]
+        refs = tuple(ref(i) for i in node.inputs)
+        if row_reduction(node):
+            op = node.op
+            members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
+        else:
+            members.append(("r" if nid in step.row_values else "e", node.op.wgsl, refs, len(node.params)))
+    return loads, tuple(members), tuple(local[nid] for nid in step.stores)
+
+
+@lru_cache(maxsize=256)
+def rows_source(key: tuple) -> str:
+    """WGSL of one row-step structure."""
+    loads, members, stores = key
+    decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<f32>;" for j in range(len(loads))]
+    decls += [f"@group(0) @binding({len(loads) + 1 + s}) var<storage, read_write> out{s}: array<f32>;"
+              for s in range(len(stores))]
+    at = META_WORDS + sum(m[3] for m in members)
+    for j, (_, vk) in enumerate(loads):
+        decls.append(index_fn(j, vk, at))
+        at += meta_len(vk)
+    first_param, q = {}, 0
+    for k, m in enumerate(members):
+        first_param[k], q = q, q + m[3]
+    reducers = [f"fn tw_red{k}(x: f32, y: f32) -> f32 {{ return {m[1][0]}; }}"
+                for k, m in enumerate(members) if m[0] == "red"]
+
+    def value(r, element: bool) -> str:
+        kind, j = r
+        if kind == "in":
+            return f"e_in{j}" if element and loads[j][0] == "e" else f"r_in{j}"
+        return f"r{j}" if members[j][0] != "e" else f"e{j}"
+
+    def call(k: int, element: bool) -> str:
+        _, fn, refs, n_p = members[k]
+        args = [value(r, element) for r in refs] + [f"p{first_param[k] + p}" for p in range(n_p)]
+        return f"{fn}({', '.join(args)})"
+
+    def elements(refs, indent: str) -> list[str]:
+        """Lines that compute the element values (and element loads) `refs` need, in member order."""
+        need, stack = set(), [r for r in refs]
+        while stack:
+            r = stack.pop()
+            if r not in need and (r[0] == "m" and members[r[1]][0] == "e" or r[0] == "in" and loads[r[1]][0] == "e"):
+                need.add(r)
+                stack.extend(members[r[1]][2] if r[0] == "m" else ())
+        lines = [f"{indent}let e_in{j} = {load_expr(j, loads[j][1], 'i')};" for j in range(len(loads)) if ("in", j) in need]
+        return lines + [f"{indent}let e{k} = {call(k, True)};" for k in range(len(members)) if ("m", k) in need]
+
+    body = [f"    let p{p} = tw_param({p}u);" for p in range(q)]
+    body += [f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk) in enumerate(loads) if level == "r"]
+    loop = "    if (live) {{\n        for (var col = lane; col < cols; col = col + tpr) {{\n            let i = row * cols + col;\n{}\n        }}\n    }}"
+    for k, (level, fn, refs, _) in enumerate(members):
+        if level == "r":
+            body.append(f"    let r{k} = {call(k, False)};")
+        elif level == "red":
+            _, combine, identity, finish = fn
+            args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
+            body.append(f"    var acc{k}: f32 = {identity};")
+            body.append(loop.format("\n".join(elements(refs, " " * 12)
+                                              + [f"            acc{k} = {combine}(acc{k}, tw_red{k}({', '.join(args)}));"])))
+            body.append(fill(shader("rows_fold"), K=k, COMBINE=combine, FINISH=finish).rstrip())
+    row_stores = [f"out{s}[row] = r{r[1]};" for s, r in enumerate(stores) if members[r[1]][0] != "e"]
+    if row_stores:
+        body.append("    if (live && lane == 0u) { " + " ".join(row_stores) + " }")
+    elem_stores = [(s, r) for s, r in enumerate(stores) if members[r[1]][0] == "e"]
+    if elem_stores:
+        body.append(loop.format("\n".join(elements([r for _, r in elem_stores], " " * 12)
+                                          + [f"            out{s}[i] = e{r[1]};" for s, r in elem_stores])))
+    return shader("functions") + fill(shader("rows"), BINDINGS="\n".join(d for d in decls if d),
+                                      REDUCERS="\n".join(reducers), BODY="\n".join(body))
+
+
+def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    """One dispatch: TPR threads per row (the row's length rounded up to a power of two, at most 256)."""
+    cols = step.cols
+    tpr = WORKGROUP if cols >= WORKGROUP else 1 << max(cols - 1, 0).bit_length()
+    params = tuple(v for nid in step.nodes for v in nodes[nid].params)
+    words = [w for i in step.loads for w in view_words(nodes[i].view)]
+    meta = pack_meta([step.rows, cols, tpr], params) + struct.pack(f"<{len(words)}I", *words)
+    binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + step.stores, start=1))
+    groups = -(-step.rows // (WORKGROUP // tpr))
+    return [Dispatch(rows_source(rows_key(step, nodes)), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
