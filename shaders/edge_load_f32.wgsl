@@ -1,7 +1,7 @@
-    // ARR[OUTER, INNER..INNER+3] by four guarded scalar loads; zero outside the matrix
+    // ARR[OUTER, INNER..INNER+3] of the matrix at element BASE, by four guarded scalar loads; zero outside the matrix
     var v = vec4<f32>(0.0);
     if ({{OUTER}} < {{OUTER_TOTAL}}) {
-        let base = {{OUTER}} * {{INNER_TOTAL}};
+        let base = {{BASE}} + {{OUTER}} * {{INNER_TOTAL}};
         if ({{INNER}} < {{INNER_TOTAL}}) { v.x = {{ARR}}[base + {{INNER}}]; }
         if ({{INNER}} + 1u < {{INNER_TOTAL}}) { v.y = {{ARR}}[base + {{INNER}} + 1u]; }
         if ({{INNER}} + 2u < {{INNER_TOTAL}}) { v.z = {{ARR}}[base + {{INNER}} + 2u]; }

@@ -8,8 +8,13 @@
 //   A is read as vec4 along K when K % 4 == 0, B (and C written) as vec4 along N when N % 4 == 0;
 //   otherwise the same tiles are filled by scalar loads. Edges are zero-filled on load and masked on
 //   store: any M, K, N, and tiles fully inside the matrices take the same path at full speed.
-// tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M (workgroups run tiles in a
-// linear order, N fastest, on a grid that may be 2-D past 65535).
+// A batch of products C[i] = A[i] @ B[i] runs in the same dispatch: C's are consecutive (M*N apart), and
+// product i reads A and B at element offsets from the batch dimensions' strides (0 where an operand is
+// broadcast: one matrix serves the whole dimension). A 2-D product is a batch of one.
+// tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
+// [6] batch dimensions D, [7] unused, then per batch dimension, outermost first: size, A stride, B stride
+// (elements). Workgroups run tiles in a linear order, N fastest, then M, then the batch, on a grid that may
+// be 2-D past 65535.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
@@ -29,13 +34,13 @@ const B_STAGE: u32 = BK * SB;
 var<workgroup> a_tile: array<vec4<f32>, {{A_TILE}}>;  // [stage][k][m / 4], A transposed
 var<workgroup> b_tile: array<vec4<f32>, {{B_TILE}}>;  // [stage][k][n / 4]
 
-fn load_a(row: u32, k: u32, m_total: u32, k_total: u32) -> vec4<f32> {
-    // A[row, k..k+3], zero outside the matrix
+fn load_a(off: u32, row: u32, k: u32, m_total: u32, k_total: u32) -> vec4<f32> {
+    // A[row, k..k+3] of the matrix at element `off`, zero outside the matrix
 {{LOAD_A}}
 }
 
-fn load_b(k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<f32> {
-    // B[k, col..col+3], zero outside the matrix
+fn load_b(off: u32, k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<f32> {
+    // B[k, col..col+3] of the matrix at element `off`, zero outside the matrix
 {{LOAD_B}}
 }
 
@@ -45,8 +50,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let m_total = tw_meta[0];
     let k_total = tw_meta[1];
     let n_total = tw_meta[2];
-    let tile = wid.y * nwg.x + wid.x;
-    if (tile >= tw_meta[3] * tw_meta[4]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
+    let tiles = tw_meta[3] * tw_meta[4];  // per product
+    let linear = wid.y * nwg.x + wid.x;
+    if (linear >= tiles * tw_meta[5]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
+    let product = linear / tiles;
+    let tile = linear - product * tiles;
+    // this product's A and B: its index over the batch dimensions, innermost first
+    var a_off = 0u;
+    var b_off = 0u;
+    var rest = product;
+    for (var d = tw_meta[6]; d > 0u; d = d - 1u) {
+        let at = 5u + 3u * d;  // 8 + 3 * (d - 1)
+        let size = tw_meta[at];
+        let i = rest % size;
+        rest = rest / size;
+        a_off = a_off + i * tw_meta[at + 1u];
+        b_off = b_off + i * tw_meta[at + 2u];
+    }
+    let c_off = product * m_total * n_total;
     let tx = lid % TX;
     let ty = lid / TX;
     let row0 = (tile / tw_meta[3]) * BM;

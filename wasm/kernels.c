@@ -712,6 +712,23 @@ EXPORT void tw_matmul(const float *a, const float *b, float *c, int m, int k, in
     }
 }
 
+/* A batch of products C[p] = A[p] @ B[p], C's consecutive (m * n apart): product p's index over the `ndims`
+ * batch dimensions (dims: size, A stride, B stride per dimension, in elements, outermost first; a stride of
+ * 0 is a broadcast operand) gives the offsets of its A and B. One call for the whole batch. */
+EXPORT void tw_matmul_batch(const float *a, const float *b, float *c, int m, int k, int n, int count,
+                            const int *dims, int ndims) {
+    for (long p = 0; p < count; p++) {
+        long rest = p, oa = 0, ob = 0;
+        for (int d = ndims - 1; d >= 0; d--) {
+            long size = dims[3 * d], i = rest % size;
+            rest /= size;
+            oa += i * dims[3 * d + 1];
+            ob += i * dims[3 * d + 2];
+        }
+        tw_matmul(a + oa, b + ob, c + p * m * n, m, k, n);
+    }
+}
+
 /* ------------------------------------------------------------------ convolve2d */
 
 /* "valid", no kernel flip: out[r][c] = sum_{p,q} img[r+p][c+q] ker[p][q]. 16 output columns per pass keep

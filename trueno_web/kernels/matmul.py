@@ -7,9 +7,10 @@ has no unroll directive, and the compilers keep the accumulators in registers on
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
-from ..graph import Node, OpStep
+from ..graph import Node, OpStep, storage
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
@@ -42,12 +43,12 @@ CONFIGS = {
 }
 
 
-def matmul_config(m: int, k: int, n: int, caps: Caps) -> tuple[MatmulConfig, bool]:
-    """The tiling for an (m, k) @ (k, n) product here, and whether the A tile is padded."""
+def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> tuple[MatmulConfig, bool]:
+    """The tiling for `batch` (m, k) @ (k, n) products here, and whether the A tile is padded."""
     names = [caps.matmul] if caps.matmul else ["128x128x8", "128x64x8", "64x64x8"]
     for i, name in enumerate(names):
         cfg = CONFIGS[name]
-        groups = -(-m // cfg.bm) * -(-n // cfg.bn)
+        groups = -(-m // cfg.bm) * -(-n // cfg.bn) * batch
         last = i == len(names) - 1
         if not last and groups < caps.matmul_min_groups:
             continue
@@ -57,11 +58,11 @@ def matmul_config(m: int, k: int, n: int, caps: Caps) -> tuple[MatmulConfig, boo
     return CONFIGS["64x64x8"], False  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
 
 
-def edge_load(arr: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
-    """WGSL body loading 4 consecutive floats of a row-major `arr` at (outer, inner), zero past its edges:
-    one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
-    return fill(shader("edge_load_vec4" if vec else "edge_load_f32"), ARR=arr, OUTER=outer, OUTER_TOTAL=outer_total,
-                INNER=inner, INNER_TOTAL=inner_total)
+def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
+    """WGSL body loading 4 consecutive floats at (outer, inner) of the row-major matrix at element `base`
+    of `arr`, zero past its edges: one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
+    return fill(shader("edge_load_vec4" if vec else "edge_load_f32"), ARR=arr, BASE=base, OUTER=outer,
+                OUTER_TOTAL=outer_total, INNER=inner, INNER_TOTAL=inner_total)
 
 
 def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str:
@@ -81,11 +82,11 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str
         for l in range(la):
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
             out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                       f"pa{l} = load_a(row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}")
+                       f"pa{l} = load_a(a_off, row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}")
         for l in range(lb):
             guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
             out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                       f"pb{l} = load_b(k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}")
+                       f"pb{l} = load_b(b_off, k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}")
         return "\n".join(out)
 
     def stash(indent, stage):
@@ -123,15 +124,15 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str
                 col = f"col0 + (tx + {j * tx}u) * 4u"
                 if vec_b:
                     store.append(f"      {{ let col = {col}; if (row < m_total && col < n_total) "
-                                 f"{{ c[(row * n_total + col) / 4u] = {v}; }} }}")
+                                 f"{{ c[(c_off + row * n_total + col) / 4u] = {v}; }} }}")
                 else:
                     for q in range(4):
                         store.append(f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
-                                     f"{{ c[row * n_total + col] = {v}.{xyzw[q]}; }} }}")
+                                     f"{{ c[c_off + row * n_total + col] = {v}.{xyzw[q]}; }} }}")
             store.append("    }")
 
-    load_a = edge_load("a", "row", "m_total", "k", "k_total", vec_a)
-    load_b = edge_load("b", "k", "k_total", "col", "n_total", vec_b)
+    load_a = edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
+    load_b = edge_load("b", "off", "k", "k_total", "col", "n_total", vec_b)
 
     return fill(
         shader("matmul"),
@@ -146,13 +147,25 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str
     )
 
 
+def matmul_meta(options: dict, tiles_n: int, tiles_m: int) -> bytes:
+    """The tw_meta words of shaders/matmul.wgsl: sizes, tile counts, then the batch dimensions."""
+    o = options
+    dims = [w for dim in o["dims"] for w in dim]
+    return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), 0]) + \
+        struct.pack(f"<{len(dims)}I", *dims)
+
+
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    """One dispatch for the whole batch: tiles_m * tiles_n workgroups per product."""
     node = nodes[step.node]
     ins = node.inputs
-    m, k, n = node.options["m"], node.options["k"], node.options["n"]
-    cfg, pad = matmul_config(m, k, n, caps)
-    vec_a = k % 4 == 0 and caps.vec_ok(m * k)
-    vec_b = n % 4 == 0 and caps.vec_ok(k * n) and caps.vec_ok(m * n)
+    o = node.options
+    m, k, n, batch = o["m"], o["k"], o["n"], o["batch"]
+    size_a, size_b = (storage(nodes, i).size for i in ins)
+    cfg, pad = matmul_config(m, k, n, caps, batch)
+    # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
+    vec_a = k % 4 == 0 and caps.vec_ok(size_a)
+    vec_b = n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     return [Dispatch(matmul_source(cfg, pad, vec_a, vec_b), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
-                     grid_for(tiles_m * tiles_n, caps.max_per_dim), pack_meta([m, k, n, tiles_n, tiles_m]))]
+                     grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), matmul_meta(o, tiles_n, tiles_m))]
