@@ -17,7 +17,7 @@ from ..stats import Stats, tally
 from .base import upload_pending
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
-POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most
+POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most, or twice the largest buffer used if more
 
 
 @dataclass(eq=False)
@@ -37,12 +37,14 @@ class BufferPool:
         self.idle: dict[int, list[object]] = {}
         self.idle_bytes = 0
         self.live = 0  # buffers handed out and not yet given back
+        self.largest = 0  # the largest capacity handed out: a loop over arrays that size reuses them
 
     def take(self, nbytes: int) -> GpuBuffer:
         # kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room
         capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
         capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 16 * 16, kernels.round16(nbytes), 256))
         self.live += 1
+        self.largest = max(self.largest, capacity)
         free = self.idle.get(capacity)
         if free:
             self.idle_bytes -= capacity
@@ -51,7 +53,7 @@ class BufferPool:
 
     def give(self, buf: GpuBuffer) -> None:
         self.live -= 1
-        if self.idle_bytes + buf.capacity > POOL_BYTES:
+        if self.idle_bytes + buf.capacity > max(POOL_BYTES, 2 * self.largest):
             self.driver.destroy_buffer(buf.raw)
             return
         self.idle.setdefault(buf.capacity, []).append(buf.raw)
