@@ -117,6 +117,14 @@ def test_a_broadcast_operand_is_never_copied(dev):
         np.testing.assert_allclose(block_on(expr.numpy()), want, rtol=1e-5, atol=1e-5)
 
 
+def test_a_padded_broadcast_batch_dimension_keeps_its_zeros(dev):
+    """A batch dimension that is broadcast and padded is partly zeros: it is not cut back to one matrix."""
+    w = data(2, 2)
+    t = dev.tensor(np.ones((1, 2, 2), np.float32)).expand(3, 2, 2).pad(((1, 0), (0, 0), (0, 0)))
+    want = np.concatenate([np.zeros((1, 2, 2)), np.ones((3, 2, 2))])
+    check(t @ dev.tensor(w), want, w)
+
+
 def test_batch_strides_and_the_fold():
     """The kind's resolved options: strides 0 where an operand broadcasts, dimensions merged where both
     step evenly, the batch folded into M where b is one matrix."""

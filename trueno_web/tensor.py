@@ -298,9 +298,10 @@ def matmul(a, b) -> Tensor:
     shape, _ = op.row.shape(op, [a2.shape, b2.shape], {})  # batch dimensions that do not broadcast raise here
 
     def unbroadcast(t: Tensor) -> Tensor:
-        """t cut to size 1 along its broadcast (stride 0) batch dimensions: the kind broadcasts them again."""
-        strides = t._layout()[1]
-        cut = {d for d in range(t.ndim - 2) if strides[d] == 0 and t.shape[d] > 1}
+        """t cut to size 1 along its broadcast (stride 0, wholly valid) batch dimensions: the kind broadcasts
+        them again. A padded dimension is partly zeros, so it stays (the copy materialises it)."""
+        strides, mask = t._layout()[1], t._mask()
+        cut = {d for d in range(t.ndim - 2) if strides[d] == 0 and t.shape[d] > 1 and mask[d] == (0, t.shape[d])}
         return t[tuple(slice(0, 1) if d in cut else slice(None) for d in range(t.ndim))] if cut else t
 
     out = _record(op, [unbroadcast(a2).contiguous(), unbroadcast(b2).contiguous()])
