@@ -1,5 +1,5 @@
 """The wasm-simd backend: the planned graph on hand-written WASM SIMD128 kernels (trueno_web/kernels.wasm,
-built from wasm/kernels.c by `python wasm/build.py`).
+built from wasm/kernels.c by `python wasm/build.py`, loaded by wasm_module.py).
 
 No NumPy: buffers are offsets into the module's linear memory, placed by its allocator (tw_alloc/tw_free).
 A map step runs the per-op kernels one after another over cache-sized chunks, the intermediates of a fused
@@ -15,106 +15,16 @@ import math
 import platform
 import sys
 
-from ..errors import DeviceLostError, LimitError, UnavailableError
+from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, RowStep, Step, View, contiguous_strides, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
+from .wasm_module import BrowserModule, WasmtimeModule, i32, wasm_bytes
 
 CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
 MAX_BYTES = 2**31  # one buffer at most; all of them together share wasm32's 4 GiB
 
-
-
-def wasm_bytes() -> bytes:
-    """The shipped module, read through importlib.resources (works from a wheel and in Pyodide)."""
-    from importlib.resources import files
-
-    return files("trueno_web").joinpath("kernels.wasm").read_bytes()
-
-
-def _i32(v: int) -> int:
-    """An unsigned 32-bit offset as the signed i32 a wasm call takes."""
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
-class WasmtimeModule:
-    """Desktop: the module in wasmtime. Bytes move with one memmove each way."""
-
-    runtime = "wasmtime"
-
-    def __init__(self, wasm: bytes):
-        try:
-            import wasmtime
-        except ImportError:
-            raise UnavailableError("the wasm-simd backend needs wasmtime on the desktop: pip install wasmtime") from None
-        self._ctypes = __import__("ctypes")
-        self.store = wasmtime.Store(wasmtime.Engine())
-        instance = wasmtime.Instance(self.store, wasmtime.Module(self.store.engine, wasm), [])
-        self.exports = instance.exports(self.store)
-        self.memory = self.exports["memory"]
-        self.funcs: dict = {}
-        self.runtime = f"wasmtime {getattr(wasmtime, '__version__', '')}".strip()
-
-    def call(self, name: str, *args):
-        func = self.funcs.get(name)
-        if func is None:
-            func = self.funcs[name] = self.exports[name]
-        return func(self.store, *args)
-
-    def _view(self, ptr: int, nbytes: int) -> memoryview:
-        if ptr + nbytes > self.memory.data_len(self.store):
-            raise IndexError("outside wasm memory")
-        base = self._ctypes.addressof(self.memory.data_ptr(self.store).contents)
-        return memoryview((self._ctypes.c_ubyte * nbytes).from_address(base + ptr)).cast("B")
-
-    def write(self, ptr: int, data: memoryview) -> None:
-        data = memoryview(data).cast("B")
-        if data.nbytes:
-            self._view(ptr, data.nbytes)[:] = data
-
-    def read(self, ptr: int, nbytes: int) -> memoryview:
-        return memoryview(bytearray(self._view(ptr, nbytes))) if nbytes else memoryview(b"")
-
-
-class BrowserModule:
-    """Pyodide: the module through `js.WebAssembly`; bytes move through typed-array views of its memory."""
-
-    runtime = "WebAssembly (browser)"
-
-    def __init__(self, instance):
-        import js
-
-        self._js = js
-        self.exports = instance.exports
-        self.memory = self.exports.memory
-        self.funcs: dict = {}
-
-    @classmethod
-    async def create(cls, wasm: bytes) -> "BrowserModule":
-        import js
-        from pyodide.ffi import to_js
-
-        result = await js.WebAssembly.instantiate(to_js(wasm), js.Object.new())
-        return cls(result.instance)
-
-    def call(self, name: str, *args):
-        func = self.funcs.get(name)
-        if func is None:
-            func = self.funcs[name] = getattr(self.exports, name)
-        return func(*args)
-
-    def write(self, ptr: int, data: memoryview) -> None:
-        data = memoryview(data).cast("B")
-        if data.nbytes:  # memory.buffer is fetched each time: growing memory detaches the old one
-            self._js.Uint8Array.new(self.memory.buffer, ptr, data.nbytes).assign(data)
-
-    def read(self, ptr: int, nbytes: int) -> memoryview:
-        if not nbytes:
-            return memoryview(b"")
-        out = bytearray(nbytes)
-        self._js.Uint8Array.new(self.memory.buffer, ptr, nbytes).assign_to(out)
-        return memoryview(out)
 
 
 class WasmBuffer:
@@ -169,7 +79,7 @@ class WasmExecutor:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         self.check_size(nbytes, what)
-        ptr = self.module.call("tw_alloc", _i32(nbytes)) & 0xFFFFFFFF
+        ptr = self.module.call("tw_alloc", i32(nbytes)) & 0xFFFFFFFF
         if ptr == 0:
             raise LimitError(f"{what} needs {nbytes} bytes, but the wasm-simd backend's linear memory cannot grow "
                              "that far (wasm32 holds 4 GiB at most, browsers often less); free data or split it")
@@ -182,7 +92,7 @@ class WasmExecutor:
 
     def free(self, buffer: WasmBuffer) -> None:
         if not self.closed and buffer is not None and buffer.ptr:
-            self.module.call("tw_free", _i32(buffer.ptr))
+            self.module.call("tw_free", i32(buffer.ptr))
             buffer.ptr = 0
 
     def live_bytes(self) -> int:
@@ -235,9 +145,9 @@ class WasmExecutor:
 
             def at(nid: int, offset: int) -> int:
                 if nid in scratch:
-                    return _i32(scratch[nid].ptr)
+                    return i32(scratch[nid].ptr)
                 buf = gathered.get(nid) or storage(nodes, nid).buffer
-                return _i32(buf.ptr + 4 * offset)
+                return i32(buf.ptr + 4 * offset)
 
             for offset in range(0, n, chunk):
                 count = min(chunk, n - offset)
@@ -258,7 +168,7 @@ class WasmExecutor:
         try:
             ptrs = [(g or storage(nodes, i).buffer).ptr for g, i in zip(gathered, node.inputs)]
             fn = symbol(node.op)
-            values = array.array("f", [self.module.call(fn, *(_i32(p + 4 * r * cols) for p in ptrs), cols)
+            values = array.array("f", [self.module.call(fn, *(i32(p + 4 * r * cols) for p in ptrs), cols)
                                        for r in range(1 if rows is None else rows)])
             self.module.write(self._result(node).ptr, memoryview(values))
         finally:
@@ -299,16 +209,16 @@ class WasmExecutor:
         rows = node.size // cols if cols else 0
         out = self._result(node)
         if node.size:
-            self.module.call(symbol(node.op), _i32(storage(nodes, node.inputs[0]).buffer.ptr), _i32(out.ptr), rows, cols,
+            self.module.call(symbol(node.op), i32(storage(nodes, node.inputs[0]).buffer.ptr), i32(out.ptr), rows, cols,
                              int(node.op.name == "log_softmax"))
 
     def _matmul(self, nodes: list[Node], step: OpStep) -> None:
         """One product: tw_matmul; a batch: tw_matmul_batch, one call that walks the batch dimensions
         (their sizes and strides written to linear memory for it)."""
         node = nodes[step.node]
-        a, b = (_i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
+        a, b = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
         o = node.options
-        c, mkn = _i32(self._result(node).ptr), (o["m"], o["k"], o["n"])
+        c, mkn = i32(self._result(node).ptr), (o["m"], o["k"], o["n"])
         if not o["dims"]:
             if o["batch"]:
                 self.module.call(symbol(node.op), a, b, c, *mkn)
@@ -319,16 +229,16 @@ class WasmExecutor:
         dims = self._alloc(4 * len(words), "the batch dimensions")
         try:
             self.module.write(dims.ptr, memoryview(words))
-            self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], _i32(dims.ptr), len(o["dims"]))
+            self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
         finally:
             self.free(dims)
 
     def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         img, ker = (nodes[i] for i in node.inputs)
-        self.module.call(symbol(node.op), _i32(storage(nodes, img.id).buffer.ptr), *img.shape,
-                         _i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
-                         _i32(self._result(node).ptr))
+        self.module.call(symbol(node.op), i32(storage(nodes, img.id).buffer.ptr), *img.shape,
+                         i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
+                         i32(self._result(node).ptr))
 
 
 def gather(flat: memoryview, view) -> array.array:
