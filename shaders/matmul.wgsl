@@ -14,7 +14,9 @@
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
 // [6] batch dimensions D, [7] unused, then per batch dimension, outermost first: size, A stride, B stride
 // (elements). Workgroups run tiles in a linear order, N fastest, then M, then the batch, on a grid that may
-// be 2-D past 65535.
+// be 2-D past 65535. LOCATE finds the workgroup's tile and its product's offsets: shaders/matmul_batch.wgsl,
+// or for a single product (no batch) shaders/matmul_one.wgsl, whose offsets are constant 0 (so a 2-D
+// product compiles to the kernel it was before batches).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
@@ -50,24 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let m_total = tw_meta[0];
     let k_total = tw_meta[1];
     let n_total = tw_meta[2];
-    let tiles = tw_meta[3] * tw_meta[4];  // per product
-    let linear = wid.y * nwg.x + wid.x;
-    if (linear >= tiles * tw_meta[5]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
-    let product = linear / tiles;
-    let tile = linear - product * tiles;
-    // this product's A and B: its index over the batch dimensions, innermost first
-    var a_off = 0u;
-    var b_off = 0u;
-    var rest = product;
-    for (var d = tw_meta[6]; d > 0u; d = d - 1u) {
-        let at = 5u + 3u * d;  // 8 + 3 * (d - 1)
-        let size = tw_meta[at];
-        let i = rest % size;
-        rest = rest / size;
-        a_off = a_off + i * tw_meta[at + 1u];
-        b_off = b_off + i * tw_meta[at + 2u];
-    }
-    let c_off = product * m_total * n_total;
+{{LOCATE}}
     let tx = lid % TX;
     let ty = lid / TX;
     let row0 = (tile / tw_meta[3]) * BM;

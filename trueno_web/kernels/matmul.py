@@ -65,8 +65,9 @@ def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inn
                 OUTER_TOTAL=outer_total, INNER=inner, INNER_TOTAL=inner_total)
 
 
-def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str:
-    """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case."""
+def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool = False) -> str:
+    """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
+    of products or (`batched` False) one."""
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
@@ -144,6 +145,7 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool) -> str
         STASH=stash("    ", "0u"),
         FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute), STORE="\n".join(store),
+        LOCATE=shader("matmul_batch" if batched else "matmul_one"),
     )
 
 
@@ -167,5 +169,6 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     vec_a = k % 4 == 0 and caps.vec_ok(size_a)
     vec_b = n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
-    return [Dispatch(matmul_source(cfg, pad, vec_a, vec_b), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
+    batched = bool(o["dims"])  # else one product (a folded batch is one too)
+    return [Dispatch(matmul_source(cfg, pad, vec_a, vec_b, batched), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
                      grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), matmul_meta(o, tiles_n, tiles_m))]
