@@ -2,12 +2,15 @@
 
 The test bodies are sync and drive async code with `trueno_web.runtime.block_on`, which uses JSPI's
 `run_sync` in the browser; NumPy is absent there, so references come from the catalog's pure-Python
-`op.ref`. With WebGPU the suite runs on webgpu (navigator.gpu) and wasm-simd; without an adapter
+`op.ref` (tensors: tests/_pyref.py's Ref, built on it). Passed counts are checked per file too (from
+pytest's JUnit XML), so a file that stops collecting here fails the test. With WebGPU the suite runs on webgpu (navigator.gpu) and wasm-simd; without an adapter
 `auto` must fall back to wasm-simd and the same suite runs on it.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,22 +18,39 @@ import pytest
 from e2e.harness import NO_ADAPTER
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py"]
+SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py"]
 DEST = "/home/pyodide/parity"
-# desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy
+REPORT = f"{DEST}/junit.xml"
+# desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
+# Tests that need NumPy itself (np.asarray, the cross-checks of the references against NumPy) are
+# marked skipif(not HAVE_NUMPY, reason=...) and are not parametrized over a backend, so the backend
+# filter below leaves them out here.
 DESELECT = "not slow and not 131072 and not random_graphs"
 
 
 def run_suite(page, backend_expr: str) -> dict:
     page.write_tree(TESTS, DEST, "*.py")
     args = ["-q", "-p", "no:cacheprovider", "-m", "not slow", "-k", f"({DESELECT}) and ({backend_expr})",
-            *[f"{DEST}/{name}" for name in SUITE]]
-    return page.run_pytest(args=args, rootdir=DEST, timeout_s=900)
+            f"--junitxml={REPORT}", *[f"{DEST}/{name}" for name in SUITE]]
+    result = page.run_pytest(args=args, rootdir=DEST, timeout_s=900)
+    result["per_file"] = passed_per_file(page.run(f"open({REPORT!r}).read()"))
+    return result
 
 
-def check(result: dict, at_least: int) -> None:
+def passed_per_file(junit_xml: str) -> dict:
+    """{"test_tensor.py": passed, ...} from pytest's JUnit XML report."""
+    passed = Counter()
+    for case in ET.fromstring(junit_xml).iter("testcase"):
+        if not any(child.tag in ("failure", "error", "skipped") for child in case):
+            passed[case.get("classname", "").split(".")[-1] + ".py"] += 1
+    return dict(passed)
+
+
+def check(result: dict, at_least: int, per_file: dict) -> None:
     assert result["failed"] == 0 and result["errors"] == 0, result["output"][-6000:]
     assert result["passed"] >= at_least, result["output"][-3000:]
+    for name, least in per_file.items():
+        assert result["per_file"].get(name, 0) >= least, (name, result["per_file"])
 
 
 def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
@@ -40,8 +60,9 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
                     "{'backend': dev.backend, 'software': dev.adapter_info['software'], 'sync': tw.runtime.sync_available()}")
     assert info == {"backend": "webgpu", "software": True, "sync": True}
     result = run_suite(page, "webgpu or wasm")
-    print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped")
-    check(result, at_least=400)
+    print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
+          f"per file: {result['per_file']}")
+    check(result, at_least=1500, per_file={"test_tensor.py": 200})
 
 
 @pytest.mark.parametrize("pyodide_page", [NO_ADAPTER], indirect=True)
@@ -52,8 +73,9 @@ def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
                     "{'backend': dev.backend, 'available': await tw.GpuDevice.is_available()}")
     assert info == {"backend": "wasm-simd", "available": False}
     result = run_suite(page, "wasm")
-    print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped")
-    check(result, at_least=200)
+    print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
+          f"per file: {result['per_file']}")
+    check(result, at_least=750, per_file={"test_tensor.py": 100})
 
 
 def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
