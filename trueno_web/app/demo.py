@@ -1,5 +1,6 @@
 """`python -m trueno_web demo`: the adapter, every op on the GPU and the CPU fallback against NumPy,
-and relu -> scale -> add one-shot vs batched."""
+relu -> scale -> add one-shot vs batched, and the models (trueno_web.models): the digit classifier's
+held-out accuracy and the transformer block's time."""
 
 from __future__ import annotations
 
@@ -75,6 +76,36 @@ async def chain_timings(dev: GpuDevice, n: int, repeat: int = 5) -> dict[str, fl
     return {"one-shot": await _time(one_shot, repeat), "batch (fused)": await _time(batched, repeat), "numpy": numpy_ms}
 
 
+async def digits_accuracy(dev: GpuDevice) -> tuple[float, int]:
+    """(accuracy, count) of the shipped classifier on the held-out digits that ship with it."""
+    from ..models import Mlp, load_digits_file
+
+    arrays, _ = load_digits_file()
+    (x, shape), (labels, _) = arrays["test_x"], arrays["test_y"]
+    mlp = await Mlp.digits(dev)
+    pred = await mlp.predict(dev.tensor(x, shape=shape)).numpy()
+    return sum(int(p) == y for p, y in zip(pred.reshape(-1).tolist(), labels)) / len(labels), len(labels)
+
+
+async def block_timing(dev: GpuDevice, seq: int = 128, d_model: int = 256, heads: int = 4, repeat: int = 3) -> float:
+    """ms per forward pass of the transformer block (seeded weights uploaded once, input resident,
+    result read back), after one warm-up run."""
+    import numpy as np
+
+    from ..models import TransformerBlock
+
+    rng = np.random.default_rng(0)
+    weights = {k: (rng.standard_normal(s) / np.sqrt(s[0]) if len(s) == 2 else rng.standard_normal(s) * 0.1)
+               .astype(np.float32) for k, s in TransformerBlock.shapes(d_model).items()}
+    block = await TransformerBlock.create(dev, weights, n_heads=heads)
+    x = dev.tensor(await dev.upload(rng.standard_normal((seq, d_model), dtype=np.float32)))
+
+    async def forward():
+        return await block(x).numpy()
+
+    return await _time(forward, repeat)
+
+
 async def run_demo(print=print) -> None:
     import numpy as np
 
@@ -98,4 +129,7 @@ async def run_demo(print=print) -> None:
         n = 1 << 20
         t = await chain_timings(dev, n)
         print(f"relu -> scale -> add at {n} elements: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()))
+        accuracy, count = await digits_accuracy(dev)
+        print(f"digits MLP (64-32-10): held-out accuracy {accuracy:.2%} of {count} digits")
+        print(f"transformer block (seq 128, d_model 256, 4 heads): {await block_timing(dev):.2f} ms")
         print(f"stats: {dev.stats.as_dict()}")
