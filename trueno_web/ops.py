@@ -258,6 +258,8 @@ def _np_conv2d(img, ker):
     return out
 
 
+# np.power with a stride-0 (broadcast) exponent of 0.5 takes a sqrt fast path: pow(-inf, 0.5) = NaN and
+# pow(-0, 0.5) = -0 there, where C99 pow (and our kernels) give +inf and +0; a contiguous exponent does not.
 def _f(expr: Callable) -> Callable:
     """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here)."""
 
@@ -336,7 +338,7 @@ CATALOG: tuple[Op, ...] = (
     Op("sub", Kind.BINARY, "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
     Op("mul", Kind.BINARY, "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
     Op("div", Kind.BINARY, "tw_div", _f(lambda a, b: a / b), _div, "a / b", **T_FLUSH),
-    Op("pow", Kind.BINARY, "tw_pow", _f(lambda a, b: _np().power(a, b)), _pow,
+    Op("pow", Kind.BINARY, "tw_pow", _f(lambda a, b: _np().power(a, _np().ascontiguousarray(b))), _pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8),
     Op("maximum", Kind.BINARY, "tw_max", _f(lambda a, b: _np().maximum(a, b)), _nan_or(max),
