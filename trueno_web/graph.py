@@ -254,6 +254,8 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
                 return None
             group = maps.pop(0)
             step = RowStep(node.shape[0], group.size // node.shape[0], group.nodes)
+            if step.cols == 1:  # one column: the chain's values are row values too
+                step.row_values |= set(group.nodes)
             for m in group.nodes:
                 open_steps[m] = step
         elif step is None and maps:

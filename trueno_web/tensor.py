@@ -142,8 +142,10 @@ class Tensor(Views):
         await realize(self)
         base, _, _ = self._layout()
         data = await base.leaf.read()
-        if base.shape != self.shape and hasattr(data, "reshape"):
-            data = data.reshape(self.shape)
+        if base.shape != self.shape and hasattr(data, "reshape"):  # a reshape, or a prefix (x[0] of x)
+            data = data.reshape(-1)[: self.size].reshape(self.shape)
+        elif math.prod(base.shape) != self.size and hasattr(data, "__len__"):
+            data = data[: self.size]
         return data
 
     read = numpy
