@@ -7,7 +7,7 @@ results on the device as DeviceArrays; their expressions are dropped.
 
 Movement ops (reshape, transpose/permute, expand, squeeze/unsqueeze, slicing with steps, broadcasting)
 change the view, not the data: an elementwise kernel reads a view through index arithmetic. A copy
-(the `copy` op) runs only where a kernel needs row-major memory: the input of a reduction, softmax or
+(the `copy` op) runs only where a kernel needs row-major memory: the input of a full reduction or a
 matmul that is not already row-major, a reshape of a strided view, and a strided result that is read.
 Shape, axis and device mistakes raise TruenoValueError where the expression is written.
 """
@@ -272,14 +272,18 @@ def _arg(t: Tensor, axis, keepdims: bool, extreme: str) -> Tensor:
 
 
 def _softmax(name: str, t: Tensor, axis: int) -> Tensor:
+    """Written with tensor ops, so it is one row kernel with what feeds it and what uses it (the catalog's
+    softmax kernel serves one-shot calls and batches): exp(x - max) / sum, or x - max - log(sum(exp))."""
     if t.ndim == 0:
         raise TruenoValueError(f"{name} needs at least one dimension; got a 0-d tensor")
     a = axis_index(axis, t.ndim, name)
-    order = [d for d in range(t.ndim) if d != a] + [a]
-    moved = t.permute(order).contiguous()
-    cols = t.shape[a]
-    out = _record(ops.get(name), [moved.reshape(moved.size // cols if cols else 0, cols)]).reshape(moved.shape)
-    return out.permute([order.index(d) for d in range(t.ndim)])
+    if t.shape[a] == 0:
+        return t
+    shifted = t - t.max(a, keepdims=True)
+    if name == "softmax":
+        e = shifted.exp()
+        return e / e.sum(a, keepdims=True)
+    return shifted - shifted.exp().sum(a, keepdims=True).log()
 
 
 def matmul(a, b) -> Tensor:
