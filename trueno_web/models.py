@@ -86,7 +86,7 @@ class TransformerBlock:
     def __init__(self, params: dict, n_heads: int, eps: float = 1e-5):
         for name in self.NAMES:
             setattr(self, name, params[name])
-        self.d_model, self.n_heads, self.eps, self._pos = self.w_o.shape[0], n_heads, eps, {}
+        self.d_model, self.n_heads, self.eps = self.w_o.shape[0], n_heads, eps
         if self.d_model % n_heads:
             raise ValueError(f"d_model {self.d_model} is not a multiple of n_heads {n_heads}")
 
@@ -101,18 +101,10 @@ class TransformerBlock:
         # q, k, v from one matmul; the kernel that adds their bias also lays them out as (3, ..., heads, L, d_head)
         qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv).reshape(*lead, n, 3, h, d // h)
         qkv = qkv.permute(p + 1, *range(p), p + 2, p, p + 3) + self.b_qkv.reshape(3, *[1] * p, h, 1, d // h)
-        pos = self._positions(n)  # causal mask: query i attends keys j <= i, computed in the kernel that applies it
-        causal = pos.reshape(n, 1).expand(*lead, h, n, n) >= pos
-        att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask=causal)  # (..., heads, L, d_head)
+        att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], causal=True)  # (..., heads, L, d_head)
         x = x + linear(att.transpose(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
         z = linear(layer_norm(x, self.ln2_w, self.ln2_b, self.eps), self.w_fc, self.b_fc).gelu()
         return x + linear(z, self.w_proj, self.b_proj)
-
-    def _positions(self, n: int) -> Tensor:
-        """0, 1, ..., n-1 as a tensor, uploaded once per length (the first forward pass keeps it resident)."""
-        if n not in self._pos:
-            self._pos[n] = asarray([float(i) for i in range(n)], self.w_o.device)
-        return self._pos[n]
 
     @staticmethod
     def shapes(d_model: int, d_ff: int | None = None) -> dict:

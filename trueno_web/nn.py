@@ -42,10 +42,12 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
                                f"got q {q.shape}, k {k.shape}, v {v.shape}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     scores = matmul(q, k.transpose(-2, -1)) * scale
-    if causal:
+    if causal:  # key position <= query position, compared in the kernel that applies it: the positions are
+        # broadcast to the scores' shape first, so the comparison is of their size and fuses with the masking
         n_q, n_k = q.shape[-2], k.shape[-2]
-        tri = [float(j <= i) for i in range(n_q) for j in range(n_k)]
-        scores = _masked(scores, asarray(tri, q.device, shape=(n_q, n_k)))
+        key_pos = asarray([float(j) for j in range(n_k)], q.device).expand(scores.shape)
+        query_pos = asarray([float(i) for i in range(n_q)], q.device).reshape(n_q, 1).expand(scores.shape)
+        scores = _masked(scores, key_pos <= query_pos)
     if mask is not None:
         scores = _masked(scores, mask)
     return matmul(scores.softmax(axis=-1), v)
