@@ -21,12 +21,12 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from trueno_web import ops
+from trueno_web import ops, references
 from trueno_web.host import numpy_available
 from trueno_web.runtime import block_on
 
 HAVE_NUMPY = numpy_available()
-F32_MAX = ops.F32_MAX
+F32_MAX = references.F32_MAX
 NAN, INF = math.nan, math.inf
 
 #: every catalog row, with its aliases, as (method name, row)

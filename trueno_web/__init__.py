@@ -53,10 +53,13 @@ _LAZY = {
 
 def __getattr__(name: str):
     from importlib import import_module
+    from importlib.util import find_spec
 
     if name not in _LAZY:
+        if name.startswith("_") or name in _NOT_FUNCTIONS or find_spec(f"{__name__}.{name}") is not None:
+            raise AttributeError(f"module 'trueno_web' has no attribute {name!r}")  # a submodule: imported as one
         tensor = import_module(".tensor", __name__)
-        if name.startswith("_") or not callable(getattr(tensor.Tensor, name, None)) or name in _NOT_FUNCTIONS:
+        if not callable(getattr(tensor.Tensor, name, None)):
             raise AttributeError(f"module 'trueno_web' has no attribute {name!r}")
         value = globals()[name] = getattr(tensor.Tensor, name)  # tw.exp(t), tw.sum(t, axis=0), tw.where(c, a, b)
         return value

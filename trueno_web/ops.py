@@ -15,12 +15,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import references as ref
 from .kinds import KINDS, Kind, KindRow
+from .references import SELU_ALPHA, SELU_SCALE
 
-SELU_ALPHA = 1.6732632423543772
-SELU_SCALE = 1.0507009873554805
-GELU_C = 0.7978845608028654  # sqrt(2 / pi)
-F32_MAX = 3.4028234663852886e38
 
 
 @dataclass(frozen=True)
@@ -75,201 +73,6 @@ class Op:
 # ---------------------------------------------------------------- pure-Python scalar helpers
 
 
-def _exp(x: float) -> float:
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return math.inf
-
-
-def _floor_finite(x: float) -> float:
-    """-inf becomes -FLT_MAX so x * 0 gives -0.0 rather than NaN (the limit of x*sigmoid(x) etc.)."""
-    return -F32_MAX if x < -F32_MAX else x
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + _exp(-x))
-
-
-def _softplus(x: float) -> float:
-    return max(x, 0.0) + math.log1p(_exp(-abs(x))) if not math.isnan(x) else x
-
-
-def _gelu(x: float) -> float:
-    x = _floor_finite(x)
-    return 0.5 * x * (1.0 + math.tanh(GELU_C * (x + 0.044715 * x * x * x)))
-
-
-def _hardswish(x: float) -> float:
-    x = _floor_finite(x)
-    return x * min(max(x + 3.0, 0.0), 6.0) / 6.0 if not math.isnan(x) else x
-
-
-def _clip(x: float, lo: float, hi: float) -> float:
-    if math.isnan(x) or math.isnan(lo) or math.isnan(hi):
-        return math.nan
-    return hi if max(x, lo) > hi else max(x, lo)
-
-
-def _total(xs) -> float:
-    xs = list(xs)
-    return math.fsum(xs) if all(math.isfinite(v) for v in xs) else sum(xs)
-
-
-def _extreme(pick):
-    def reduce(xs):
-        xs = list(xs)
-        if any(math.isnan(v) for v in xs):
-            return math.nan
-        return pick(xs)
-
-    return reduce
-
-
-def _log(x: float) -> float:
-    if x > 0:
-        return math.log(x)
-    return -math.inf if x == 0 else math.nan  # NaN stays NaN
-
-
-def _sqrt(x: float) -> float:
-    return math.sqrt(x) if x >= 0 or math.isnan(x) else math.nan  # sqrt(-0.0) = -0.0
-
-
-def _rsqrt(x: float) -> float:
-    if x == 0:
-        return math.copysign(math.inf, x)
-    return 1.0 / _sqrt(x) if not math.isnan(_sqrt(x)) else math.nan
-
-
-def _trig(fn):
-    return lambda x: fn(x) if math.isfinite(x) else math.nan
-
-
-def _floor(x: float) -> float:
-    return math.copysign(float(math.floor(x)), x) if math.isfinite(x) else x  # floor(-0.0) = -0.0
-
-
-def _div(a: float, b: float) -> float:
-    try:
-        return a / b
-    except ZeroDivisionError:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-def _odd_integer(y: float) -> bool:
-    return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0
-
-
-def _pow(x: float, y: float) -> float:
-    """C99 pow (what np.power gives), in float64."""
-    if y == 0 or x == 1:
-        return 1.0  # even for NaN
-    if math.isnan(x) or math.isnan(y):
-        return math.nan
-    try:
-        return math.pow(x, y)
-    except ValueError:  # 0 ** negative, or a negative base with a non-integer exponent
-        if x == 0:
-            return math.copysign(math.inf, x) if _odd_integer(y) else math.inf
-        return math.nan
-    except OverflowError:
-        return -math.inf if x < 0 and _odd_integer(y) else math.inf
-
-
-def _nan_or(pick):
-    return lambda a, b: math.nan if math.isnan(a) or math.isnan(b) else pick(a, b)
-
-
-def _product(xs) -> float:
-    return math.prod(xs, start=1.0)
-
-
-def _softmax_row(row, log=False):
-    m = _extreme(max)(row)
-    shifted = [v - m for v in row]
-    s = _total(_exp(v) for v in shifted)
-    if log:
-        return [v - math.log(s) for v in shifted]
-    return [_exp(v) / s for v in shifted]
-
-
-def _matmul_ref(a, b, m, k, n):
-    return [_total(a[i * k + p] * b[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
-
-
-def _conv2d_ref(img, h, w, ker, kh, kw):
-    oh, ow = h - kh + 1, w - kw + 1
-    return [
-        _total(img[(r + p) * w + c + q] * ker[p * kw + q] for p in range(kh) for q in range(kw))
-        for r in range(oh)
-        for c in range(ow)
-    ]
-
-
-# ---------------------------------------------------------------- NumPy implementations (lazy np)
-
-
-def _np():
-    import numpy
-
-    return numpy
-
-
-def _np_floor_finite(x):
-    np = _np()
-    return np.maximum(x, np.asarray(-np.finfo(x.dtype).max, x.dtype), where=~np.isnan(x), out=x.copy())
-
-
-def _np_sigmoid(x):
-    np = _np()
-    return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
-
-
-def _np_softplus(x):
-    np = _np()
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
-
-
-def _np_gelu(x):
-    np = _np()
-    x = _np_floor_finite(x)
-    return (0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))).astype(x.dtype, copy=False)
-
-
-def _np_softmax(x, log=False):
-    np = _np()
-    m = np.max(x, axis=-1, keepdims=True, initial=-np.inf)  # initial: rows of 0 columns have no max
-    shifted = x - m
-    s = np.sum(np.exp(shifted), axis=-1, keepdims=True)
-    return shifted - np.log(s) if log else np.exp(shifted) / s
-
-
-def _np_conv2d(img, ker):
-    np = _np()
-    kh, kw = ker.shape
-    oh, ow = img.shape[0] - kh + 1, img.shape[1] - kw + 1
-    out = np.zeros((oh, ow), dtype=img.dtype)
-    for p in range(kh):
-        for q in range(kw):
-            out += img[p : p + oh, q : q + ow] * ker[p, q]
-    return out
-
-
-# np.power with a stride-0 (broadcast) exponent of 0.5 takes a sqrt fast path: pow(-inf, 0.5) = NaN and
-# pow(-0, 0.5) = -0 there, where C99 pow (and our kernels) give +inf and +0; a contiguous exponent does not.
-def _f(expr: Callable) -> Callable:
-    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here)."""
-
-    def run(*args, **kwargs):
-        with _np().errstate(all="ignore"):
-            return expr(*args, **kwargs)
-
-    return run
-
-
 # ---------------------------------------------------------------- the catalog
 
 T_EXACT = dict(rtol=1e-6, atol=0.0)
@@ -288,99 +91,99 @@ T_FLUSH = dict(rtol=1e-6, atol=1.2e-38)
 ACT = dict(group="activation")
 
 CATALOG: tuple[Op, ...] = (
-    Op("relu", Kind.UNARY, "tw_relu", _f(lambda x: _np().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
+    Op("relu", Kind.UNARY, "tw_relu", ref.quiet(lambda x: ref.numpy_module().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
        lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_EXACT, **ACT),
-    Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", _f(lambda x, s: _np().where(x > 0, x, x * x.dtype.type(s))),
+    Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", ref.quiet(lambda x, s: ref.numpy_module().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
        params=(Param("negative_slope", 0.01),), **T_EXACT, **ACT),
-    Op("elu", Kind.UNARY, "tw_elu", _f(lambda x, a: _np().where(x > 0, x, x.dtype.type(a) * _np().expm1(x))),
-       lambda x, a: x if x > 0 else a * (_exp(x) - 1.0), "x if x > 0 else alpha * (exp(x) - 1)",
+    Op("elu", Kind.UNARY, "tw_elu", ref.quiet(lambda x, a: ref.numpy_module().where(x > 0, x, x.dtype.type(a) * ref.numpy_module().expm1(x))),
+       lambda x, a: x if x > 0 else a * (ref.exp(x) - 1.0), "x if x > 0 else alpha * (exp(x) - 1)",
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT),
-    Op("sigmoid", Kind.UNARY, "tw_sigmoid", _f(_np_sigmoid), _sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT),
-    Op("tanh", Kind.UNARY, "tw_tanh", _f(lambda x: _np().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT),
-    Op("swish", Kind.UNARY, "tw_swish", _f(lambda x: _np_floor_finite(x) * _np_sigmoid(x)),
-       lambda x: _floor_finite(x) * _sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT),
-    Op("gelu", Kind.UNARY, "tw_gelu", _f(_np_gelu), _gelu,
+    Op("sigmoid", Kind.UNARY, "tw_sigmoid", ref.quiet(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x: ref.numpy_module().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT),
+    Op("swish", Kind.UNARY, "tw_swish", ref.quiet(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
+       lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT),
+    Op("gelu", Kind.UNARY, "tw_gelu", ref.quiet(ref.np_gelu), ref.gelu,
        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form", **T_TRANSCENDENTAL, **ACT),
-    Op("mish", Kind.UNARY, "tw_mish", _f(lambda x: _np_floor_finite(x) * _np().tanh(_np_softplus(x))),
-       lambda x: _floor_finite(x) * math.tanh(_softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL, **ACT),
+    Op("mish", Kind.UNARY, "tw_mish", ref.quiet(lambda x: ref.np_floor_finite(x) * ref.numpy_module().tanh(ref.np_softplus(x))),
+       lambda x: ref.floor_finite(x) * math.tanh(ref.softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL, **ACT),
     Op("selu", Kind.UNARY, "tw_selu",
-       _f(lambda x: (SELU_SCALE * _np().where(x > 0, x, SELU_ALPHA * _np().expm1(x))).astype(x.dtype)),
-       lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * (_exp(x) - 1.0)),
+       ref.quiet(lambda x: (SELU_SCALE * ref.numpy_module().where(x > 0, x, SELU_ALPHA * ref.numpy_module().expm1(x))).astype(x.dtype)),
+       lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * (ref.exp(x) - 1.0)),
        "scale * (x if x > 0 else alpha * (exp(x) - 1)), the self-normalising constants", **T_TRANSCENDENTAL, **ACT),
     Op("hardswish", Kind.UNARY, "tw_hardswish",
-       _f(lambda x: (lambda y: y * _np().clip(y + 3, 0, 6) / 6)(_np_floor_finite(x)).astype(x.dtype)),
-       _hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT, **ACT),
+       ref.quiet(lambda x: (lambda y: y * ref.numpy_module().clip(y + 3, 0, 6) / 6)(ref.np_floor_finite(x)).astype(x.dtype)),
+       ref.hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT, **ACT),
     Op("clip", Kind.UNARY, "tw_clip",
-       _f(lambda x, lo, hi: _np().minimum(_np().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
-       _clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_EXACT, **ACT),
-    Op("scale", Kind.UNARY, "tw_scale", _f(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
+       ref.quiet(lambda x, lo, hi: ref.numpy_module().minimum(ref.numpy_module().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
+       ref.clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_EXACT, **ACT),
+    Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
        "x * s", params=(Param("s"),), **T_EXACT, **ACT),
-    Op("neg", Kind.UNARY, "tw_neg", _f(lambda x: -x), lambda x: -x, "-x", **T_EXACT),
-    Op("abs", Kind.UNARY, "tw_abs", _f(lambda x: _np().abs(x)), abs, "|x|", **T_EXACT),
-    Op("exp", Kind.UNARY, "tw_exp", _f(lambda x: _np().exp(x)), _exp, "e^x", **T_EXP),
-    Op("log", Kind.UNARY, "tw_log", _f(lambda x: _np().log(x)), _log,
+    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x: -x), lambda x: -x, "-x", **T_EXACT),
+    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x: ref.numpy_module().abs(x)), abs, "|x|", **T_EXACT),
+    Op("exp", Kind.UNARY, "tw_exp", ref.quiet(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP),
+    Op("log", Kind.UNARY, "tw_log", ref.quiet(lambda x: ref.numpy_module().log(x)), ref.log,
        "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG),
-    Op("sqrt", Kind.UNARY, "tw_sqrt", _f(lambda x: _np().sqrt(x)), _sqrt, "square root; sqrt(x < 0) = NaN",
+    Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x: ref.numpy_module().sqrt(x)), ref.sqrt, "square root; sqrt(x < 0) = NaN",
        **T_EXACT),
-    Op("rsqrt", Kind.UNARY, "tw_rsqrt", _f(lambda x: (1 / _np().sqrt(x)).astype(x.dtype, copy=False)), _rsqrt,
+    Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
        "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT),
-    Op("square", Kind.UNARY, "tw_square", _f(lambda x: _np().square(x)), lambda x: x * x, "x * x", **T_EXACT),
-    Op("sin", Kind.UNARY, "tw_sin", _f(lambda x: _np().sin(x)), _trig(math.sin),
+    Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x: ref.numpy_module().square(x)), lambda x: x * x, "x * x", **T_EXACT),
+    Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x: ref.numpy_module().sin(x)), ref.trig(math.sin),
        "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4),
-    Op("cos", Kind.UNARY, "tw_cos", _f(lambda x: _np().cos(x)), _trig(math.cos),
+    Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x: ref.numpy_module().cos(x)), ref.trig(math.cos),
        "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4),
-    Op("floor", Kind.UNARY, "tw_floor", _f(lambda x: _np().floor(x)), _floor, "largest integer <= x", **T_EXACT),
-    Op("copy", Kind.UNARY, "tw_copy", _f(lambda x: x.copy()), lambda x: x,
+    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x: ref.numpy_module().floor(x)), ref.floor, "largest integer <= x", **T_EXACT),
+    Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
        "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_EXACT),
-    Op("add", Kind.BINARY, "tw_add", _f(lambda a, b: a + b), lambda a, b: a + b, "a + b",
+    Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b: a + b), lambda a, b: a + b, "a + b",
        aliases=("vec_add",), **T_EXACT),
-    Op("sub", Kind.BINARY, "tw_sub", _f(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
-    Op("mul", Kind.BINARY, "tw_mul", _f(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
-    Op("div", Kind.BINARY, "tw_div", _f(lambda a, b: a / b), _div, "a / b", **T_FLUSH),
-    Op("pow", Kind.BINARY, "tw_pow", _f(lambda a, b: _np().power(a, _np().ascontiguousarray(b))), _pow,
+    Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
+    Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
+    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b: a / b), ref.div, "a / b", **T_FLUSH),
+    Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().ascontiguousarray(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8),
-    Op("maximum", Kind.BINARY, "tw_max", _f(lambda a, b: _np().maximum(a, b)), _nan_or(max),
+    Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b: ref.numpy_module().maximum(a, b)), ref.nan_or(max),
        "the larger of a and b; NaN if either is NaN", **T_EXACT),
-    Op("minimum", Kind.BINARY, "tw_min", _f(lambda a, b: _np().minimum(a, b)), _nan_or(min),
+    Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b: ref.numpy_module().minimum(a, b)), ref.nan_or(min),
        "the smaller of a and b; NaN if either is NaN", **T_EXACT),
-    Op("lt", Kind.BINARY, "tw_lt", _f(lambda a, b: (a < b).astype(a.dtype)), lambda a, b: float(a < b),
+    Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: (a < b).astype(a.dtype)), lambda a, b: float(a < b),
        "1.0 where a < b, else 0.0 (NaN: 0.0)", **T_EXACT),
-    Op("le", Kind.BINARY, "tw_le", _f(lambda a, b: (a <= b).astype(a.dtype)), lambda a, b: float(a <= b),
+    Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: (a <= b).astype(a.dtype)), lambda a, b: float(a <= b),
        "1.0 where a <= b, else 0.0 (NaN: 0.0)", **T_EXACT),
-    Op("gt", Kind.BINARY, "tw_gt", _f(lambda a, b: (a > b).astype(a.dtype)), lambda a, b: float(a > b),
+    Op("gt", Kind.BINARY, "tw_gt", ref.quiet(lambda a, b: (a > b).astype(a.dtype)), lambda a, b: float(a > b),
        "1.0 where a > b, else 0.0 (NaN: 0.0)", **T_EXACT),
-    Op("ge", Kind.BINARY, "tw_ge", _f(lambda a, b: (a >= b).astype(a.dtype)), lambda a, b: float(a >= b),
+    Op("ge", Kind.BINARY, "tw_ge", ref.quiet(lambda a, b: (a >= b).astype(a.dtype)), lambda a, b: float(a >= b),
        "1.0 where a >= b, else 0.0 (NaN: 0.0)", **T_EXACT),
-    Op("eq", Kind.BINARY, "tw_eq", _f(lambda a, b: (a == b).astype(a.dtype)), lambda a, b: float(a == b),
+    Op("eq", Kind.BINARY, "tw_eq", ref.quiet(lambda a, b: (a == b).astype(a.dtype)), lambda a, b: float(a == b),
        "1.0 where a == b, else 0.0 (NaN: 0.0)", **T_EXACT),
-    Op("ne", Kind.BINARY, "tw_ne", _f(lambda a, b: (a != b).astype(a.dtype)), lambda a, b: float(a != b),
+    Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: (a != b).astype(a.dtype)), lambda a, b: float(a != b),
        "1.0 where a != b, else 0.0 (NaN: 1.0)", **T_EXACT),
-    Op("where", Kind.TERNARY, "tw_where", _f(lambda c, a, b: _np().where(c != 0, a, b)),
+    Op("where", Kind.TERNARY, "tw_where", ref.quiet(lambda c, a, b: ref.numpy_module().where(c != 0, a, b)),
        lambda c, a, b: a if c != 0 else b, "a where cond != 0, else b (a NaN cond counts as true)", **T_EXACT),
     Op("dot", Kind.REDUCE, "tw_mul(x, y)",
-       _f(lambda a, b, axis=None: _np().dot(a, b) if axis is None else _np().einsum("ij,ij->i", a, b)),
-       lambda a, b: _total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
-    Op("sum", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().sum(x, axis=axis)), _total, "sum of all elements", **T_REDUCE),
-    Op("max", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().max(x, axis=axis)), _extreme(max), "largest element; NaN if any",
+       ref.quiet(lambda a, b, axis=None: ref.numpy_module().dot(a, b) if axis is None else ref.numpy_module().einsum("ij,ij->i", a, b)),
+       lambda a, b: ref.total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
+    Op("sum", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().sum(x, axis=axis)), ref.total, "sum of all elements", **T_REDUCE),
+    Op("max", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().max(x, axis=axis)), ref.extreme(max), "largest element; NaN if any",
        combine="tw_max", identity="tw_neg_inf()", empty=False, **T_EXACT),
-    Op("min", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().min(x, axis=axis)), _extreme(min), "smallest element; NaN if any",
+    Op("min", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().min(x, axis=axis)), ref.extreme(min), "smallest element; NaN if any",
        combine="tw_min", identity="tw_inf()", empty=False, **T_EXACT),
-    Op("prod", Kind.REDUCE, "x", _f(lambda x, axis=None: _np().prod(x, axis=axis)), _product,
+    Op("prod", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().prod(x, axis=axis)), ref.product,
        "product of all elements", combine="tw_mul", identity="1.0", **T_PROD),
-    Op("norm_l1", Kind.REDUCE, "abs(x)", _f(lambda x, axis=None: _np().sum(_np().abs(x), axis=axis)),
-       lambda xs: _total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
-    Op("norm_l2", Kind.REDUCE, "x * x", _f(lambda x, axis=None: _np().sqrt(_np().sum(x * x, axis=axis))),
-       lambda xs: math.sqrt(_total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
-    Op("softmax", Kind.SOFTMAX, "softmax", _f(_np_softmax), _softmax_row,
+    Op("norm_l1", Kind.REDUCE, "abs(x)", ref.quiet(lambda x, axis=None: ref.numpy_module().sum(ref.numpy_module().abs(x), axis=axis)),
+       lambda xs: ref.total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
+    Op("norm_l2", Kind.REDUCE, "x * x", ref.quiet(lambda x, axis=None: ref.numpy_module().sqrt(ref.numpy_module().sum(x * x, axis=axis))),
+       lambda xs: math.sqrt(ref.total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
+    Op("softmax", Kind.SOFTMAX, "softmax", ref.quiet(ref.np_softmax), ref.softmax_row,
        "exp(x - max) / sum(exp(x - max)) along the last axis", rtol=1e-5, atol=1e-7),
-    Op("log_softmax", Kind.SOFTMAX, "log_softmax", _f(lambda x: _np_softmax(x, log=True)),
-       lambda row: _softmax_row(row, log=True), "x - max - log(sum(exp(x - max))) along the last axis",
+    Op("log_softmax", Kind.SOFTMAX, "log_softmax", ref.quiet(lambda x: ref.np_softmax(x, log=True)),
+       lambda row: ref.softmax_row(row, log=True), "x - max - log(sum(exp(x - max))) along the last axis",
        rtol=1e-5, atol=1e-5),
-    Op("matmul", Kind.MATMUL, "matmul", _f(lambda a, b: a @ b), _matmul_ref, "(M, K) @ (K, N)",
+    Op("matmul", Kind.MATMUL, "matmul", ref.quiet(lambda a, b: a @ b), ref.matmul_ref, "(M, K) @ (K, N)",
        rtol=1e-4, atol=1e-5, options=("m", "k", "n")),
-    Op("convolve2d", Kind.CONV2D, "conv2d", _f(_np_conv2d), _conv2d_ref,
+    Op("convolve2d", Kind.CONV2D, "conv2d", ref.quiet(ref.np_conv2d), ref.conv2d_ref,
        'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))',
        rtol=1e-4, atol=1e-5),
 )
