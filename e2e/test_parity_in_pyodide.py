@@ -18,7 +18,7 @@ import pytest
 from e2e.harness import NO_ADAPTER
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py"]
+SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py"]
 DEST = "/home/pyodide/parity"
 REPORT = f"{DEST}/junit.xml"
 # desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
@@ -62,7 +62,7 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
     result = run_suite(page, "webgpu or wasm")
     print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
           f"per file: {result['per_file']}")
-    check(result, at_least=1500, per_file={"test_tensor.py": 200})
+    check(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50})
 
 
 @pytest.mark.parametrize("pyodide_page", [NO_ADAPTER], indirect=True)
@@ -75,7 +75,7 @@ def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
     result = run_suite(page, "wasm")
     print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
           f"per file: {result['per_file']}")
-    check(result, at_least=750, per_file={"test_tensor.py": 100})
+    check(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25})
 
 
 def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
