@@ -6,8 +6,9 @@ Per GPU mode the page loads once (module-scoped); the tests then read it: it rea
 error, every canvas has drawn pixels, the numbers it shows match what the library computes here on
 the desktop (same demo code, same kind of backend), and its controls change what is shown.
 
-Screenshot for the README (not part of the test run):
+Screenshots for the README and docs (not part of the test run):
     .venv/bin/python e2e/test_demo_page.py --screenshot docs/screenshot.png
+    .venv/bin/python e2e/test_demo_page.py --digits-panel docs/digits_panel.png
 """
 
 from __future__ import annotations
@@ -251,10 +252,12 @@ def test_every_canvas_has_drawn_pixels(demo):
     from trueno_web.app.demo_page import activation_ops
 
     names = [c["name"] for c in canvases]
-    assert names == [op.name for op in activation_ops()] + ["img-original", "img-filtered", "chain-chart"]
+    assert names == [op.name for op in activation_ops()] + ["img-original", "img-filtered", "chain-chart",
+                                                            "digit-pad", "digit-preview", "digit-chart"]
     for c in canvases:
         assert c["size"] > 0 and c["opaque"] == c["size"], c
-        assert c["ink"] > 0.01 * c["size"], c
+        # the digit pad is blank but for its hint until someone draws
+        assert c["ink"] > (0 if c["name"] == "digit-pad" else 0.01 * c["size"]), c
 
 
 def test_activation_values_match_the_catalog(demo):
@@ -400,6 +403,126 @@ def test_controls_change_what_is_shown(demo):
     assert demo.state == "ready"
 
 
+# ------------------------------------------------------------------------------------ panel 4: draw a digit
+
+def _held_out_examples(labels=(3, 7), min_p: float = 0.9) -> list[tuple[int, int, list]]:
+    """(index, label, strokes in 32x32 bitmap units) of the first held-out digit of each label whose
+    strokes (traced from its 8x8 picture, app/digits.py) the desktop pipeline classifies right with
+    probability >= min_p: real digits, drawn the way a pen would."""
+    import numpy as np
+
+    from trueno_web.app.digits import pixels_from_strokes, strokes_from_pixels
+    from trueno_web.models import load_digits_file
+
+    arrays, _ = load_digits_file()
+    w1, b1, w2, b2 = (np.asarray(arrays[k][0], np.float64).reshape(arrays[k][1]) for k in ("w1", "b1", "w2", "b2"))
+    xs, ys = np.asarray(arrays["test_x"][0]).reshape(arrays["test_x"][1]), arrays["test_y"][0]
+    out = []
+    for label in labels:
+        for i in np.flatnonzero(np.asarray(ys) == label):
+            strokes = strokes_from_pixels(xs[i].tolist())
+            z = np.maximum(np.asarray(pixels_from_strokes(strokes), np.float64) @ w1 + b1, 0) @ w2 + b2
+            p = np.exp(z - z.max())
+            if p.argmax() == label and p.max() / p.sum() >= min_p:
+                out.append((int(i), label, strokes))
+                break
+    return out
+
+
+def _probabilities(pixels) -> list[float]:
+    """The classifier's float64 NumPy forward pass (the reference)."""
+    import numpy as np
+
+    from trueno_web.models import load_digits_file
+
+    arrays, _ = load_digits_file()
+    w1, b1, w2, b2 = (np.asarray(arrays[k][0], np.float64).reshape(arrays[k][1]) for k in ("w1", "b1", "w2", "b2"))
+    z = np.maximum(np.asarray(pixels, np.float64) @ w1 + b1, 0) @ w2 + b2
+    p = np.exp(z - z.max())
+    return (p / p.sum()).tolist()
+
+
+def _ellipse(cx, cy, rx, ry, n=48):
+    return [(cx + rx * math.sin(2 * math.pi * k / n), cy - ry * math.cos(2 * math.pi * k / n)) for k in range(n + 1)]
+
+
+def draw_on_pad(page, strokes, scale: float = 1.0) -> dict:
+    """Draw strokes (lists of (x, y) in pad units times `scale`) with Playwright's mouse, then wait
+    for the panel to show their classification; returns what it shows."""
+    pad = page.locator("#digit-pad")
+    pad.scroll_into_view_if_needed()
+    box = pad.bounding_box()
+    x0, y0 = box["x"], box["y"]
+    for stroke in strokes:
+        pts = [(x0 + x * scale, y0 + y * scale) for x, y in stroke]
+        page.mouse.move(*pts[0])
+        page.mouse.down()
+        for p in pts[1:]:
+            page.mouse.move(*p)
+        page.mouse.up()
+    page.wait_for_function("n => { const p = document.querySelector('#panel-digits');"
+                           " return p.dataset.pending === '0' && p.dataset.strokes === String(n); }",
+                           arg=len(strokes), polling=50, timeout=60_000)
+    return _digit_panel(page)
+
+
+def _digit_panel(page) -> dict:
+    shown = page.evaluate("""() => {
+        const d = document.querySelector('#panel-digits').dataset;
+        const nums = (s) => s ? s.split(',').map(Number) : [];
+        return {predicted: d.predicted, backend: d.backend, ms: Number(d.ms), pixels: nums(d.pixels),
+                probabilities: nums(d.probabilities), cpu: nums(d.cpuProbabilities), strokes: Number(d.strokes),
+                big: document.querySelector('#digit-predicted').textContent,
+                timing: document.querySelector('#digit-timing').textContent};
+    }""")
+    return shown
+
+
+def _check_digit(demo, shown: dict, label: int) -> None:
+    assert shown["predicted"] == str(label) == shown["big"], (label, shown)
+    assert shown["backend"] == env_of(demo)["backend"]
+    assert len(shown["pixels"]) == 64 and 0 <= min(shown["pixels"]) and max(shown["pixels"]) <= 16
+    want = _probabilities(shown["pixels"])
+    for side in ("probabilities", "cpu"):
+        got = shown[side]
+        assert len(got) == 10 and abs(sum(got) - 1) < 1e-5, (side, got)
+        assert all(close(g, w, rel=1e-4, abs_=1e-6) for g, w in zip(got, want)), (side, got, want)
+    assert shown["ms"] > 0 and re.search(r"on (webgpu|wasm-simd): [\d.]+ ms", shown["timing"]), shown["timing"]
+
+
+def test_digit_panel_classifies_what_the_mouse_draws(demo):
+    """A '1' (one vertical stroke), a '0' (an ellipse) and held-out digits traced into strokes, drawn
+    with the mouse: the predicted class, and the probabilities against NumPy's forward pass of the
+    8x8 picture the page made (on the device and on the CPU fallback)."""
+    from trueno_web.app.digits import SIZE, pixels_from_strokes
+
+    page = demo.page
+    assert page.evaluate("document.querySelector('#panel-digits').dataset.state") == "done"
+    assert "held-out digits" in page.inner_text("#digit-accuracy")
+    one = [[(140, 40 + 5 * k) for k in range(41)]]
+    _check_digit(demo, draw_on_pad(page, one), 1)
+
+    page.click("#digit-clear")
+    cleared = _digit_panel(page)
+    assert cleared["predicted"] == "" and cleared["big"] == "–" and cleared["pixels"] == [0] * 64
+    assert page.evaluate("document.querySelector('#panel-digits').dataset.pending") == "0"
+
+    zero = [_ellipse(140, 140, 62, 100)]
+    shown = draw_on_pad(page, zero)
+    _check_digit(demo, shown, 0)
+    # the page's 8x8 picture is what the desktop makes of the same strokes (the mouse's coordinates
+    # are the points sent, up to the 0.1 px the page rounds to)
+    desktop_pixels = pixels_from_strokes([[c for p in zero[0] for c in p]])
+    assert sum(abs(a - b) for a, b in zip(shown["pixels"], desktop_pixels)) <= 8, (shown["pixels"], desktop_pixels)
+
+    for index, label, strokes in _held_out_examples():
+        page.click("#digit-clear")
+        shown = draw_on_pad(page, strokes, scale=280 / SIZE)
+        _check_digit(demo, shown, label)
+    page.click("#digit-clear")
+    assert demo.state == "ready"
+
+
 def test_still_clean_after_interaction(demo):
     assert demo.problems() == []
     assert demo.state == "ready"
@@ -436,11 +559,49 @@ def take_screenshot(out: Path, webgpu: bool = True) -> Path:
     return out
 
 
+def take_digit_screenshot(out: Path, webgpu: bool = True) -> Path:
+    """Serve the page, wait for ready, draw a '2' on the digit pad, save a PNG of that panel."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fetch_web_assets
+
+    fetch_web_assets.build_project_wheel(force=False)
+    server = ServeProcess()
+    arc = [(140 + 58 * math.cos(math.radians(a)), 92 + 50 * math.sin(math.radians(a))) for a in range(195, 361, 5)]
+    diagonal = [(198 - 118 * k / 12, 92 + 150 * k / 12) for k in range(1, 13)]
+    two = [arc + diagonal + [(80 + 10 * k, 242) for k in range(1, 13)]]
+    try:
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw, webgpu=webgpu)
+            try:
+                demo = DemoPage(browser, server).open()
+                if demo.state != "ready":
+                    raise SystemExit("the page did not reach ready:\n" + demo.error_text())
+                shown = draw_on_pad(demo.page, two)
+                print(f"predicted {shown['predicted']} on {shown['backend']}", file=sys.stderr)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                demo.page.locator("#panel-digits").screenshot(path=str(out))
+                problems = demo.problems()
+                if problems:
+                    print("page problems:\n  " + "\n  ".join(problems), file=sys.stderr)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    return out
+
+
 if __name__ == "__main__":
     import argparse
 
     ap = argparse.ArgumentParser(description="screenshot of the demo page (WebGPU on SwiftShader)")
     ap.add_argument("--screenshot", type=Path, default=ROOT / "docs" / "screenshot.png")
+    ap.add_argument("--digits-panel", type=Path, metavar="PNG",
+                    help="instead: the digit panel with a '2' drawn on it (docs/digits_panel.png)")
     ap.add_argument("--no-webgpu", action="store_true")
     args = ap.parse_args()
-    print(take_screenshot(args.screenshot, webgpu=not args.no_webgpu))
+    if args.digits_panel:
+        print(take_digit_screenshot(args.digits_panel, webgpu=not args.no_webgpu))
+    else:
+        print(take_screenshot(args.screenshot, webgpu=not args.no_webgpu))

@@ -5,9 +5,9 @@
 const $ = (sel) => document.querySelector(sel);
 const COLORS = { gpu: "#3b82f6", cpu: "#f97316", axis: "#94a3b8", grid: "#e2e8f0", text: "#334155" };
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
-const PANELS = ["env", "activations", "filters", "chain"];
+const PANELS = ["env", "activations", "filters", "chain", "digits"];
 const rendered = new Set();
-const state = { env: null, activations: null, filters: null, chain: null };
+const state = { env: null, activations: null, filters: null, chain: null, digits: null };
 
 // ------------------------------------------------------------------ status, errors, readiness
 
@@ -317,6 +317,199 @@ function renderChain(data) {
   markRendered("chain");
 }
 
+// ------------------------------------------------------------------ panel 4: draw a digit
+//
+// The pad keeps the strokes as drawn ([x0, y0, x1, y1, ...] in CSS pixels, one array per stroke) and,
+// when a stroke ends, sends them all to the worker; Python (trueno_web/app/digits.py) makes the 8x8
+// picture and classifies it. One request at a time: strokes finished meanwhile go in the next one.
+// #panel-digits carries data-strokes (strokes in the result shown), data-pending ("1" while a newer
+// drawing is not shown yet), data-predicted, data-backend, data-pixels and data-probabilities.
+
+const PAD = 280;  // the pad's side, CSS pixels
+const PEN = 16;   // the ink shown on the pad; the model's pen width is chosen in Python (see digits.py)
+const pad = { strokes: [], current: null, pointer: null, requested: 0, inflight: false, worker: null };
+
+function padContext() {
+  const ctx = $("#digit-pad").getContext("2d");
+  ctx.strokeStyle = ctx.fillStyle = "#0f172a";
+  ctx.lineWidth = PEN;
+  ctx.lineCap = ctx.lineJoin = "round";
+  return ctx;
+}
+
+function drawPad() {
+  const ctx = context2d($("#digit-pad"), PAD, PAD);
+  if (!pad.strokes.length) {
+    ctx.fillStyle = "#94a3b8";
+    ctx.font = "14px system-ui, sans-serif";
+    ctx.textAlign = "center";
+    ctx.fillText("draw a digit here", PAD / 2, PAD / 2 + 5);
+  }
+  const p = padContext();
+  for (const s of pad.strokes) {
+    p.beginPath();
+    p.moveTo(s[0], s[1]);
+    for (let i = 2; i < s.length; i += 2) p.lineTo(s[i], s[i + 1]);
+    if (s.length === 2) p.lineTo(s[0] + 0.01, s[1]);  // a dot
+    p.stroke();
+  }
+}
+
+function padPoint(canvas, e) {
+  const r = canvas.getBoundingClientRect();
+  const x = (e.clientX - r.left - canvas.clientLeft) * PAD / canvas.clientWidth;
+  const y = (e.clientY - r.top - canvas.clientTop) * PAD / canvas.clientHeight;
+  return [Math.round(x * 10) / 10, Math.round(y * 10) / 10];
+}
+
+function drawPreview(pixels) {
+  const S = 14, ctx = context2d($("#digit-preview"), 8 * S, 8 * S);
+  for (let i = 0; i < 64; i++) {
+    const g = Math.round(255 * (1 - (pixels ? pixels[i] : 0) / 16));
+    ctx.fillStyle = `rgb(${g},${g},${g})`;
+    ctx.fillRect((i % 8) * S, Math.floor(i / 8) * S, S, S);
+  }
+  ctx.strokeStyle = COLORS.grid;
+  ctx.lineWidth = 1;
+  for (let k = 1; k < 8; k++) {
+    ctx.beginPath(); ctx.moveTo(k * S + 0.5, 0); ctx.lineTo(k * S + 0.5, 8 * S); ctx.stroke();
+    ctx.beginPath(); ctx.moveTo(0, k * S + 0.5); ctx.lineTo(8 * S, k * S + 0.5); ctx.stroke();
+  }
+}
+
+function drawDigitChart(probs, predicted) {
+  const W = 320, H = 180, pad_ = { l: 34, r: 6, t: 16, b: 22 };
+  const ctx = context2d($("#digit-chart"), W, H);
+  const bw = (W - pad_.l - pad_.r) / 10;
+  const sy = (p) => H - pad_.b - p * (H - pad_.t - pad_.b);
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.lineWidth = 1;
+  for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+    ctx.strokeStyle = t === 0 ? COLORS.axis : COLORS.grid;
+    ctx.beginPath(); ctx.moveTo(pad_.l, sy(t) + 0.5); ctx.lineTo(W - pad_.r, sy(t) + 0.5); ctx.stroke();
+    ctx.fillStyle = COLORS.text;
+    ctx.textAlign = "right";
+    ctx.fillText(String(t), pad_.l - 5, sy(t) + 4);
+  }
+  for (let d = 0; d < 10; d++) {
+    const x = pad_.l + d * bw;
+    const p = probs && probs.length ? probs[d] : 0;
+    ctx.fillStyle = d === predicted ? COLORS.gpu : "#cbd5e1";
+    ctx.fillRect(x + 4, sy(p), bw - 8, Math.max(p > 0 ? 1 : 0, sy(0) - sy(p)));
+    ctx.fillStyle = d === predicted ? COLORS.gpu : COLORS.text;
+    ctx.font = (d === predicted ? "bold " : "") + "12px system-ui, sans-serif";
+    ctx.textAlign = "center";
+    ctx.fillText(String(d), x + bw / 2, H - 6);
+    if (p >= 0.005) {
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.fillStyle = COLORS.text;
+      ctx.fillText(p >= 0.995 ? "1" : p.toFixed(2).replace(/^0/, ""), x + bw / 2, sy(p) - 3);
+    }
+  }
+}
+
+function renderDigitsReady(info) {
+  state.digits = info;
+  $("#digit-accuracy").textContent =
+    `${(100 * info.test_accuracy).toFixed(1)}% right on the ${info.test_size} held-out digits`;
+  $("#digit-meta").textContent =
+    `model loaded on ${info.backend} in ${ms(info.load_ms)} (and on ${info.cpu_backend} to compare)`;
+  const panel = $("#panel-digits");
+  panel.dataset.state = "done";
+  markRendered("digits");
+}
+
+function showDigit(data) {
+  const panel = $("#panel-digits");
+  const empty = data.predicted === null || data.predicted === undefined;
+  drawPreview(data.pixels);
+  drawDigitChart(data.probabilities, empty ? -1 : data.predicted);
+  $("#digit-predicted").textContent = empty ? "–" : String(data.predicted);
+  $("#digit-confidence").textContent = empty ? "" : `p = ${fmt(data.probabilities[data.predicted], 3)}`;
+  $("#digit-timing").textContent = empty ? "the ten probabilities" :
+    `on ${data.backend}: ${ms(data.ms)} (upload, one batch, read back) · drawing → 8×8 in ${ms(data.prepare_ms)}` +
+    (data.cpu_backend && data.cpu_backend !== data.backend ?
+      ` · CPU fallback (${data.cpu_backend}): max |Δp| ${fmt(data.max_abs_diff, 2)}` : "");
+  Object.assign(panel.dataset, {
+    predicted: empty ? "" : String(data.predicted), backend: data.backend, ms: String(data.ms),
+    pixels: data.pixels.join(","), probabilities: Array.from(data.probabilities || []).join(","),
+    cpuProbabilities: Array.from(data.cpu_probabilities || []).join(","), strokes: String(data.strokes),
+  });
+}
+
+function classifyDrawing() {
+  pad.inflight = true;
+  const seq = pad.requested;
+  pad.worker.postMessage({ type: "classify", seq, strokes: pad.strokes.map((s) => s.slice()) });
+}
+
+function strokeDone() {
+  pad.requested++;
+  $("#panel-digits").dataset.pending = "1";
+  if (!pad.inflight) classifyDrawing();
+}
+
+function renderDigit(data) {
+  pad.inflight = false;
+  if (data.seq !== pad.requested) {  // the drawing changed meanwhile: show the newer one instead
+    if (pad.strokes.length) return classifyDrawing();
+  } else {
+    showDigit(data);
+  }
+  $("#panel-digits").dataset.pending = "0";
+}
+
+function clearPad() {
+  pad.strokes = [];
+  pad.current = null;
+  pad.requested++;
+  drawPad();
+  showDigit({ pixels: new Array(64).fill(0), probabilities: [], predicted: null, backend: "", ms: 0, strokes: 0 });
+  if (!pad.inflight) $("#panel-digits").dataset.pending = "0";
+}
+
+function setUpPad(worker) {
+  pad.worker = worker;
+  const canvas = $("#digit-pad");
+  drawPad();
+  drawPreview(null);
+  drawDigitChart(null, -1);
+  const panel = $("#panel-digits");
+  Object.assign(panel.dataset, { pending: "0", strokes: "0", predicted: "" });
+  canvas.addEventListener("pointerdown", (e) => {
+    if (pad.current || (e.pointerType === "mouse" && e.button !== 0)) return;
+    e.preventDefault();
+    canvas.setPointerCapture(e.pointerId);
+    pad.pointer = e.pointerId;
+    pad.current = padPoint(canvas, e);
+    pad.strokes.push(pad.current);
+    if (pad.strokes.length === 1) drawPad();  // the hint goes
+    const ctx = padContext();
+    ctx.beginPath(); ctx.arc(pad.current[0], pad.current[1], PEN / 2, 0, 2 * Math.PI); ctx.fill();
+  });
+  canvas.addEventListener("pointermove", (e) => {
+    if (!pad.current || e.pointerId !== pad.pointer) return;
+    const ctx = padContext();
+    const events = e.getCoalescedEvents ? e.getCoalescedEvents() : [];
+    for (const ev of events.length ? events : [e]) {
+      const [x, y] = padPoint(canvas, ev);
+      const s = pad.current, n = s.length;
+      if (x === s[n - 2] && y === s[n - 1]) continue;
+      ctx.beginPath(); ctx.moveTo(s[n - 2], s[n - 1]); ctx.lineTo(x, y); ctx.stroke();
+      s.push(x, y);
+    }
+  });
+  const end = (e) => {
+    if (!pad.current || e.pointerId !== pad.pointer) return;
+    pad.current = null;
+    pad.pointer = null;
+    strokeDone();
+  };
+  canvas.addEventListener("pointerup", end);
+  canvas.addEventListener("pointercancel", end);
+  $("#digit-clear").addEventListener("click", clearPad);
+}
+
 // ------------------------------------------------------------------ the worker
 
 function start() {
@@ -336,6 +529,8 @@ function start() {
       else if (msg.type === "activations") renderActivations(msg.data);
       else if (msg.type === "filters") renderFilters(msg.data);
       else if (msg.type === "chain") renderChain(msg.data);
+      else if (msg.type === "digits") renderDigitsReady(msg.data);
+      else if (msg.type === "digit") renderDigit(msg.data);
     } catch (e) {
       showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
     }
@@ -346,6 +541,7 @@ function start() {
   };
   worker.postMessage({ type: "start", chainSize: Number($("#chain-size").value) });
 
+  setUpPad(worker);
   $("#show-gpu").addEventListener("change", drawActivations);
   $("#show-cpu").addEventListener("change", drawActivations);
   document.querySelectorAll("input[name='filter']").forEach((r) => r.addEventListener("change", drawFilter));

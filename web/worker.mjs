@@ -1,7 +1,8 @@
 // The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.app.demo_page.DemoSession.
-// The page (app.mjs) sends {type: "chain", n}; this worker answers with messages
+// The page (app.mjs) sends {type: "chain", n} and {type: "classify", seq, strokes}; this worker answers
 //   {type: "progress", text, fraction}   while it works
-//   {type: "env" | "activations" | "filters" | "chain", data}   one per panel
+//   {type: "env" | "activations" | "filters" | "chain" | "digits", data}   one per panel
+//   {type: "digit", data}                a drawing classified (data.seq: the request's)
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
@@ -90,7 +91,9 @@ _session.environment()
   post("env", { data: env });
   await panel("activations", "await _session.activations(progress=_progress)", {}, 0.4, 0.55);
   await panel("filters", "await _session.filters(progress=_progress)", {}, 0.55, 0.8);
-  await panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)", { n: defaultSize }, 0.8, 1.0);
+  await panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)", { n: defaultSize }, 0.8, 0.95);
+  progress("loading the digit classifier", 0.95);
+  await panel("digits", "await _session.digits()", {}, 0.95, 1.0);
 }
 
 let defaultSize = 65536;
@@ -115,5 +118,12 @@ self.onmessage = (event) => {
   } else if (msg.type === "chain") {
     busy = busy.then(() => panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)",
                                  { n: msg.n }, 0, 1)).catch(fail);
+  } else if (msg.type === "classify") {
+    busy = busy.then(async () => {
+      const data = await py("await _session.classify(ARGS['strokes'])", { strokes: msg.strokes });
+      data.seq = msg.seq;
+      data.strokes = msg.strokes.length;
+      post("digit", { data });
+    }).catch(fail);
   }
 };

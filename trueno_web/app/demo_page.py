@@ -11,6 +11,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
     await session.activations()           # every activation of the catalog on a grid, GPU and CPU
     await session.filters()               # blur / sharpen / Sobel magnitude of make_image()
     await session.chain(n)                # one-shot vs batch vs fused vs CPU, with stats
+    await session.classify(strokes)       # a drawn digit -> 8x8 -> the classifier's probabilities (digits.py)
 
 Float arrays in results are `array.array('f')` (the worker turns them into Float32Arrays).
 """
@@ -225,6 +226,24 @@ class DemoSession:
         checksum = await self.cpu.sum(reference)
         return {"n": n, "chain": CHAIN, "variants": rows, "checksum": checksum, "repeat": repeat,
                 "backend": self.dev.backend, "cpu_backend": self.cpu.backend}
+
+    # -------------------------------------------------------------------- panel 4
+
+    async def digits(self) -> dict:
+        """Load the digit classifier (trueno_web.models.Mlp.digits) on both devices, warmed up (once);
+        returns its held-out accuracy and the backends (app/digits.py: the panel's Python side)."""
+        if getattr(self, "_digits", None) is None:
+            from .digits import DigitClassifier
+
+            self._digits = await DigitClassifier.load(self.dev, self.cpu)
+        return self._digits.info()
+
+    async def classify(self, strokes=None, pixels=None) -> dict:
+        """A drawing (strokes: [[x0, y0, x1, y1, ...], ...], any units, y down), normalised and counted
+        down to 8x8 as load_digits was, or 64 pixels (0..16): the ten probabilities from the device, the
+        predicted class, the backend, ms, and the CPU fallback's probabilities (DigitClassifier.classify)."""
+        await self.digits()
+        return await self._digits.classify(strokes, pixels)
 
     async def _max_abs_diff_cpu(self, a, b) -> float:
         """max |a - b| computed by the library itself (on the CPU device: fast at any size)."""
