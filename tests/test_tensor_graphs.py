@@ -37,9 +37,8 @@ so nothing overflows and no NaN appears (NaN and inf are test_properties.py's an
 
 Deterministic: hypothesis derandomised, no example database; the same programs run on every backend.
 
-Bugs it found have a reproducer below: test_reading_a_prefix_view and test_one_column_row_step (fixed),
-and test_pow_reference_keeps_0d (a strict known_bug xfail while it stands; meanwhile the references'
-results are reshaped to the broadcast shape).
+Bugs it found have a regression test below (all fixed): test_reading_a_prefix_view,
+test_one_column_row_step and test_pow_reference_keeps_0d.
 """
 
 from __future__ import annotations
@@ -132,8 +131,7 @@ def ref_unary(name: str, v: Ref, params: tuple = ()) -> Ref:
 
 
 def ref_binary(name: str, a: Ref, b: Ref) -> Ref:
-    # reshaped: pow's reference gives (1,) for two 0-d operands (test_pow_reference_keeps_0d)
-    y = np.reshape(ops.get(name).numpy(a.x, b.x), np.broadcast_shapes(a.shape, b.shape))
+    y = ops.get(name).numpy(a.x, b.x)
     if name in ("add", "sub"):
         prop = a.e + b.e
     elif name == "mul":
@@ -636,12 +634,9 @@ def test_one_column_row_step(dev):
     assert got.tolist() == (2 * np.abs(x)).tolist()
 
 
-def test_pow_reference_keeps_0d(known_bug):
-    """Found by test_random_tensor_graphs: the catalog's NumPy reference of pow makes its exponent
-    contiguous with np.ascontiguousarray (c52139d), which turns a 0-d array into shape (1,), so two 0-d
-    operands give a (1,) result. The devices' results keep shape (); the reference's callers that
-    compare shapes do not (the random test reshapes it)."""
-    known_bug("ops pow numpy reference: np.ascontiguousarray makes a 0-d exponent 1-d")
+def test_pow_reference_keeps_0d():
+    """Found by test_random_tensor_graphs: the catalog's NumPy reference of pow made its exponent
+    contiguous with np.ascontiguousarray (c52139d), which turned a 0-d array into shape (1,)."""
     assert ops.get("pow").numpy(np.asarray(2.5), np.asarray(2.0)).shape == ()
 
 

@@ -141,7 +141,7 @@ CATALOG: tuple[Op, ...] = (
     Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
     Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
     Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b: a / b), ref.div, "a / b", **T_FLUSH),
-    Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().ascontiguousarray(b))), ref.pow,
+    Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8),
     Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b: ref.numpy_module().maximum(a, b)), ref.nan_or(max),
