@@ -41,13 +41,14 @@ async def realize(*tensors) -> None:
             base = t._layout()[0] if t.expr.view is None or t.expr.view.identity else t.contiguous().expr
             if base.leaf is None or isinstance(base.leaf, HostData):
                 targets.append(base)
-            _emit(batch, base, ids)
             if t.expr.view is not None and not t.expr.view.identity:
                 t.expr = base  # a strided result is read as its row-major copy
+        order = _walk(targets)
+        _emit(batch, order, ids)
         for e in targets:
             batch.keep(ids[id(e)])
         await batch.execute()
-        uploads = [e for key, e in _walk(targets) if isinstance(e.leaf, HostData)]
+        uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
         for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
             if not isinstance(e.leaf, DeviceArray):
                 arr = batch.detach(ids[id(e)])
@@ -70,11 +71,9 @@ def _walk(roots):
     return order
 
 
-def _emit(batch, root: Expr, ids: dict) -> None:
-    """Record the expression under `root` into the batch; ids maps id(expr) to its BufferId."""
-    for key, e in _walk([root]):
-        if key in ids:
-            continue
+def _emit(batch, order, ids: dict) -> None:
+    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId."""
+    for key, e in order:
         if isinstance(e.leaf, DeviceArray):
             ids[key] = batch.import_buffer(e.leaf)
         elif isinstance(e.leaf, HostData):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .ops import Op
 
@@ -61,6 +62,7 @@ class View:
         return lo, hi
 
 
+@lru_cache(maxsize=4096)  # called for every view and layout a tensor expression takes
 def contiguous_strides(shape: tuple[int, ...], like: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """Row-major strides of `shape`; where `like` is given, dims of size 1 keep its stride (any is valid)."""
     out, step = [], 1
