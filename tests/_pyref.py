@@ -4,7 +4,8 @@ inside Pyodide (no NumPy there).
 `Ref` is a flat row-major list of Python floats plus a shape. It does what the tensor tests need, with
 NumPy's rules: broadcasting, transpose/permute, reshape, expand, squeeze/unsqueeze, indexing with ints,
 slices with steps, None and `...`; reductions with axis=None | int | tuple and keepdims; softmax and
-log_softmax along an axis; matmul (1-D operands, batched (..., M, K) @ (..., K, N)); where; the six
+log_softmax along an axis; matmul (1-D operands, batched (..., M, K) @ (..., K, N)); concatenate, stack
+and pad (NumPy's pad_width forms, a scalar constant_values); where; the six
 comparisons (1.0 / 0.0); every elementwise op through the catalog's pure-Python `op.ref`. Operators
 `+ - * / ** @`, unary `-`, `abs()` and comparisons mix Refs and Python numbers.
 
@@ -12,7 +13,8 @@ Inputs come from `uniform()` (a seeded `random.Random`), rounded to float32 like
 `assert_close()` is np.testing.assert_allclose for a float32 result: NaN matches NaN, an infinity matches
 only the same infinity, else |got - want| <= atol + rtol * |want|.
 
-test_tensor.py's test_the_reference_matches_numpy checks this module against NumPy on the desktop.
+test_tensor.py's test_the_reference_matches_numpy checks this module against NumPy on the desktop
+(concatenate/stack/pad: test_tensor_join.py; batched matmul: test_tensor_matmul.py).
 """
 
 from __future__ import annotations
@@ -274,6 +276,9 @@ class Ref:
     def clip(self, lo, hi) -> "Ref":
         return self.map("clip", lo, hi)
 
+    def pad(self, pad_width, constant_values: float = 0.0) -> "Ref":
+        return pad(self, pad_width, constant_values)
+
     # ------------------------------------------------------------ reductions and axis ops
 
     def reduce(self, fn, axis=None, keepdims=False) -> "Ref":
@@ -370,6 +375,64 @@ def matmul(a, b) -> Ref:
     if a.ndim == 1:
         r = r.squeeze(-2)
     return r.squeeze(-1) if b.ndim == 1 else r
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} out of range for {ndim} dimension(s)")
+    return axis % ndim
+
+
+def concatenate(refs, axis: int = 0) -> Ref:
+    """np.concatenate: same shapes but along `axis` (no 0-d)."""
+    refs = [as_ref(r) for r in refs]
+    if not refs or refs[0].ndim == 0:
+        raise ValueError("concatenate needs at least one array of at least one dimension")
+    a = _axis(axis, refs[0].ndim)
+    first = refs[0].shape
+    for r in refs:
+        if r.ndim != len(first) or any(r.shape[d] != first[d] for d in range(len(first)) if d != a):
+            raise ValueError(f"shapes {[r.shape for r in refs]} do not join along axis {axis}")
+    outer, inner = math.prod(first[:a]), math.prod(first[a + 1:])
+    out = []
+    for o in range(outer):
+        for r in refs:
+            run = r.shape[a] * inner
+            out.extend(r.flat[o * run:(o + 1) * run])
+    return Ref(out, first[:a] + (sum(r.shape[a] for r in refs),) + first[a + 1:])
+
+
+def stack(refs, axis: int = 0) -> Ref:
+    """np.stack: same shapes, joined along a new axis."""
+    refs = [as_ref(r) for r in refs]
+    if not refs:
+        raise ValueError("stack needs at least one array")
+    if any(r.shape != refs[0].shape for r in refs):
+        raise ValueError(f"shapes {[r.shape for r in refs]} differ")
+    a = _axis(axis, refs[0].ndim + 1)
+    return concatenate([r.unsqueeze(a) for r in refs], a)
+
+
+def pad_width_pairs(pad_width, ndim: int) -> list[tuple[int, int]]:
+    """NumPy's pad_width (an int, (n,), (before, after), ((before, after),), one pair or (n,) per axis)
+    as one (before, after) per axis: np.broadcast_to(pad_width, (ndim, 2))."""
+    widths = Ref.nested(pad_width).broadcast_to((ndim, 2)).flat
+    if any(w < 0 or w != int(w) for w in widths):
+        raise ValueError(f"pad widths {pad_width} must be ints >= 0")
+    return [(int(widths[2 * d]), int(widths[2 * d + 1])) for d in range(ndim)]
+
+
+def pad(r, pad_width, constant_values: float = 0.0) -> Ref:
+    """np.pad(r, pad_width, constant_values=...) (mode 'constant', a scalar constant)."""
+    r = as_ref(r)
+    widths = pad_width_pairs(pad_width, r.ndim)
+    shape = tuple(n + b + e for n, (b, e) in zip(r.shape, widths))
+    out = [float(constant_values)] * math.prod(shape)
+    strides = contiguous_strides(shape)
+    start = sum(b * s for (b, _), s in zip(widths, strides))
+    for value, idx in zip(r.flat, itertools.product(*(range(n) for n in r.shape))):
+        out[start + sum(i * s for i, s in zip(idx, strides))] = value
+    return Ref(out, shape)
 
 
 # ---------------------------------------------------------------- inputs and comparison
