@@ -209,6 +209,8 @@ def asarray(data, device=None, shape=None) -> Tensor:
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
     """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
+    if all(s == shapes[0] for s in shapes):
+        return tuple(shapes[0]) if shapes else ()
     ndim = max(map(len, shapes), default=0)
     out = []
     for d in range(ndim):
@@ -221,6 +223,9 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 def _tensors(args) -> list[Tensor]:
     """Tensors of the arguments of one op: one device, Python scalars and host data moved onto it."""
+    first = args[0] if args else None
+    if isinstance(first, Tensor) and all(type(a) is Tensor and a.device is first.device for a in args):
+        return list(args)  # the common case, checked first: tensors of one device
     devices = {id(a.device): a.device for a in args if isinstance(a, (Tensor, DeviceArray))}
     if len(devices) > 1:
         raise TruenoValueError("these tensors are on different devices; read one and make it a tensor of the other's")
