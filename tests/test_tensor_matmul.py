@@ -1,40 +1,61 @@
-"""Batched matmul with NumPy's rules on every backend, against float64 NumPy: both operands batched,
+"""Batched matmul with NumPy's rules on every backend, against a float64 reference: both operands batched,
 batch dimensions that broadcast (never copied), the fold of (..., M, K) @ (K, N) into M, 1-D operands,
 strided operands, empty batches, the grid past 65535 workgroups, the pure-Python reference, and the
-errors raised where the expression is written."""
+errors raised where the expression is written.
+
+The reference is _pyref.Ref's matmul (pure Python, float64, NumPy's broadcasting of batch dimensions;
+test_the_reference_multiplies_like_numpy checks it against NumPy on the desktop) and the inputs come
+from a seeded random.Random, so these bodies also run inside Pyodide (e2e/test_parity_in_pyodide.py).
+The tests that need NumPy itself are marked `needs_numpy` with their reason."""
 
 from __future__ import annotations
 
+import array
 import math
+import random
+import struct
 
 import pytest
+from _cases import HAVE_NUMPY, Case, reference_python
+from _pyref import Ref, assert_close, concatenate, flat_values, uniform
 
-np = pytest.importorskip("numpy")
+import trueno_web as tw
+from trueno_web import kernels, ops
+from trueno_web.graph import Node, OpStep
+from trueno_web.kernels import matmul as matmul_kernel
+from trueno_web.kinds import matmul_batches
+from trueno_web.runtime import block_on
 
-import trueno_web as tw  # noqa: E402
-from trueno_web import kernels, ops  # noqa: E402
-from trueno_web.graph import Node, OpStep  # noqa: E402
-from trueno_web.kernels import matmul as matmul_kernel  # noqa: E402
-from trueno_web.kinds import matmul_batches  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+needs_numpy = pytest.mark.skipif(not HAVE_NUMPY, reason="needs NumPy (desktop only): the cross-checks of "
+                                 "the pure-Python references against NumPy's matmul")
 
-from _cases import Case, reference_python  # noqa: E402
-
-RNG = np.random.default_rng(11)
+RNG = random.Random(11)
 MATMUL = ops.get("matmul")
 
 
-def data(*shape):
-    return RNG.uniform(-1.0, 1.0, shape).astype(np.float32)
+def data(*shape) -> Ref:
+    return uniform(RNG, shape, -1.0, 1.0)
 
 
-def check(got, a, b):
+def tensor(dev, r: Ref):
+    """A tensor of the float32 values of `r` (array.array('f') host data plus its shape)."""
+    return dev.tensor(r.f32(), shape=r.shape)
+
+
+def check(got, a: Ref, b: Ref):
     """got == a @ b (float64) within float32 accumulation error, scaled by |a| @ |b| per element."""
-    got = block_on(got.numpy()) if isinstance(got, tw.Tensor) else got
-    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    want, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
-    assert tuple(got.shape) == want.shape and got.dtype == np.float32, (got.shape, want.shape)
-    assert np.all(np.abs(got - want) <= 2e-6 * mag + 1e-30), np.max(np.abs(got - want))
+    if isinstance(got, tw.Tensor):
+        shape, got = got.shape, block_on(got.numpy())
+    else:
+        shape = None
+    want, mag = a @ b, abs(a) @ abs(b)
+    if hasattr(got, "dtype"):  # NumPy here
+        assert tuple(got.shape) == want.shape and got.dtype.name == "float32", (got.shape, want.shape)
+    else:
+        assert isinstance(got, array.array) and got.typecode == "f" and len(got) == want.size, (len(got), want.shape)
+    assert shape is None or shape == want.shape, (shape, want.shape)
+    errs = [abs(g - w) for g, w in zip(flat_values(got), want.flat)]
+    assert all(e <= 2e-6 * m + 1e-30 for e, m in zip(errs, mag.flat)), max(errs)
 
 
 def resolved(sa, sb):
@@ -67,15 +88,15 @@ SHAPES = [
 @pytest.mark.parametrize("sa,sb", SHAPES, ids=str)
 def test_batched_matmul_like_numpy(dev, sa, sb):
     a, b = data(*sa), data(*sb)
-    check(dev.tensor(a) @ dev.tensor(b), a, b)
+    check(tensor(dev, a) @ tensor(dev, b), a, b)
 
 
 def test_one_shot_and_batch_api_take_stacks_too(dev):
     a, b = data(3, 5, 6), data(1, 6, 7)
-    check(block_on(dev.matmul(a, b)), a, b)
+    check(block_on(dev.matmul(a.tolist(), b.tolist())), a, b)
     with dev.batch() as batch:
         c = data(2, 3, 6)
-        out = batch.matmul(batch.upload(c), batch.upload(b[0]))
+        out = batch.matmul(batch.upload(c.f32(), c.shape), batch.upload(b[0].f32(), b[0].shape))
         assert out.shape == (2, 3, 7)
         block_on(batch.execute())
         check(block_on(batch.read(out)), c, b[0])
@@ -84,7 +105,7 @@ def test_one_shot_and_batch_api_take_stacks_too(dev):
 def test_strided_operands(dev):
     """Transposed matrices and sliced batches are copied to row-major first; the results are NumPy's."""
     x, y = data(3, 9, 5), data(4, 3, 9, 6)
-    tx, ty = dev.tensor(x), dev.tensor(y)
+    tx, ty = tensor(dev, x), tensor(dev, y)
     check(tx.transpose(-1, -2) @ ty[1], x.transpose(0, 2, 1), y[1])  # (3, 5, 9) @ (3, 9, 6)
     check(ty.permute(1, 0, 2, 3)[:, ::2] @ tx[:, 3:, 1:4].unsqueeze(1), y.transpose(1, 0, 2, 3)[:, ::2],
           x[:, 3:, 1:4][:, None])
@@ -107,22 +128,23 @@ def test_a_broadcast_operand_is_never_copied(dev):
     """expand() along the batch costs nothing: the expression holds the matmul and no copy (a result
     that both operands broadcast is a view of fewer products)."""
     x, w, v = data(5, 6, 7), data(7, 4), data(3, 7, 4)
-    tx, tw_, tv = dev.tensor(x), dev.tensor(w), dev.tensor(v)
+    tx, tw_, tv = tensor(dev, x), tensor(dev, w), tensor(dev, v)
     cases = [(tx @ tw_.expand(5, 7, 4), x @ w),
              (tx.unsqueeze(1).expand(5, 3, 6, 7) @ tv, x[:, None] @ v),
-             (tx[0].expand(3, 5, 6, 7) @ tw_, np.broadcast_to(x[0].astype(np.float64) @ w, (3, 5, 6, 4))),
+             (tx[0].expand(3, 5, 6, 7) @ tw_, (x[0] @ w).broadcast_to((3, 5, 6, 4))),
              (tx[:2].unsqueeze(1).expand(2, 3, 6, 7) @ tv.unsqueeze(0).expand(2, 3, 7, 4), x[:2, None] @ v)]
     for expr, want in cases:
         assert _ops_under(expr) == ["matmul"], expr.shape
-        np.testing.assert_allclose(block_on(expr.numpy()), want, rtol=1e-5, atol=1e-5)
+        assert expr.shape == want.shape, (expr.shape, want.shape)
+        assert_close(block_on(expr.numpy()), want, rtol=1e-5, atol=1e-5)
 
 
 def test_a_padded_broadcast_batch_dimension_keeps_its_zeros(dev):
     """A batch dimension that is broadcast and padded is partly zeros: it is not cut back to one matrix."""
     w = data(2, 2)
-    t = dev.tensor(np.ones((1, 2, 2), np.float32)).expand(3, 2, 2).pad(((1, 0), (0, 0), (0, 0)))
-    want = np.concatenate([np.zeros((1, 2, 2)), np.ones((3, 2, 2))])
-    check(t @ dev.tensor(w), want, w)
+    t = tensor(dev, Ref.full((1, 2, 2), 1.0)).expand(3, 2, 2).pad(((1, 0), (0, 0), (0, 0)))
+    want = concatenate([Ref.full((1, 2, 2), 0.0), Ref.full((3, 2, 2), 1.0)])
+    check(t @ tensor(dev, w), want, w)
 
 
 def test_batch_strides_and_the_fold():
@@ -139,21 +161,41 @@ def test_batch_strides_and_the_fold():
     assert resolved((0, 5, 4), (0, 4, 6))[1]["batch"] == 0
 
 
+@needs_numpy
 @pytest.mark.parametrize("sa,sb", [((2, 1, 3, 4), (1, 3, 4, 2)), ((3, 2, 5), (5, 3)), ((0, 2, 2), (2, 2)),
                                    ((4, 3), (2, 3, 1))], ids=str)
 def test_pure_python_reference_per_product(sa, sb):
     """op.ref once per product of the batch (the reference where NumPy is missing) agrees with NumPy."""
+    import numpy as np
+
     a, b = data(*sa), data(*sb)
-    case = Case(MATMUL, [(a.reshape(-1).tolist(), sa), (b.reshape(-1).tolist(), sb)])
-    want = a.astype(np.float64) @ b
+    case = Case(MATMUL, [(a.flat, sa), (b.flat, sb)])
+    want = np.array(a.flat).reshape(sa) @ np.array(b.flat).reshape(sb)
     np.testing.assert_allclose(reference_python(case), want.reshape(-1), rtol=1e-12, atol=1e-12)
+
+
+@needs_numpy
+def test_the_reference_multiplies_like_numpy():
+    """_pyref's batched matmul (broadcast batch dimensions, 1-D operands, empty batches) against NumPy."""
+    import numpy as np
+
+    rng = random.Random(13)
+    for sa, sb in SHAPES + [((7,), (7,)), ((3, 1, 2, 4), (2, 4, 1)), ((1, 2, 3), (5, 1, 3, 2))]:
+        a, b = uniform(rng, sa, -1, 1), uniform(rng, sb, -1, 1)
+        got = a @ b
+        want = np.array(a.flat).reshape(sa) @ np.array(b.flat).reshape(sb)
+        assert got.shape == want.shape, (sa, sb, got.shape, want.shape)
+        np.testing.assert_allclose(np.array(got.flat).reshape(got.shape), want, rtol=1e-12, atol=1e-12)
+        mag = np.abs(np.array(a.flat).reshape(sa)) @ np.abs(np.array(b.flat).reshape(sb))
+        np.testing.assert_allclose(np.array((abs(a) @ abs(b)).flat).reshape(got.shape), mag, rtol=1e-12)
 
 
 def _grid(sa, sb, caps):
     shape, o = resolved(sa, sb)
     nodes = [Node(0, None, (), (), sa), Node(1, None, (), (), sb), Node(2, MATMUL, (0, 1), (), shape, o)]
     (d,) = kernels.dispatches(OpStep(2), nodes, caps)
-    return d, np.frombuffer(d.meta, "<u4")
+    meta = bytes(d.meta)
+    return d, list(struct.unpack(f"<{len(meta) // 4}I", meta))
 
 
 def test_the_grid_past_65535_workgroups():
@@ -181,28 +223,28 @@ def test_a_2d_grid_of_batched_tiles_on_the_device(gpu, monkeypatch, config):
     monkeypatch.setattr(caps, "matmul", config)
     for sa, sb in [((3, 1, 65, 33), (1, 4, 33, 67)), ((7, 9, 16), (7, 16, 132)), ((2, 70, 1), (2, 1, 1))]:
         a, b = data(*sa), data(*sb)
-        check(gpu.tensor(a) @ gpu.tensor(b), a, b)
+        check(tensor(gpu, a) @ tensor(gpu, b), a, b)
 
 
 def test_errors_where_written(dev):
-    a, b = dev.tensor(data(2, 3, 4)), dev.tensor(data(3, 4, 5))
+    a, b = tensor(dev, data(2, 3, 4)), tensor(dev, data(3, 4, 5))
     with pytest.raises(tw.TruenoValueError, match=r"batch dimensions do not broadcast") as err:
         a @ b
     assert "(2, 3, 4)" in str(err.value) and "(3, 4, 5)" in str(err.value)
     with pytest.raises(tw.TruenoValueError, match=r"do not broadcast.*\(4, 3, 3, 4\).*\(2, 4, 5\)"):
-        dev.tensor(data(4, 3, 3, 4)) @ dev.tensor(data(2, 4, 5))
+        tensor(dev, data(4, 3, 3, 4)) @ tensor(dev, data(2, 4, 5))
     with pytest.raises(tw.TruenoValueError, match=r"do not broadcast"):  # an expanded operand is no exception
-        a[:1].expand(3, 3, 4) @ dev.tensor(data(2, 4, 5))
+        a[:1].expand(3, 3, 4) @ tensor(dev, data(2, 4, 5))
     with pytest.raises(tw.TruenoValueError, match=r"inner dimensions differ.*\(2, 3, 4\).*\(2, 5, 4\)"):
-        a @ dev.tensor(data(2, 5, 4))
+        a @ tensor(dev, data(2, 5, 4))
     with pytest.raises(tw.TruenoValueError, match=r"inner dimensions differ.*\(5,\).*\(2, 4, 3\)"):
-        dev.tensor(data(5)) @ dev.tensor(data(2, 4, 3))
+        tensor(dev, data(5)) @ tensor(dev, data(2, 4, 3))
     with pytest.raises(tw.TruenoValueError, match="at least one dimension"):
         a @ tw.asarray(1.0, device=dev)
-    # the same rule under the one-shot and batch calls
+    # the same rule under the one-shot and batch calls (nested lists: host data of those shapes)
     with pytest.raises(tw.TruenoValueError, match=r"do not broadcast.*\(2, 3, 4\).*\(3, 4, 5\)"):
-        block_on(dev.matmul(data(2, 3, 4), data(3, 4, 5)))
+        block_on(dev.matmul(data(2, 3, 4).tolist(), data(3, 4, 5).tolist()))
     with pytest.raises(tw.TruenoValueError, match=r"inner dimensions differ.*\(2, 3, 4\).*\(2, 3, 5\)"):
-        dev.batch().matmul(data(2, 3, 4), data(2, 3, 5))
+        dev.batch().matmul(data(2, 3, 4).tolist(), data(2, 3, 5).tolist())
     with pytest.raises(tw.TruenoValueError, match="2-D a or a stack"):
-        block_on(dev.matmul(data(4), data(2, 4, 5)))
+        block_on(dev.matmul(data(4).tolist(), data(2, 4, 5).tolist()))
