@@ -196,7 +196,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     assert len(tour_lines) == 1
     tour = json.loads(tour_lines[0][5:])
     assert tour["all_ok"] is True, tour
-    for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok"):
+    for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok", "digits_ok"):
         assert tour.get(key) is True, (key, tour)
     assert tour["cpu_backend"] == "wasm-simd"
     assert tour["sync_available"] is True          # Chromium has JSPI; notebook cells are async entries
@@ -213,7 +213,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     # --- the picture: one inline PNG, three panels (96x96 | 92x92 | 94x94, 4 px gaps, 2x scale)
     pngs = [o["data"]["image/png"] for _c, outs in cells for o in outs
             if o["output_type"] in ("display_data", "execute_result") and "image/png" in o.get("data", {})]
-    assert len(pngs) == 1
+    assert len(pngs) == 2  # the filters, then the held-out digits
     png = base64.b64decode("".join(pngs[0]) if isinstance(pngs[0], list) else pngs[0])
     assert len(png) == tour["png_bytes"]
     w, h, rows = _decode_png(png)
@@ -225,3 +225,12 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     assert edge_panel.count(0) > 0.7 * len(edge_panel)        # mostly flat: black
     assert edge_panel.count(255) > 0.02 * len(edge_panel)     # the outlines: white
     assert len(set(v for r in rows for v in r)) > 50          # gradients and the blur: many grays
+
+    # --- the digit classifier: the accuracy on the 359 held-out digits, and their picture (8 digits of 8x8,
+    # 1 px gaps, 8x scale, dark ink on white)
+    assert tour["digits_accuracy"] > 0.95, tour
+    digits = base64.b64decode("".join(pngs[1]) if isinstance(pngs[1], list) else pngs[1])
+    w, h, rows = _decode_png(digits)
+    assert (w, h) == (8 * (8 * 8 + 7), 8 * 8)
+    assert rows[0][8 * 8] == 255                              # the white gap after the first digit
+    assert min(v for r in rows for v in r) < 64               # ink
