@@ -18,7 +18,8 @@ import pytest
 from e2e.harness import NO_ADAPTER
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py"]
+SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py",
+         "test_tensor_join.py", "test_tensor_matmul.py"]
 DEST = "/home/pyodide/parity"
 REPORT = f"{DEST}/junit.xml"
 # desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
@@ -33,7 +34,9 @@ def run_suite(page, backend_expr: str) -> dict:
     args = ["-q", "-p", "no:cacheprovider", "-m", "not slow", "-k", f"({DESELECT}) and ({backend_expr})",
             f"--junitxml={REPORT}", *[f"{DEST}/{name}" for name in SUITE]]
     result = page.run_pytest(args=args, rootdir=DEST, timeout_s=900)
-    result["per_file"] = passed_per_file(page.run(f"open({REPORT!r}).read()"))
+    junit = page.run(f"open({REPORT!r}).read()")
+    result["per_file"] = passed_per_file(junit)
+    result["seconds_per_file"] = seconds_per_file(junit)
     return result
 
 
@@ -44,6 +47,14 @@ def passed_per_file(junit_xml: str) -> dict:
         if not any(child.tag in ("failure", "error", "skipped") for child in case):
             passed[case.get("classname", "").split(".")[-1] + ".py"] += 1
     return dict(passed)
+
+
+def seconds_per_file(junit_xml: str) -> dict:
+    """{"test_tensor.py": seconds, ...}: the test cases' times (pytest's JUnit XML) summed per file."""
+    seconds = Counter()
+    for case in ET.fromstring(junit_xml).iter("testcase"):
+        seconds[case.get("classname", "").split(".")[-1] + ".py"] += float(case.get("time", 0) or 0)
+    return {name: round(s, 1) for name, s in seconds.items()}
 
 
 def check(result: dict, at_least: int, per_file: dict) -> None:
@@ -61,8 +72,9 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
     assert info == {"backend": "webgpu", "software": True, "sync": True}
     result = run_suite(page, "webgpu or wasm")
     print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
-          f"per file: {result['per_file']}")
-    check(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50})
+          f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
+    check(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50,
+                                           "test_tensor_join.py": 36, "test_tensor_matmul.py": 48})
 
 
 @pytest.mark.parametrize("pyodide_page", [NO_ADAPTER], indirect=True)
@@ -74,8 +86,9 @@ def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
     assert info == {"backend": "wasm-simd", "available": False}
     result = run_suite(page, "wasm")
     print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
-          f"per file: {result['per_file']}")
-    check(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25})
+          f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
+    check(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25,
+                                          "test_tensor_join.py": 18, "test_tensor_matmul.py": 24})
 
 
 def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
