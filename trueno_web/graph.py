@@ -218,12 +218,10 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
             view, base = nodes[i].view, nodes[i].inputs[0] if nodes[i].inputs else None
             if view is None or base not in step.nodes:
                 continue
-            if view.identity and nodes[i].size == nodes[base].size and \
-                    (base in step.row_values) == (row_level(node, step) and not row_reduction(node)):
+            computes_row_value = row_level(node, step) and not row_reduction(node)
+            if view.identity and nodes[i].size == nodes[base].size and (base in step.row_values) == computes_row_value:
                 out[i] = base
-            elif base in step.row_values and not row_level(node, step) and row_broadcast(view, step.cols):
-                out[i] = base
-            elif base in step.row_values and row_reduction(node) and row_broadcast(view, step.cols):
+            elif base in step.row_values and not computes_row_value and row_broadcast(view, step.cols):
                 out[i] = base
         return out
 
@@ -243,7 +241,8 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
                           for i in node.inputs)
 
     def target(node: Node) -> MapStep | RowStep | None:
-        """The open step `node` joins (merging same-size map groups into it), or None."""
+        """The open step `node` joins, with the same-size map groups it also reads merged in (a new step
+        object replaces them), or None where there is none or the result would need too many bindings."""
         found = []
         for i in node.inputs:
             step = open_steps.get(storage(nodes, i).id)
@@ -255,23 +254,27 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
             if not node.shape[0]:
                 return None
             group = maps.pop(0)
-            step = RowStep(node.shape[0], group.size // node.shape[0], group.nodes)
+            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes))
             if step.cols == 1:  # one column: the chain's values are row values too
                 step.row_values |= set(group.nodes)
-            for m in group.nodes:
-                open_steps[m] = step
         elif step is None and maps:
             step = maps.pop(0)
         if step is None:
             return None
+        if isinstance(step, RowStep):
+            trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
+        else:
+            trial = MapStep(step.size, [], list(step.nodes), [])
         for other in maps:  # another map group of the same size joins too
-            if isinstance(step, MapStep) or other.size in (step.rows, step.rows * step.cols):
-                step.nodes = sorted(set(step.nodes) | set(other.nodes))
-                if isinstance(step, RowStep) and other.size == step.rows:
-                    step.row_values |= set(other.nodes)
-                for m in other.nodes:
-                    open_steps[m] = step
-        return step if bindings(step, node) <= max_bindings else None
+            if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
+                trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
+                if isinstance(trial, RowStep) and other.size == trial.rows:
+                    trial.row_values |= set(other.nodes)
+        if bindings(trial, node) > max_bindings:
+            return None
+        for m in trial.nodes:
+            open_steps[m] = trial
+        return trial
 
     for nid in pending:
         node = nodes[nid]
