@@ -224,3 +224,31 @@ def test_argmax_of_everything_and_keepdims_and_one_dispatch(dev):
     out, dispatches = run(dev, t.argmax(axis=-1, keepdims=True))
     assert dispatches == 1
     assert_close(out, Ref(_arg(x, -1, max).flat, (6, 1)))
+
+
+# ---------------------------------------------------------------- the planner's bindings bound
+
+
+def test_no_step_needs_more_bindings_than_the_device_has():
+    """Six inputs in two chains of three, then one op on both: merging the chains into the op's step
+    would need 1 + 6 + 1 bindings; with a device of 4 every step stays within 4."""
+    from trueno_web import ops
+    from trueno_web.graph import Node, OpStep, plan
+
+    add, total = ops.get("add"), ops.get("sum")
+    nodes = [Node(i, None, (), (), (8,)) for i in range(6)]
+
+    def op(o, *inputs, **options):
+        nodes.append(Node(len(nodes), o, inputs, (), (2,) if options else (8,), options))
+        return len(nodes) - 1
+
+    a = op(add, op(add, 0, 1), 2)
+    b = op(add, op(add, 3, 4), 5)
+    c = op(add, a, b)
+    op(total, op(add, c, a), rows=2)
+    steps = plan(nodes, [n.id for n in nodes if n.op is not None], True, 4)
+    for step in steps:
+        if not isinstance(step, OpStep):
+            assert 1 + len(step.loads) + len(step.stores) <= 4, step
+    assert sorted(m for s in steps for m in ([s.node] if isinstance(s, OpStep) else s.nodes)) == \
+        [n.id for n in nodes if n.op is not None]
