@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import math
 import os
 import re
@@ -25,6 +26,559 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+if __name__ == "__main__":  # run as a script: make `e2e` and the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from e2e.harness import ROOT, WEBGPU_WARNING_RE, PageLog, is_local_url, launch_chromium
+
+WEBGPU, NO_WEBGPU = "webgpu", "no-webgpu"
+READY_TIMEOUT_S = 180
+VIEWPORT = {"width": 1200, "height": 900}
+
+
+# ------------------------------------------------------------------------------------ the server
+
+class ServeProcess:
+    """`python -m trueno_web serve --port 0` as a subprocess; .url is the URL it printed."""
+
+    def __init__(self, log_path: Path | None = None):
+        self._stderr = open(log_path, "w") if log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen([sys.executable, "-m", "trueno_web", "serve", "--port", "0"], cwd=ROOT,
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        line: list[str] = []
+        reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(30)
+        m = re.search(r"http://127\.0\.0\.1:\d+/", line[0] if line else "")
+        if not m:
+            self.stop()
+            raise RuntimeError(f"`python -m trueno_web serve` printed no URL: {line!r}")
+        self.url = m.group(0)
+        self.origin = self.url.rstrip("/")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        if self._stderr is not subprocess.DEVNULL:
+            self._stderr.close()
+
+
+@pytest.fixture(scope="module")
+def demo_server(web_assets, tmp_path_factory):
+    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
+    yield server
+    server.stop()
+
+
+# ------------------------------------------------------------------------------------ the page
+
+class DemoPage:
+    """The demo page in a fresh browser context: every request, console message, page error,
+    uncaptured WebGPU error and HTTP error status recorded (the worker's included); requests that
+    would leave 127.0.0.1 are aborted (and recorded)."""
+
+    def __init__(self, browser, server: ServeProcess, viewport=VIEWPORT):
+        self.server = server
+        self.log = PageLog()
+        self.bad_status: list[tuple[int, str]] = []
+        self.context = browser.new_context(viewport=viewport)
+        self.context.route(lambda url: not is_local_url(url), self._block)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda r: self.log.requests.append(r.url))
+        self.page.on("requestfailed", lambda r: self.log.failed_requests.append((r.url, r.failure)))
+        self.page.on("response", lambda r: r.status >= 400 and self.bad_status.append((r.status, r.url)))
+        self.page.on("console", self._on_console)
+        self.page.on("pageerror", lambda e: self.log.page_errors.append(str(e)))
+
+    def _block(self, route):
+        self.log.blocked.append(route.request.url)
+        route.abort("blockedbyclient")
+
+    def _on_console(self, msg):
+        self.log.console.append((msg.type, msg.text))
+        if msg.type == "error":
+            self.log.console_errors.append(msg.text)
+        elif msg.type == "warning" and WEBGPU_WARNING_RE.search(msg.text):
+            self.log.webgpu_errors.append(msg.text)  # Chrome's report of an uncaptured WebGPU error
+
+    def open(self) -> "DemoPage":
+        self.page.goto(self.server.url)
+        self.page.wait_for_function("document.body.dataset.state !== 'loading'", polling=100,
+                                    timeout=READY_TIMEOUT_S * 1000)
+        return self
+
+    @property
+    def state(self) -> str:
+        return self.page.evaluate("document.body.dataset.state")
+
+    def problems(self) -> list[str]:
+        out = self.log.problems()
+        out += [f"failed request: {u} ({why})" for u, why in self.log.failed_requests]
+        out += [f"HTTP {status}: {u}" for status, u in self.bad_status]
+        for url in self.log.requests:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") and f"{parts.scheme}://{parts.netloc}" != self.server.origin:
+                out.append(f"request off the page's origin: {url}")
+        return out
+
+    def error_text(self) -> str:
+        return self.page.evaluate("document.querySelector('#error').textContent")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture(scope="module", params=[WEBGPU, NO_WEBGPU])
+def demo(request, demo_server):
+    browser = request.getfixturevalue("browser" if request.param == WEBGPU else "browser_no_webgpu")
+    page = DemoPage(browser, demo_server)
+    page.mode = request.param
+    try:
+        page.open()
+        yield page
+    finally:
+        page.close()
+
+
+def env_of(demo: DemoPage) -> dict:
+    return demo.page.evaluate("""() => ({
+        backend: document.querySelector('#badge').dataset.backend,
+        badge: document.querySelector('#badge').innerText,
+        banner: document.querySelector('#no-webgpu').hidden ? null : document.querySelector('#no-webgpu').innerText,
+        software: document.querySelector('#software-note').hidden ? null : document.querySelector('#software-note').innerText,
+    })""")
+
+
+# ------------------------------------------------------------------------------------ what the library computes here
+
+def _in_thread(coro_fn):
+    """Run async desktop work on a private event loop in another thread (Playwright's sync API
+    owns this thread's loop)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(coro_fn())).result(timeout=300)
+
+
+_desktop_cache: dict = {}
+
+
+def desktop(backend: str) -> dict:
+    """The page's computations on the desktop with the same kind of backend as the page's device
+    (and wasm-simd as the comparison device, as in the browser): filters, chains at two sizes."""
+    if backend in _desktop_cache:
+        return _desktop_cache[backend]
+    from trueno_web import GpuDevice
+    from trueno_web.app.demo_page import FILTERS, IMAGE_H, IMAGE_W, DemoSession, make_image, run_filter
+
+    async def run():
+        if backend == "webgpu" and not await GpuDevice.is_available():
+            return None
+        session = await DemoSession.open(backend=backend, cpu_backend="wasm-simd")
+        image = make_image()
+        filters = {}
+        for name in FILTERS:
+            out, shape, stats = await run_filter(session.dev, name, image, IMAGE_H, IMAGE_W)
+            filters[name] = {"sum": math.fsum(out), "min": min(out), "max": max(out), "shape": list(shape),
+                             "stats": stats}
+        chains = {n: await session.chain(n, repeat=1) for n in (4096, 65536)}
+        session.dev.close()
+        session.cpu.close()
+        return {"filters": filters, "chains": chains}
+
+    _desktop_cache[backend] = _in_thread(run)
+    return _desktop_cache[backend]
+
+
+def desktop_or_skip(demo: DemoPage) -> dict:
+    backend = env_of(demo)["backend"]
+    ref = desktop(backend)
+    if ref is None:
+        pytest.skip(f"no desktop {backend} adapter to compare the page's {backend} numbers with")
+    return ref
+
+
+def close(shown: float, want: float, rel: float = 1e-5, abs_: float = 1e-6) -> bool:
+    return abs(shown - want) <= abs_ + rel * abs(want)
+
+
+def number(text: str) -> float:
+    text = text.strip()
+    return {"inf": math.inf, "-inf": -math.inf, "NaN": math.nan}.get(text, None) or float(text)
+
+
+# ------------------------------------------------------------------------------------ tests
+
+def test_reaches_ready_without_problems(demo):
+    assert demo.state == "ready", demo.error_text()
+    assert demo.page.is_hidden("#error")
+    assert demo.problems() == []
+    # the worker's requests are seen too (Pyodide and the wheel come from this server)
+    paths = {urlsplit(u).path for u in demo.log.requests}
+    assert {"/", "/app.mjs", "/worker.mjs", "/config.mjs", "/pyodide/pyodide.asm.wasm",
+            "/wheels/manifest.json"} <= paths
+    assert any(p.startswith("/wheels/trueno_web-") for p in paths)
+
+
+def test_badge_names_backend_and_adapter(demo):
+    env = env_of(demo)
+    if demo.mode == NO_WEBGPU:
+        assert env["backend"] == "wasm-simd"
+        assert env["banner"] and "no adapter" in env["banner"] and "CPU fallback" in env["banner"]
+        assert "CPU fallback" in env["badge"] and "wasm-simd" in env["badge"]
+    else:
+        # WebGPU where trueno_web's browser driver opens the SwiftShader adapter; else the page says why
+        if env["backend"] == "webgpu":
+            assert env["banner"] is None
+            assert "WebGPU" in env["badge"] and "SwiftShader" in env["badge"]
+            assert env["software"] and "software GPU" in env["software"]
+        else:
+            assert env["banner"] and "CPU fallback" in env["banner"]
+
+
+def test_every_canvas_has_drawn_pixels(demo):
+    canvases = demo.page.evaluate("""() => [...document.querySelectorAll('canvas')].map((c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let opaque = 0, ink = 0;
+        for (let i = 0; i < d.length; i += 4) {
+            if (d[i + 3] > 0) opaque++;
+            if (d[i + 3] > 0 && (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245)) ink++;
+        }
+        return {name: c.id || c.dataset.op, size: c.width * c.height, opaque, ink};
+    })""")
+    from trueno_web.app.demo_page import activation_ops
+
+    names = [c["name"] for c in canvases]
+    assert names == [op.name for op in activation_ops()] + ["img-original", "img-filtered", "chain-chart",
+                                                            "digit-pad", "digit-preview", "digit-chart"]
+    for c in canvases:
+        assert c["size"] > 0 and c["opaque"] == c["size"], c
+        # the digit pad is blank but for its hint until someone draws
+        assert c["ink"] > (0 if c["name"] == "digit-pad" else 0.01 * c["size"]), c
+
+
+def test_activation_values_match_the_catalog(demo):
+    from trueno_web import ops
+    from trueno_web.app.demo_page import PROBES, activation_ops, op_params
+
+    rows = demo.page.evaluate("""() => [...document.querySelectorAll('#probe-table tbody tr')].map((tr) => ({
+        op: tr.dataset.op,
+        cells: [...tr.querySelectorAll('td')].map((td) => ({x: td.dataset.x,
+            gpu: td.querySelector('.gpu-value').textContent, cpu: td.querySelector('.cpu-value').textContent})),
+    }))""")
+    assert [r["op"] for r in rows] == [op.name for op in activation_ops()]
+    for row in rows:
+        op = ops.get(row["op"])
+        params = list(op_params(op).values())
+        assert [float(c["x"]) for c in row["cells"]] == list(PROBES)
+        for cell in row["cells"]:
+            want = op.ref(float(cell["x"]), *params)
+            for side in ("gpu", "cpu"):
+                got = number(cell[side])
+                assert close(got, want, rel=op.rtol + 1e-6, abs_=op.atol + 1e-7), (row["op"], cell, want)
+    diffs = demo.page.eval_on_selector_all("#activation-grid [data-key=max_abs_diff]",
+                                           "els => els.map((e) => e.textContent)")
+    assert len(diffs) == len(rows)
+    assert all(number(d.split()[-1]) <= 1e-5 for d in diffs), diffs
+
+
+def _filter_panel(demo) -> dict:
+    return demo.page.evaluate("""() => {
+        const dl = document.querySelector('#filter-stats');
+        const out = {filter: dl.dataset.filter, canvas: document.querySelector('#img-filtered').dataset.filter,
+                     size: [document.querySelector('#img-filtered').height, document.querySelector('#img-filtered').width]};
+        dl.querySelectorAll('dd').forEach((dd) => { out[dd.dataset.key] = dd.textContent; });
+        return out;
+    }""")
+
+
+def _check_filter(demo, ref: dict, name: str) -> None:
+    shown = _filter_panel(demo)
+    assert shown["filter"] == shown["canvas"] == name
+    want = ref["filters"][name]
+    assert shown["size"] == want["shape"]
+    for key in ("sum", "min", "max"):
+        assert close(number(shown[key]), want[key], rel=1e-5, abs_=1e-5), (name, key, shown[key], want[key])
+    assert number(shown["max_abs_diff"]) <= 1e-4
+    s = want["stats"]
+    assert shown["stats"] == (f"{s['uploads']} upload{'s' * (s['uploads'] != 1)} · {s['dispatches']} dispatch"
+                              f"{'es' * (s['dispatches'] != 1)} · {s['submits']} submit{'s' * (s['submits'] != 1)} · "
+                              f"{s['downloads']} download{'s' * (s['downloads'] != 1)}")
+    assert re.match(r"[\d.]+ ms", shown["gpu_ms"]) and re.match(r"[\d.]+ ms", shown["cpu_ms"])
+
+
+def test_filter_numbers_match_the_library(demo):
+    ref = desktop_or_skip(demo)
+    _check_filter(demo, ref, "blur")
+
+
+def _chain_panel(demo) -> dict:
+    return demo.page.evaluate("""() => ({
+        n: document.querySelector('#chain-table').dataset.n,
+        checksum: document.querySelector('#chain-meta').dataset.checksum,
+        checksum_text: document.querySelector('#chain-meta').textContent,
+        rows: [...document.querySelectorAll('#chain-table tbody tr')].map((tr) => {
+            const row = {variant: tr.dataset.variant};
+            tr.querySelectorAll('td').forEach((td) => { row[td.dataset.key] = td.textContent; });
+            return row;
+        }),
+    })""")
+
+
+def _check_chain(demo, ref: dict, n: int) -> None:
+    shown = _chain_panel(demo)
+    want = ref["chains"][n]
+    assert int(shown["n"]) == n
+    assert [r["variant"] for r in shown["rows"]] == [v["name"] for v in want["variants"]]
+    for row, v in zip(shown["rows"], want["variants"]):
+        assert row["backend"] == v["backend"]
+        for key in ("uploads", "downloads", "bytes_up", "bytes_down", "dispatches", "submits"):
+            assert int(row[key]) == v["stats"][key], (n, row["variant"], key, row[key], v["stats"])
+        assert float(row["ms"]) >= 0
+        assert number(row["max_abs_diff"]) <= 1e-5
+    shown_sum = number(shown["checksum_text"].split(":")[-1])
+    assert close(shown_sum, want["checksum"], rel=1e-6, abs_=1e-3), (shown_sum, want["checksum"])
+    assert close(float(shown["checksum"]), want["checksum"], rel=1e-6, abs_=1e-3)
+
+
+def test_chain_numbers_match_the_library(demo):
+    ref = desktop_or_skip(demo)
+    _check_chain(demo, ref, 65536)
+    rows = {r["variant"]: r for r in _chain_panel(demo)["rows"]}
+    # what the batch is for: fewer transfers and submits, and one kernel once fused
+    assert int(rows["batch"]["submits"]) == int(rows["batch + fusion"]["submits"]) == 1
+    assert int(rows["batch + fusion"]["dispatches"]) == 1 < int(rows["batch"]["dispatches"])
+
+
+def _pixels(demo, selector: str) -> dict:
+    """Counts of the GPU-curve blue and the CPU-curve orange in a canvas, and a digest."""
+    return demo.page.evaluate("""(sel) => {
+        const c = document.querySelector(sel);
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let blue = 0, orange = 0, digest = 0;
+        for (let i = 0; i < d.length; i += 4) {
+            if (Math.abs(d[i] - 59) < 40 && Math.abs(d[i + 1] - 130) < 40 && d[i + 2] > 200) blue++;
+            if (d[i] > 220 && Math.abs(d[i + 1] - 115) < 40 && d[i + 2] < 80) orange++;
+            digest = (digest * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) % 1000000007;
+        }
+        return {blue, orange, digest};
+    }""", selector)
+
+
+def test_controls_change_what_is_shown(demo):
+    page = demo.page
+    plot = "#activation-grid canvas[data-op='tanh']"
+    both = _pixels(demo, plot)
+    assert both["blue"] > 50 and both["orange"] > 20, both
+    page.uncheck("#show-gpu")
+    cpu_only = _pixels(demo, plot)
+    assert cpu_only["blue"] < 5 and cpu_only["orange"] > 20 and cpu_only["digest"] != both["digest"], cpu_only
+    page.check("#show-gpu")
+    page.uncheck("#show-cpu")
+    gpu_only = _pixels(demo, plot)
+    assert gpu_only["orange"] < 5 and gpu_only["blue"] > 50, gpu_only
+    page.check("#show-cpu")
+    assert _pixels(demo, plot) == both
+
+    ref = desktop_or_skip(demo)
+    before = _pixels(demo, "#img-filtered")
+    page.check("input[name='filter'][value='edges']")
+    assert _pixels(demo, "#img-filtered")["digest"] != before["digest"]
+    _check_filter(demo, ref, "edges")
+    page.check("input[name='filter'][value='sharpen']")
+    _check_filter(demo, ref, "sharpen")
+
+    chart = _pixels(demo, "#chain-chart")["digest"]
+    page.select_option("#chain-size", "4096")
+    page.click("#chain-run")
+    page.wait_for_function("() => { const p = document.querySelector('#panel-chain');"
+                           " return p.dataset.state !== 'busy' && p.dataset.n === '4096'; }",
+                           polling=100, timeout=120_000)
+    assert page.evaluate("document.querySelector('#panel-chain').dataset.state") == "done"
+    assert _pixels(demo, "#chain-chart")["digest"] != chart
+    _check_chain(demo, ref, 4096)
+    assert demo.state == "ready"
+
+
+# ------------------------------------------------------------------------------------ panel 4: draw a digit
+
+def _held_out_examples(labels=(3, 7), min_p: float = 0.9) -> list[tuple[int, int, list]]:
+    """(index, label, strokes in 32x32 bitmap units) of the first held-out digit of each label whose
+    strokes (traced from its 8x8 picture, app/digits.py) the desktop pipeline classifies right with
+    probability >= min_p: real digits, drawn the way a pen would."""
+    import numpy as np
+
+    from trueno_web.app.digits import pixels_from_strokes, strokes_from_pixels
+    from trueno_web.models import load_digits_file
+
+    arrays, _ = load_digits_file()
+    w1, b1, w2, b2 = (np.asarray(arrays[k][0], np.float64).reshape(arrays[k][1]) for k in ("w1", "b1", "w2", "b2"))
+    xs, ys = np.asarray(arrays["test_x"][0]).reshape(arrays["test_x"][1]), arrays["test_y"][0]
+    out = []
+    for label in labels:
+        for i in np.flatnonzero(np.asarray(ys) == label):
+            strokes = strokes_from_pixels(xs[i].tolist())
+            z = np.maximum(np.asarray(pixels_from_strokes(strokes), np.float64) @ w1 + b1, 0) @ w2 + b2
+            p = np.exp(z - z.max())
+            if p.argmax() == label and p.max() / p.sum() >= min_p:
+                out.append((int(i), label, strokes))
+                break
+    return out
+
+
+def _probabilities(pixels) -> list[float]:
+    """The classifier's float64 NumPy forward pass (the reference)."""
+    import numpy as np
+
+    from trueno_web.models import load_digits_file
+
+    arrays, _ = load_digits_file()
+    w1, b1, w2, b2 = (np.asarray(arrays[k][0], np.float64).reshape(arrays[k][1]) for k in ("w1", "b1", "w2", "b2"))
+    z = np.maximum(np.asarray(pixels, np.float64) @ w1 + b1, 0) @ w2 + b2
+    p = np.exp(z - z.max())
+    return (p / p.sum()).tolist()
+
+
+def _ellipse(cx, cy, rx, ry, n=48):
+    return [(cx + rx * math.sin(2 * math.pi * k / n), cy - ry * math.cos(2 * math.pi * k / n)) for k in range(n + 1)]
+
+
+def draw_on_pad(page, strokes, scale: float = 1.0) -> dict:
+    """Draw strokes (lists of (x, y) in pad units times `scale`) with Playwright's mouse, then wait
+    for the panel to show their classification; returns what it shows."""
+    pad = page.locator("#digit-pad")
+    pad.scroll_into_view_if_needed()
+    box = pad.bounding_box()
+    x0, y0 = box["x"], box["y"]
+    for stroke in strokes:
+        pts = [(x0 + x * scale, y0 + y * scale) for x, y in stroke]
+        page.mouse.move(*pts[0])
+        page.mouse.down()
+        for p in pts[1:]:
+            page.mouse.move(*p)
+        page.mouse.up()
+    page.wait_for_function("n => { const p = document.querySelector('#panel-digits');"
+                           " return p.dataset.pending === '0' && p.dataset.strokes === String(n); }",
+                           arg=len(strokes), polling=50, timeout=60_000)
+    return _digit_panel(page)
+
+
+def _digit_panel(page) -> dict:
+    shown = page.evaluate("""() => {
+        const d = document.querySelector('#panel-digits').dataset;
+        const nums = (s) => s ? s.split(',').map(Number) : [];
+        return {predicted: d.predicted, backend: d.backend, ms: Number(d.ms), pixels: nums(d.pixels),
+                probabilities: nums(d.probabilities), cpu: nums(d.cpuProbabilities), strokes: Number(d.strokes),
+                big: document.querySelector('#digit-predicted').textContent,
+                timing: document.querySelector('#digit-timing').textContent};
+    }""")
+    return shown
+
+
+def _check_digit(demo, shown: dict, label: int) -> None:
+    assert shown["predicted"] == str(label) == shown["big"], (label, shown)
+    assert shown["backend"] == env_of(demo)["backend"]
+    assert len(shown["pixels"]) == 64 and 0 <= min(shown["pixels"]) and max(shown["pixels"]) <= 16
+    want = _probabilities(shown["pixels"])
+    for side in ("probabilities", "cpu"):
+        got = shown[side]
+        assert len(got) == 10 and abs(sum(got) - 1) < 1e-5, (side, got)
+        assert all(close(g, w, rel=1e-4, abs_=1e-6) for g, w in zip(got, want)), (side, got, want)
+    assert shown["ms"] > 0 and re.search(r"on (webgpu|wasm-simd): [\d.]+ ms", shown["timing"]), shown["timing"]
+
+
+def test_digit_panel_classifies_what_the_mouse_draws(demo):
+    """A '1' (one vertical stroke), a '0' (an ellipse) and held-out digits traced into strokes, drawn
+    with the mouse: the predicted class, and the probabilities against NumPy's forward pass of the
+    8x8 picture the page made (on the device and on the CPU fallback)."""
+    from trueno_web.app.digits import SIZE, pixels_from_strokes
+
+    page = demo.page
+    assert page.evaluate("document.querySelector('#panel-digits').dataset.state") == "done"
+    assert "held-out digits" in page.inner_text("#digit-accuracy")
+    one = [[(140, 40 + 5 * k) for k in range(41)]]
+    _check_digit(demo, draw_on_pad(page, one), 1)
+
+    page.click("#digit-clear")
+    cleared = _digit_panel(page)
+    assert cleared["predicted"] == "" and cleared["big"] == "–" and cleared["pixels"] == [0] * 64
+    assert page.evaluate("document.querySelector('#panel-digits').dataset.pending") == "0"
+
+    zero = [_ellipse(140, 140, 62, 100)]
+    shown = draw_on_pad(page, zero)
+    _check_digit(demo, shown, 0)
+    # the page's 8x8 picture is what the desktop makes of the same strokes (the mouse's coordinates
+    # are the points sent, up to the 0.1 px the page rounds to)
+    desktop_pixels = pixels_from_strokes([[c for p in zero[0] for c in p]])
+    assert sum(abs(a - b) for a, b in zip(shown["pixels"], desktop_pixels)) <= 8, (shown["pixels"], desktop_pixels)
+
+    for index, label, strokes in _held_out_examples():
+        page.click("#digit-clear")
+        shown = draw_on_pad(page, strokes, scale=280 / SIZE)
+        _check_digit(demo, shown, label)
+    page.click("#digit-clear")
+    assert demo.state == "ready"
+
+
+def test_still_clean_after_interaction(demo):
+    assert demo.problems() == []
+    assert demo.state == "ready"
+
+
+# ------------------------------------------------------------------------------------ screenshot
+
+@contextlib.contextmanager
+def ready_page(webgpu: bool):
+    """The demo page served from a fresh wheel, opened and ready; page problems are printed at the end."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fetch_web_assets
+
+    fetch_web_assets.build_project_wheel(force=False)
+    server = ServeProcess()
+    try:
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw, webgpu=webgpu)
+            try:
+                demo = DemoPage(browser, server).open()
+                if demo.state != "ready":
+                    raise SystemExit("the page did not reach ready:\n" + demo.error_text())
+                yield demo
+                problems = demo.problems()
+                if problems:
+                    print("page problems:\n  " + "\n  ".join(problems), file=sys.stderr)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+def take_screenshot(out: Path, webgpu: bool = True) -> Path:
+    """Serve the page, wait for ready, save a full-page PNG."""
+    with ready_page(webgpu) as demo:
+        demo.page.check("input[name='filter'][value='edges']")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        demo.page.screenshot(path=str(out), full_page=True)
+    return out
+
+
+def take_digit_screenshot(out: Path, webgpu: bool = True) -> Path:
+    """Serve the page, wait for ready, draw a '2' on the digit pad, save a PNG of that panel."""
+    arc = [(140 + 58 * math.cos(math.radians(a)), 92 + 50 * math.sin(math.radians(a))) for a in range(195, 361, 5)]
+    diagonal = [(198 - 118 * k / 12, 92 + 150 * k / 12) for k in range(1, 13)]
+    two = [arc + diagonal + [(80 + 10 * k, 242) for k in range(1, 13)]]
+    with ready_page(webgpu) as demo:
+        shown = draw_on_pad(demo.page, two)
+        print(f"predicted {shown['predicted']} on {shown['backend']}", file=sys.stderr)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        demo.page.locator("#panel-digits").screenshot(path=str(out))
+    return out
+
 
 if __name__ == "__main__":  # run as a script: make `e2e` and the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
