@@ -26,7 +26,6 @@ import math
 import os
 import platform
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import trueno_web as tw  # noqa: E402
 from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
-from grid import Resident, cuda_time, median, torch_cuda  # noqa: E402
+from grid import Resident, cuda_time, median, torch_cuda, wall  # noqa: E402
 from trueno_web import kernels  # noqa: E402
 from trueno_web.backends import gpu as gpu_backend  # noqa: E402
 from trueno_web.graph import MapStep, OpStep  # noqa: E402
@@ -93,17 +92,6 @@ def rel_err(got, ref) -> float:
     return float(np.abs(got - ref).max() / np.abs(ref).max())
 
 
-def wall(fn, repeat: int, warm: int = 2) -> float:
-    for _ in range(warm):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return median(ts)
-
-
 class Labels:
     """Wraps kernels.dispatches while on: one label per dispatch (the step's kind and ops), in submit order."""
 
@@ -146,10 +134,10 @@ def bench_size(dev, res: Resident, labels: Labels, torch, seq: int, d_model: int
     got = block_on(block(xt).numpy())
     out["ours err"] = rel_err(got, ref)
     before = dev.stats.dispatches
-    out["ours e2e"] = wall(lambda: block_on(block(xt).numpy()), repeat)
+    out["ours e2e"] = wall(lambda: block_on(block(xt).numpy()), repeat, warm=2)
     out["dispatches"] = (dev.stats.dispatches - before) // (repeat + 2)
-    out["ours resident"] = wall(lambda: block_on(tw.realize(block(xt))), repeat)
-    out["build"] = wall(lambda: block(xt), repeat)  # the expression alone (Python, no batch)
+    out["ours resident"] = wall(lambda: block_on(tw.realize(block(xt))), repeat, warm=2)
+    out["build"] = wall(lambda: block(xt), repeat, warm=2)  # the expression alone (Python, no batch)
     # the held dispatches run again on the buffers they bound: the pool must not destroy the intermediates
     # it is given back at the end of the execute (it keeps 256 MB idle at most; the large size needs more)
     pool_bytes, gpu_backend.POOL_BYTES = gpu_backend.POOL_BYTES, 8 << 30
