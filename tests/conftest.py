@@ -38,6 +38,8 @@ def backend_unavailable(name: str) -> str | None:
         return None if gpu_available() else NO_ADAPTER
     if name == "numpy":
         return None if importlib.util.find_spec("numpy") else "NumPy is not installed here"
+    if not tw.runtime.is_browser() and importlib.util.find_spec("wasmtime") is None:
+        return "wasmtime is not installed here (the wasm-simd backend's runtime on the desktop)"
     return None
 
 

@@ -410,7 +410,9 @@ def test_failed_execute_from_a_wgpu_error_is_a_gpu_error(fresh_gpu, monkeypatch)
 
 
 def test_values_shared_inside_a_chain(dev2):
-    """r feeds two ops of the chain; still one kernel, right values."""
+    """r feeds two ops of the chain; still one kernel, right values: r + (-1.5 r) rounded twice, or once
+    where the shader compiler contracts the multiply and the add into an fma (WGSL allows it; NVIDIA's
+    Vulkan compiler does)."""
     x = uniform(N, seed=13)
     b = dev2.batch()
     r = b.relu(b.upload(x))
@@ -418,8 +420,13 @@ def test_values_shared_inside_a_chain(dev2):
     t = b.add(r, s)
     run(b.execute())
     assert b.stats.dispatches == 1
-    assert flat(run(b.read(t))) == list(f32(f32(max(v, 0.0) for v in x)[i] + f32(-1.5 * max(v, 0.0) for v in x)[i]
-                                            for i in range(N)))
+    rs = f32(max(v, 0.0) for v in x)
+    scaled = f32(-1.5 * v for v in rs)
+    twice = f32(v + w for v, w in zip(rs, scaled))
+    once = f32(-0.5 * v for v in rs)  # r - 1.5 r is exact in float64
+    got = flat(run(b.read(t)))
+    assert all(g in (w, o) for g, w, o in zip(got, twice, once)), [(g, w, o) for g, w, o in zip(got, twice, once)
+                                                                   if g not in (w, o)][:5]
 
 
 def test_chains_of_different_sizes_in_one_batch(dev2):

@@ -210,6 +210,11 @@ block_on(main())
 
 @pytest.mark.skipif(sys.platform == "emscripten", reason="needs a subprocess")
 def test_the_models_run_without_numpy():
+    from conftest import backend_unavailable
+
+    reason = backend_unavailable("wasm-simd")
+    if reason:
+        pytest.skip(reason)
     out = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     kind, accuracy, n = json.loads(out.stdout.strip().splitlines()[-1])
