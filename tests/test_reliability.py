@@ -386,7 +386,8 @@ def test_pipeline_past_the_binding_limit_is_a_gpu_error(fresh_gpu, monkeypatch):
     leaks, and the same batch runs once the limit is right again."""
     ex = fresh_gpu.executor
     real = ex.limits["max_storage_buffers_per_shader_stage"]
-    assert real < 80
+    if real >= 80:
+        pytest.skip(f"this adapter binds {real} storage buffers per stage: the 41 of this pipeline fit")
     monkeypatch.setitem(ex.limits, "max_storage_buffers_per_shader_stage", 100)
     b = fresh_gpu.batch()
     ins = [b.upload([float(i)] * 10) for i in range(40)]
@@ -659,7 +660,8 @@ def test_160_mib_input(backend, monkeypatch):
         x[-1], x[0], x[n // 2] = 7.5, -2.0, NAN
         if backend == "webgpu":
             limit = dev.limits["max_storage_buffer_binding_size"]
-            assert x.nbytes > limit
+            if x.nbytes <= limit:
+                pytest.skip(f"this adapter binds {limit} bytes per storage buffer: 160 MiB fits (lavapipe: 128 MiB)")
             pool = dev.executor.pool
             pattern = rf"max_storage_buffer_binding_size of {limit} bytes"
             for call in (lambda: dev.relu(x), lambda: dev.sum(x), lambda: dev.upload(x)):
