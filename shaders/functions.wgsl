@@ -37,9 +37,11 @@ fn tw_elu(x: f32, alpha: f32) -> f32 { return select(alpha * (tw_exp(x) - 1.0), 
 fn tw_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + tw_exp(-x)); }
 fn tw_tanh(x: f32) -> f32 { return tw_safe_tanh(x); }
 fn tw_swish(x: f32) -> f32 { return tw_floor_finite(x) * tw_sigmoid(x); }
+// A NaN input is passed through explicitly where a function's arithmetic would carry it only under IEEE
+// rules: NVIDIA's Vulkan compiler assumes finite math and folds selects and min/max so that NaN is lost.
 fn tw_gelu(x: f32) -> f32 {
     let v = tw_floor_finite(x);
-    return 0.5 * v * (1.0 + tw_safe_tanh(TW_GELU_C * (v + 0.044715 * v * v * v)));
+    return select(0.5 * v * (1.0 + tw_safe_tanh(TW_GELU_C * (v + 0.044715 * v * v * v))), x, tw_isnan(x));
 }
 fn tw_softplus(x: f32) -> f32 { return select(0.0, x, x > 0.0) + tw_log(1.0 + tw_exp(-abs(x))); }
 fn tw_mish(x: f32) -> f32 { return tw_floor_finite(x) * tw_safe_tanh(tw_softplus(x)); }
@@ -47,12 +49,12 @@ fn tw_selu(x: f32) -> f32 { return TW_SELU_SCALE * select(TW_SELU_ALPHA * (tw_ex
 fn tw_hardswish(x: f32) -> f32 {
     let v = tw_floor_finite(x);
     let r = v + 3.0;
-    return v * select(select(r, 0.0, r < 0.0), 6.0, r > 6.0) / 6.0;
+    return select(v * select(select(r, 0.0, r < 0.0), 6.0, r > 6.0) / 6.0, x, tw_isnan(x));
 }
 fn tw_clip(x: f32, lo: f32, hi: f32) -> f32 {
     let low = select(x, lo, x < lo);
     let r = select(low, hi, low > hi);
-    return select(r, tw_nan(), tw_isnan(lo) || tw_isnan(hi));  // a NaN bound gives NaN, as in NumPy
+    return select(r, tw_nan(), tw_isnan(x) || tw_isnan(lo) || tw_isnan(hi));  // a NaN bound gives NaN, as in NumPy
 }
 fn tw_scale(x: f32, s: f32) -> f32 { return x * s; }
 fn tw_add(a: f32, b: f32) -> f32 { return a + b; }
@@ -77,7 +79,12 @@ fn tw_rsqrt(x: f32) -> f32 { return 1.0 / tw_sqrt(x); }  // 1 / sqrt(x) (two rou
 fn tw_square(x: f32) -> f32 { return x * x; }
 fn tw_floor(x: f32) -> f32 { return floor(x); }
 fn tw_copy(x: f32) -> f32 { return x; }
-fn tw_div(a: f32, b: f32) -> f32 { return a / b; }
+// A divisor past 2^126 has a subnormal reciprocal, which a GPU computing a * (1 / b) may flush (NVIDIA:
+// inf / 3.4e38 = NaN, 100 / 3.4e38 = 0): a / 4 over b / 4 there (exact scalings).
+fn tw_div(a: f32, b: f32) -> f32 {
+    let big = abs(b) > 8.507059e37;
+    return select(a, a * 0.25, big) / select(b, b * 0.25, big);
+}
 
 // Comparisons give 1.0 or 0.0; NaN compares false (ne: true), tested on the bits.
 fn tw_ordered(a: f32, b: f32) -> bool { return !(tw_isnan(a) || tw_isnan(b)); }
