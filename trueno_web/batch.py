@@ -162,12 +162,17 @@ class GpuCommandBatch:
         try:
             ids = [self._input(x) for x in inputs]
             shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
-            if not op.elementwise and options.get("rows") is None:  # only these kernels read strided views
-                for b in ids:
-                    self._flat(b, f"{op.name}'s input")
+            return self.record_checked(op, ids, params, shape, options)
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
             raise
+
+    def record_checked(self, op: Op, ids: list, params: tuple, shape: tuple, options: dict) -> BufferId:
+        """record() of inputs that are this batch's BufferIds and of the output shape and options that
+        `op.row.shape` gave for them: the tensor layer's entry, its expressions checked when written."""
+        if not op.elementwise and options.get("rows") is None:  # only these kernels read strided views
+            for b in ids:
+                self._flat(b, f"{op.name}'s input")
         return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options))
 
     # ------------------------------------------------------------ running and reading

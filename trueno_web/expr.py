@@ -81,4 +81,4 @@ def _emit(batch, order, ids: dict) -> None:
         elif e.view is not None:
             ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
-            ids[key] = batch.record(e.op, tuple(ids[id(i)] for i in e.inputs), e.params, e.options)
+            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)

@@ -243,7 +243,7 @@ def _op(name: str, *args, **params) -> Tensor:
 
 def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
     shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
-    return Tensor(inputs[0].device, Expr(shape, op=op, inputs=tuple(t.expr for t in inputs), params=params,
+    return Tensor(inputs[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params,
                                          options=options))
 
 
@@ -257,9 +257,12 @@ def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
     if not axes:
         return t.contiguous().reshape(out_shape)
     if not kept:  # all of it: the full reduction reads row-major memory
-        return _record(op, [t.contiguous()]).reshape(out_shape)
+        out = _record(op, [t.contiguous()])
+        return out if out.shape == out_shape else out.reshape(out_shape)
     rows = math.prod(t.shape[d] for d in kept)  # the row kernel reads any view, and the chain feeding it
-    return _record(op, [t.permute(kept + list(axes))], (), {"rows": rows}).reshape(out_shape)
+    order = kept + list(axes)
+    out = _record(op, [t if order == sorted(order) else t.permute(order)], (), {"rows": rows})
+    return out if out.shape == out_shape else out.reshape(out_shape)
 
 
 def _arg(t: Tensor, axis, keepdims: bool, extreme: str) -> Tensor:
