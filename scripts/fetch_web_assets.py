@@ -4,12 +4,16 @@
     build/web/pyodide/   the npm `pyodide` package (core: pyodide.mjs, pyodide.asm.wasm, stdlib, lock)
     build/web/wheels/    pure wheels for Pyodide (micropip, packaging, pytest and its deps),
                          the project wheel, and manifest.json (name -> file, version, sha256)
+    build/web/tfjs/      TF.js for the browser transformer benchmark (bench/browser_transformer.py):
+                         the UMD builds of @tensorflow/tfjs-core, -backend-webgpu and -backend-wasm
+                         (with its .wasm binaries), from the npm registry
 
 Usage:
     python scripts/fetch_web_assets.py                 # fetch what is missing, rebuild a stale project wheel
     python scripts/fetch_web_assets.py --wheel-only    # only (re)build the project wheel if stale
     python scripts/fetch_web_assets.py --no-wheel      # only fetch the third-party assets
     python scripts/fetch_web_assets.py --force         # re-download everything
+    python scripts/fetch_web_assets.py --tfjs-only     # only fetch TF.js (build/web/tfjs/)
 
 Every third-party file is pinned by version and hash. The wheels are PyPI's, whose sha256 differs
 from the entries in Pyodide's pyodide-lock.json (Pyodide re-packs its pure wheels), so the browser
@@ -60,6 +64,23 @@ WHEELS = {
     "iniconfig": ("2.3.0", "f631c04d2c48c52b84d0d0549c99ff3859c98df65b3101406327ecc7d53fbf12"),
     "pygments": ("2.20.0", "81a9e26dd42fd28a23a2d169d86d7ac03b46e2f8b59ed4698fb4785f946d0176"),
 }
+
+# TF.js, for the browser benchmark's comparison block (bench/tfjs_block.mjs). Exact versions; the sha512
+# is the registry's `npm view @tensorflow/<name>@4.22.0 dist.integrity`. The UMD builds: tf-core sets the
+# global `tf`, the backends extend it (the webgpu build carries the CPU kernels it shares; the wasm build
+# loads its .wasm from the URL given to tf.wasm.setWasmPaths).
+TFJS_VERSION = "4.22.0"
+TFJS_DIR = WEB / "tfjs"
+TFJS_PACKAGES = {
+    "tfjs-core": ("sha512-LEkOyzbknKFoWUwfkr59vSB68DMJ4cjwwHgicXN0DUi3a0Vh1Er3JQqCI1Hl86GGZQvY8ezVrtDIvqR1ZFW55A==",
+                  ("tf-core.min.js",)),
+    "tfjs-backend-webgpu": ("sha512-lvIc7Af4Tl2BCdYp43iQmSCRq3asaKT0q2xaErphXiUZ+jqeB0bQa0ZvQys1Xatvto0U4/c90DVsHPfvkn5ftg==",
+                            ("tf-backend-webgpu.min.js",)),
+    "tfjs-backend-wasm": ("sha512-/IYhReRIp4jg/wYW0OwbbJZG8ON87mbz0PgkiP3CdcACRSvUN0h8rvC0O3YcDtkTQtFWF/tcXq/KlVDyV49wmA==",
+                          ("tf-backend-wasm.min.js", "tfjs-backend-wasm.wasm", "tfjs-backend-wasm-simd.wasm",
+                           "tfjs-backend-wasm-threaded-simd.wasm")),
+}
+TFJS_FILES = tuple(f for _sha, files in TFJS_PACKAGES.values() for f in files)
 
 PROJECT_NAME = "trueno_web"
 PROJECT_SOURCES = ("pyproject.toml", "README.md", "trueno_web", "shaders")
@@ -114,6 +135,62 @@ def fetch_pyodide(force: bool = False) -> None:
     shutil.rmtree(PYODIDE_DIR, ignore_errors=True)
     tmp.rename(PYODIDE_DIR)
     log(f"pyodide {PYODIDE_VERSION}: extracted into {PYODIDE_DIR.relative_to(ROOT)}")
+
+
+# ------------------------------------------------------------------------------------------ tf.js
+
+def tfjs_present() -> bool:
+    marker = TFJS_DIR / ".fetched"
+    return (marker.is_file() and marker.read_text().strip() == TFJS_VERSION
+            and all((TFJS_DIR / f).is_file() for f in TFJS_FILES))
+
+
+def download_npm(url: str, integrity: str, what: str) -> bytes:
+    """The tarball at `url`, checked against its npm `dist.integrity` (sha512-<base64>); exits with a
+    clear message when the download or the check fails."""
+    try:
+        with urllib.request.urlopen(url, timeout=120) as r:
+            data = r.read()
+    except OSError as e:  # URLError, timeouts, refused connections
+        raise SystemExit(f"[fetch_web_assets] {what}: download of {url} failed: {e}\n"
+                         f"  (the npm registry is needed at set-up time; NPM_REGISTRY picks a mirror)") from None
+    algo, _, want = integrity.partition("-")
+    got = base64.b64encode(hashlib.new(algo, data).digest()).decode()
+    if got != want:
+        raise SystemExit(f"[fetch_web_assets] {what}: integrity mismatch for {url}: {algo}-{got} != {integrity}")
+    return data
+
+
+def fetch_tfjs(force: bool = False) -> None:
+    """The pinned TF.js files into build/web/tfjs/ (served at /tfjs/ by the bench's AssetServer)."""
+    if not force and tfjs_present():
+        log(f"tfjs {TFJS_VERSION}: present")
+        return
+    tmp = TFJS_DIR.with_name("tfjs.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        for name, (integrity, files) in TFJS_PACKAGES.items():
+            url = f"{NPM_REGISTRY}/@tensorflow/{name}/-/{name}-{TFJS_VERSION}.tgz"
+            log(f"tfjs {TFJS_VERSION}: downloading {url}")
+            data = download_npm(url, integrity, f"@tensorflow/{name}@{TFJS_VERSION}")
+            wanted = {f"package/dist/{f}": f for f in files}
+            wanted["package/package.json"] = f"{name}.package.json"  # version and licence (Apache-2.0)
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tf:
+                for m in tf.getmembers():
+                    if m.isfile() and m.name in wanted:
+                        with tf.extractfile(m) as src, open(tmp / wanted.pop(m.name), "wb") as out:
+                            shutil.copyfileobj(src, out)
+            if wanted:
+                raise SystemExit(f"[fetch_web_assets] @tensorflow/{name}@{TFJS_VERSION}: not in the tarball: "
+                                 + ", ".join(sorted(wanted)))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    (tmp / ".fetched").write_text(TFJS_VERSION + "\n")
+    shutil.rmtree(TFJS_DIR, ignore_errors=True)
+    tmp.rename(TFJS_DIR)
+    log(f"tfjs {TFJS_VERSION}: {len(TFJS_FILES)} files in {TFJS_DIR.relative_to(ROOT)}")
 
 
 # ----------------------------------------------------------------------------------------- wheels
@@ -245,10 +322,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-download and rebuild even if present and up to date")
     ap.add_argument("--wheel-only", action="store_true", help="only rebuild the project wheel")
     ap.add_argument("--no-wheel", action="store_true", help="do not build the project wheel")
+    ap.add_argument("--tfjs-only", action="store_true", help="only fetch TF.js into build/web/tfjs/")
     args = ap.parse_args(argv)
+    if args.tfjs_only:
+        fetch_tfjs(args.force)
+        return 0
     if not args.wheel_only:
         fetch_pyodide(args.force)
         fetch_wheels(args.force)
+        fetch_tfjs(args.force)
     if not args.no_wheel:
         build_project_wheel(force=args.force)
     write_manifest()

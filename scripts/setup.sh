@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything on a fresh Debian machine: system packages (lavapipe Vulkan driver, Chromium,
 # clang/lld for the WASM kernels), a virtual environment with the package and its test tools, and the
-# browser assets (Pyodide core, pure wheels) in build/web/. Idempotent: a second run is quick.
+# browser assets (Pyodide core, pure wheels, TF.js for bench/browser_transformer.py) in build/web/.
+# Idempotent: a second run is quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,0 +1,33 @@
+"""TF.js's transformer block (bench/tfjs_block.mjs, the comparison of bench/browser_transformer.py) computes
+what ours computes: in one page, on a tiny size, ours on webgpu and wasm-simd and TF.js on webgpu and wasm all
+agree with a float64 NumPy forward pass on the same weights (max |err| / max |ref| <= 1e-4; ~2e-7 here).
+Needs build/web/tfjs/ (scripts/fetch_web_assets.py fetches it at set-up)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from e2e.harness import ROOT, load_script
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("browser_transformer", ROOT / "bench" / "browser_transformer.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_tfjs_block_agrees_with_ours(fresh_pyodide_page, web_server):
+    if not load_script("fetch_web_assets").tfjs_present():
+        pytest.fail("TF.js missing in build/web/tfjs/\n  run: python scripts/fetch_web_assets.py", pytrace=False)
+    bench = _bench()
+    web_server.add_route(bench.MODULE_ROUTE, "text/javascript; charset=utf-8", bench.MODULE.read_bytes())
+    setup = bench.setup_page(fresh_pyodide_page, wasm=True)
+    assert set(setup["tfjs"].values()) == {"4.22.0"}, setup["tfjs"]
+    agree = bench.check_size(fresh_pyodide_page, web_server, 12, 16, 2, tol=1e-4)
+    assert set(agree["vs_float64"]) == {"ours webgpu", "TF.js webgpu", "ours wasm-simd", "TF.js wasm"}
+    assert agree["ok"], agree
+    assert agree["info"]["TF.js webgpu"]["backend"] == "webgpu"
+    assert agree["info"]["TF.js wasm"]["backend"] == "wasm"
