@@ -67,7 +67,7 @@ def _walk(roots):
         elif id(e) not in seen:
             seen.add(id(e))
             stack.append((e, True))
-            stack.extend((i, False) for i in e.inputs)
+            stack.extend([(i, False) for i in e.inputs])
     return order
 
 

@@ -61,7 +61,7 @@ class Tensor(Views):
 
     def contiguous(self) -> "Tensor":
         """This tensor in row-major memory of its own (a copy only where it is a strided view)."""
-        if self._layout()[2] == 0 and self._row_major():
+        if self.expr.view is None or (self._layout()[2] == 0 and self._row_major()):
             return self
         return _op("copy", self)
 
@@ -223,8 +223,8 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 def _tensors(args) -> list[Tensor]:
     """Tensors of the arguments of one op: one device, Python scalars and host data moved onto it."""
-    first = args[0] if args else None
-    if isinstance(first, Tensor) and all(type(a) is Tensor and a.device is first.device for a in args):
+    device = args[0].device if args and type(args[0]) is Tensor else None
+    if device is not None and all([type(a) is Tensor and a.device is device for a in args]):
         return list(args)  # the common case, checked first: tensors of one device
     devices = {id(a.device): a.device for a in args if isinstance(a, (Tensor, DeviceArray))}
     if len(devices) > 1:
@@ -238,7 +238,7 @@ def _tensors(args) -> list[Tensor]:
 def _op(name: str, *args, **params) -> Tensor:
     """One catalog op on tensors: elementwise inputs broadcast to one shape (views, never copies)."""
     op = ops.get(name)
-    return _method(None, op, args, tuple(float(params.get(p.name, p.default)) for p in op.params), {})
+    return _method(None, op, args, tuple([float(params.get(p.name, p.default)) for p in op.params]), {})
 
 
 def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
@@ -331,10 +331,14 @@ def matmul(a, b) -> Tensor:
 
 def _method(self, op, inputs, params, options):
     tensors = _tensors(inputs)
-    if op.elementwise and len(tensors) > 1:
+    if not op.elementwise:
+        return _record(op, tensors, params, options)
+    shape = tensors[0].shape
+    if len(tensors) > 1 and any([t.shape != shape for t in tensors]):
         shape = broadcast_shapes(*(t.shape for t in tensors))
         tensors = [t if t.shape == shape else t.expand(shape) for t in tensors]
-    return _record(op, tensors, params, options)
+    # the map kinds' shape rule (equal shapes in, that shape out) holds by construction: no _record
+    return Tensor(tensors[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in tensors]), params=params))
 
 
 install(Tensor, _method, "Lazy: returns a Tensor; NumPy broadcasting.", self_is_input=True)
