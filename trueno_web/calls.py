@@ -6,12 +6,60 @@ arguments and reject bad ones with the same messages.
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import math
+import os
 from numbers import Real
 
-from .errors import TruenoTypeError
+from .errors import TruenoError, TruenoTypeError
 from .ops import CATALOG, Op
+
+# TRUENO_WEB_TRACEBACK=full keeps the library's own frames in the tracebacks of its errors.
+FULL_TRACEBACKS = os.environ.get("TRUENO_WEB_TRACEBACK", "").lower() == "full"
+
+
+def _at_the_call(error: TruenoError) -> TruenoError:
+    """The error with the library's frames dropped: raised again from a public entry point, its
+    traceback ends at the caller's line and that entry point (pytest hides the entry point too)."""
+    return error if FULL_TRACEBACKS else error.with_traceback(None)
+
+
+class Pending(collections.abc.Coroutine):
+    """What a one-shot device call returns: the call, not run yet; `await` it for the result.
+
+    A coroutine (asyncio.run, create_task, gather and block_on take it) whose repr says what it is,
+    `<pending relu(...): await it>`, and whose trueno_web errors end at the line that awaited it."""
+
+    __slots__ = ("_coro", "name")
+
+    def __init__(self, name: str, coro):
+        self.name = name
+        self._coro = coro
+
+    def __repr__(self) -> str:
+        return f"<pending {self.name}(...): await it>"
+
+    def __await__(self):
+        __tracebackhide__ = True
+        try:
+            return (yield from self._coro.__await__())
+        except TruenoError as e:
+            raise _at_the_call(e)  # trueno_web's frames left out: the error is in the awaited call
+
+    def send(self, value):
+        __tracebackhide__ = True
+        try:
+            return self._coro.send(value)
+        except TruenoError as e:
+            raise _at_the_call(e)  # trueno_web's frames left out: the error is in the awaited call
+
+    def throw(self, *exc):
+        return self._coro.throw(*exc)
+
+    def close(self) -> None:
+        self._coro.close()
+
 
 def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], dict]:
     """(inputs, scalar params, options) from a call's arguments, or a clear TypeError."""
@@ -67,8 +115,16 @@ def make_method(op: Op, impl, doc_suffix: str, self_is_input: bool = False):
     `self_is_input`: the object is the op's first input (a Tensor), not a device or batch."""
 
     def method(self, *args, **kwargs):
-        inputs, params, options = bind(op, (self, *args) if self_is_input else args, dict(kwargs))
-        return impl(self, op, inputs, params, options)
+        __tracebackhide__ = True
+        try:
+            inputs, params, options = bind(op, (self, *args) if self_is_input else args, dict(kwargs))
+            result = impl(self, op, inputs, params, options)
+        except TruenoError as e:
+            raise _at_the_call(e)  # trueno_web's frames left out: the error is in the call above
+        if inspect.iscoroutine(result):
+            result.__name__ = result.__qualname__ = f"{type(self).__name__}.{op.name}"  # in 'never awaited'
+            return Pending(op.name, result)
+        return result
 
     method.__name__ = method.__qualname__ = op.name
     sig = signature(op)
