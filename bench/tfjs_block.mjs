@@ -96,6 +96,12 @@ export function createBlock(weights, x, seq, dModel, nHeads, eps = 1e-5) {
       const y = tf.tidy(() => forward(xt));
       try { return await y.data(); } finally { y.dispose(); }
     },
+    // the TF.js kernels one forward pass runs (tf.profile; reshapes count though they move no data)
+    async kernels() {
+      const info = await tf.profile(() => forward(xt));
+      info.result.dispose();
+      return info.kernels.map((k) => k.name);
+    },
     dispose() {
       for (const t of [...Object.values(w), xt, causal, scale]) t.dispose();
     },
