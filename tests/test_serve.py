@@ -40,6 +40,7 @@ def layout(tmp_path_factory) -> Layout:
         assets / "pyodide" / ".fetched": b"314.0.7",
         assets / "wheels" / "manifest.json": b"{}",
         assets / "wheels" / "trueno_web-0.1.0-py3-none-any.whl": b"PK",
+        assets / "wheels" / "micropip-0.11.1-py3-none-any.whl": b"PK",
         assets / "secret.txt": SECRET,  # next to pyodide/ and wheels/, but not under either
     }
     for path, body in files.items():
@@ -110,6 +111,22 @@ def test_head_and_conditional_get(server):
     assert get(server, "/app.mjs", headers={"If-Modified-Since": "garbage"})[0] == 200
     last = get(server, "/app.mjs")[1]["Last-Modified"]
     assert get(server, "/app.mjs", headers={"If-Modified-Since": last})[0] == 304
+
+
+@pytest.mark.parametrize("path, policy", [
+    ("/pyodide/pyodide.asm.wasm", serve.IMMUTABLE), ("/pyodide/pyodide.mjs", serve.IMMUTABLE),
+    ("/pyodide/python_stdlib.zip", serve.IMMUTABLE), ("/wheels/micropip-0.11.1-py3-none-any.whl", serve.IMMUTABLE),
+    ("/", "no-cache"), ("/index.html", "no-cache"), ("/app.mjs", "no-cache"), ("/style.css", "no-cache"),
+    ("/wheels/manifest.json", "no-cache"), ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "no-cache"),
+])
+def test_pinned_assets_are_cached_and_the_page_revalidated(server, path, policy):
+    """Pyodide and the pinned wheels: a year, immutable (a reload asks for nothing); the page, its code,
+    the manifest and the project wheel (rebuilt under one name): revalidated, 304 while unchanged."""
+    status, headers, _ = get(server, path)
+    assert (status, headers["Cache-Control"]) == (200, policy)
+    assert serve.IMMUTABLE == "public, max-age=31536000, immutable"
+    if policy == "no-cache":
+        assert get(server, path, headers={"If-Modified-Since": headers["Last-Modified"]})[0] == 304
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
@@ -207,6 +224,7 @@ def test_cli_prints_a_loopback_url_and_serves_the_page():
             resp = conn.getresponse()
             resp.read()
             assert resp.status == 200 and resp.getheader("Content-Type") == "application/wasm"
+            assert resp.getheader("Cache-Control") == serve.IMMUTABLE
         conn.request("GET", "/pyproject.toml")  # the checkout is not served, only web/ and build/web/...
         resp = conn.getresponse()
         resp.read()

@@ -9,6 +9,12 @@ routes (exact path -> (MIME type, bytes)). The demo page's mounts (`Layout`):
     /pyodide/<file>   build/web/pyodide/      Pyodide's core (scripts/fetch_web_assets.py puts it there)
     /wheels/<file>    build/web/wheels/       the project wheel + manifest.json (same script)
 
+Caching (`Layout.cache_control`): Pyodide and the pinned third-party wheels never change under their
+URL (a new Pyodide is a new pin in scripts/fetch_web_assets.py; after one, reload once with the cache
+cleared), so they are sent with `Cache-Control: public, max-age=31536000, immutable` and a reload takes
+them from the browser's cache without asking; the page, its code, manifest.json and the trueno_web wheel
+(rebuilt under the same name) are `no-cache`: revalidated on every load (304 while unchanged).
+
 Only files under the mounts, and nothing else: no directory listings (a path ending in `/` serves
 that folder's index.html, if there is one), no dotfiles, GET and HEAD only. A path with `..` or `.`
 segments, a backslash, a NUL, or an encoded slash/backslash (`%2f`, `%5c`) is refused with 403
@@ -30,7 +36,7 @@ import os
 import shutil
 import socketserver
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -69,6 +75,8 @@ MIME = {
     ".wgsl": "text/plain; charset=utf-8",
 }
 FORBIDDEN_RAW = ("\\", "%5c", "%2f", "%00")  # checked case-insensitively on the raw path
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
 
 Mounts = tuple[tuple[str, Path], ...]
 
@@ -87,6 +95,14 @@ class Layout:
 
     def mounts(self) -> Mounts:
         return (("/pyodide/", self.pyodide), ("/wheels/", self.wheels), ("/", self.web))
+
+    @staticmethod
+    def cache_control(url_path: str) -> str:
+        """Long-lived for Pyodide and the pinned wheels, revalidated for everything else (see above)."""
+        name = url_path.rsplit("/", 1)[-1]
+        pinned_wheel = (url_path.startswith("/wheels/") and name.endswith(".whl")
+                        and not name.startswith("trueno_web-"))
+        return IMMUTABLE if url_path.startswith("/pyodide/") or pinned_wheel else REVALIDATE
 
     def missing(self) -> list[str]:
         """What the page needs and is not there (empty when complete)."""
@@ -174,7 +190,8 @@ class StaticHandler(http.server.BaseHTTPRequestHandler):
             sys.stderr.write(f"[serve] {self.address_string()} {fmt % args}\n")
 
     def end_headers(self):
-        self.send_header("Cache-Control", self.server.cache_control)
+        policy = self.server.cache_control
+        self.send_header("Cache-Control", policy if isinstance(policy, str) else policy(urlsplit(self.path).path))
         self.send_header("X-Content-Type-Options", "nosniff")
         for k, v in self.server.extra_headers.items():
             self.send_header(k, v)
@@ -237,13 +254,15 @@ class StaticServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     `routes`: {"/path": (mime, bytes or str)} served from memory (before the mounts); `headers` are
     sent with every response (e.g. COOP/COEP); `cache_control` is every response's Cache-Control
     ("no-cache": revalidate by Last-Modified; "no-store": never cache, for files rebuilt under the
-    same name within a second); `record=True` keeps (method, raw path) of every request in `.log`."""
+    same name within a second), or a function of the URL path giving it (Layout.cache_control);
+    `record=True` keeps (method, raw path) of every request in `.log`."""
 
     daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, address, mounts: MountSpec, *, routes: Mapping | None = None,
-                 headers: Mapping[str, str] | None = None, cache_control: str = "no-cache",
+                 headers: Mapping[str, str] | None = None,
+                 cache_control: str | Callable[[str], str] = REVALIDATE,
                  quiet: bool = False, record: bool = False):
         import socket
 
@@ -272,8 +291,12 @@ def make_server(host: str = "127.0.0.1", port: int = 8000, layout: MountSpec | N
                 quiet: bool = False, **options) -> StaticServer:
     """A StaticServer bound to (host, port) (port 0: any free one) serving `layout` (the demo page's
     default_layout() unless given; any mount table works); `options` as StaticServer's. Call
-    serve_forever() on it (or run_until_interrupted)."""
-    return StaticServer((host, port), default_layout() if layout is None else layout, quiet=quiet, **options)
+    serve_forever() on it (or run_until_interrupted). A Layout's files are cached as
+    Layout.cache_control says, unless `cache_control` is given."""
+    layout = default_layout() if layout is None else layout
+    if isinstance(layout, Layout):
+        options.setdefault("cache_control", layout.cache_control)
+    return StaticServer((host, port), layout, quiet=quiet, **options)
 
 
 def run_until_interrupted(server: StaticServer) -> None:
