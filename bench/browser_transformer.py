@@ -238,7 +238,8 @@ def ensure_tfjs() -> None:
     fetch = load_script("fetch_web_assets")
     if not fetch.tfjs_present():
         log("TF.js missing in build/web/tfjs/: running scripts/fetch_web_assets.py --tfjs-only")
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), "--tfjs-only"], check=True)
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), "--tfjs-only"], check=True,
+                       stdout=sys.stderr)  # stdout is the report
 
 
 def setup_page(page: PyodidePage, *, wasm: bool = True, min_ms: float = 25.0) -> dict:
