@@ -184,3 +184,29 @@ def test_device_destroyed_while_a_read_is_pending(pyodide_page):
     assert all(o in ("done", "DeviceLostError", "GpuError") for o in r["outcomes"]), r
     assert r["outcomes"] != ["done"] * 3, "the destroy hit no pending read"
     assert r["after"] == [0.0, 4.0]
+
+
+PENDING = r'''
+import traceback
+import trueno_web as tw
+dev = await tw.GpuDevice.create("webgpu")
+pending = dev.relu([-1.0, 1.0])
+shown = repr(pending)
+value = list(await pending)
+try:
+    await dev.softmax([[[1.0, 2.0]]])
+    frames = "no error"
+except tw.TruenoValueError as exc:
+    frames = [(f.filename.rsplit("/", 1)[-1], f.name) for f in traceback.extract_tb(exc.__traceback__)]
+{"repr": shown, "value": value, "frames": frames}
+'''
+
+
+def test_a_pending_call_says_await_it_and_errors_end_at_the_callers_line(pyodide_page):
+    """In Pyodide too: a one-shot call not awaited shows `<pending relu(...): await it>`, and an
+    error's traceback is the caller's line and the call's entry point, not the library's insides."""
+    r = pyodide_page.run(PENDING)
+    assert r["repr"] == "<pending relu(...): await it>"
+    assert r["value"] == [0.0, 1.0]
+    assert r["frames"][-1] == ["calls.py", "__await__"], r["frames"]
+    assert not [f for f in r["frames"] if f[0] in ("device.py", "batch.py", "kinds.py", "graph.py")], r["frames"]

@@ -3,11 +3,11 @@
 // "loading" -> "ready" once every panel has drawn, or "error" with the error on the page.
 
 const $ = (sel) => document.querySelector(sel);
-const COLORS = { gpu: "#3b82f6", cpu: "#f97316", axis: "#94a3b8", grid: "#e2e8f0", text: "#334155" };
+const COLORS = { gpu: "#3b82f6", cpu: "#f97316", axis: "#94a3b8", grid: "#e2e8f0", text: "#334155", diff: "#7c3aed" };
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
 const PANELS = ["env", "activations", "filters", "chain", "digits"];
 const rendered = new Set();
-const state = { env: null, activations: null, filters: null, chain: null, digits: null };
+const state = { env: null, activations: null, filters: null, chain: null, digits: null, digit: null };
 
 // ------------------------------------------------------------------ status, errors, readiness
 
@@ -22,6 +22,11 @@ function showError(message) {
   pre.textContent = message;
   document.body.dataset.state = "error";
   setStatus("error (see below)");
+  if (!state.env) {  // the worker never said which backend: the badge says it did not start
+    $("#badge").className = "badge error";
+    $(".badge-backend").textContent = "not started";
+    $(".badge-adapter").textContent = "see the message below";
+  }
   document.querySelectorAll(".panel[data-state='busy'], .panel[data-state='pending']")
     .forEach((p) => { p.dataset.state = "error"; });
 }
@@ -30,6 +35,7 @@ function markRendered(name) {
   rendered.add(name);
   if (document.body.dataset.state === "loading" && PANELS.every((p) => rendered.has(p))) {
     document.body.dataset.state = "ready";
+    document.body.dataset.readyMs = String(Math.round(performance.now()));
     setStatus(`ready: everything computed in ${((performance.now()) / 1000).toFixed(1)} s since the page opened`, 1);
     $("#status").classList.add("done");
   }
@@ -83,6 +89,7 @@ function renderEnv(env) {
   const badge = $("#badge");
   badge.className = "badge " + (env.on_gpu ? (env.software ? "gpu software" : "gpu") : "cpu");
   badge.dataset.backend = env.backend;
+  document.body.dataset.compare = env.compare ? "yes" : "no";
   $(".badge-backend").textContent = env.on_gpu ? `WebGPU · ${env.backend}` : `CPU fallback · ${env.backend}`;
   const adapterText = [a.vendor, a.device || a.architecture, a.description].filter(Boolean)
     .filter((v, i, all) => all.indexOf(v) === i).join(" · ");
@@ -125,24 +132,37 @@ function plotCurve(ctx, xs, ys, sx, sy, color, width, dash) {
   ctx.restore();
 }
 
-function drawActivation(canvas, xs, row, show) {
-  const W = 250, H = 160, pad = { l: 34, r: 8, t: 8, b: 20 };
+function plotDots(ctx, xs, ys, sx, sy, color, every) {
+  ctx.fillStyle = color;
+  for (let i = 0; i < xs.length; i += every) {
+    if (!Number.isFinite(ys[i])) continue;
+    ctx.beginPath(); ctx.arc(sx(xs[i]), sy(ys[i]), 2.2, 0, 2 * Math.PI); ctx.fill();
+  }
+}
+
+const PLOT_H = 160, STRIP_H = 34;
+
+// One activation: the device's curve (solid), the CPU fallback's values (dots) and, under it, a strip
+// with their difference device - CPU, scaled to its largest magnitude (flat: bit-identical).
+function drawActivation(canvas, xs, row, show, W) {
+  const strip = row.cpu ? STRIP_H : 0;
+  const H = PLOT_H + strip, pad = { l: 34, r: 8, t: 8, b: 20 };
   const ctx = context2d(canvas, W, H);
   let lo = Infinity, hi = -Infinity;
-  for (const ys of [row.gpu, row.cpu]) for (const v of ys) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (const ys of [row.gpu, row.cpu || []]) for (const v of ys) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   if (!(hi > lo)) { lo -= 1; hi += 1; }
   const span = hi - lo;
   lo -= 0.08 * span; hi += 0.08 * span;
   const x0 = xs[0], x1 = xs[xs.length - 1];
   const sx = (x) => pad.l + (x - x0) / (x1 - x0) * (W - pad.l - pad.r);
-  const sy = (y) => H - pad.b - (y - lo) / (hi - lo) * (H - pad.t - pad.b);
+  const sy = (y) => PLOT_H - pad.b - (y - lo) / (hi - lo) * (PLOT_H - pad.t - pad.b);
   ctx.font = "10px system-ui, sans-serif";
   ctx.fillStyle = COLORS.text;
   ctx.strokeStyle = COLORS.grid;
   ctx.lineWidth = 1;
   for (const gx of [-4, -2, 0, 2, 4]) {
-    ctx.beginPath(); ctx.moveTo(sx(gx), pad.t); ctx.lineTo(sx(gx), H - pad.b); ctx.stroke();
-    ctx.textAlign = "center"; ctx.fillText(String(gx), sx(gx), H - 6);
+    ctx.beginPath(); ctx.moveTo(sx(gx), pad.t); ctx.lineTo(sx(gx), PLOT_H - pad.b); ctx.stroke();
+    ctx.textAlign = "center"; ctx.fillText(String(gx), sx(gx), PLOT_H - 6);
   }
   for (const gy of niceTicks(lo, hi, 4)) {
     ctx.beginPath(); ctx.moveTo(pad.l, sy(gy)); ctx.lineTo(W - pad.r, sy(gy)); ctx.stroke();
@@ -150,9 +170,28 @@ function drawActivation(canvas, xs, row, show) {
   }
   ctx.strokeStyle = COLORS.axis;
   if (lo < 0 && hi > 0) { ctx.beginPath(); ctx.moveTo(pad.l, sy(0)); ctx.lineTo(W - pad.r, sy(0)); ctx.stroke(); }
-  ctx.beginPath(); ctx.moveTo(sx(0), pad.t); ctx.lineTo(sx(0), H - pad.b); ctx.stroke();
-  if (show.gpu) plotCurve(ctx, xs, row.gpu, sx, sy, COLORS.gpu, 3, []);
-  if (show.cpu) plotCurve(ctx, xs, row.cpu, sx, sy, COLORS.cpu, 1.6, [5, 4]);
+  ctx.beginPath(); ctx.moveTo(sx(0), pad.t); ctx.lineTo(sx(0), PLOT_H - pad.b); ctx.stroke();
+  if (show.gpu) plotCurve(ctx, xs, row.gpu, sx, sy, COLORS.gpu, 2.5, []);
+  if (show.cpu && row.cpu) plotDots(ctx, xs, row.cpu, sx, sy, COLORS.cpu, 8);
+  if (strip) drawDiffStrip(ctx, xs, row, sx, PLOT_H, W, pad);
+}
+
+function drawDiffStrip(ctx, xs, row, sx, top, W, pad) {
+  const mid = top + STRIP_H / 2 - 2, half = STRIP_H / 2 - 6;
+  const d = row.gpu.map((g, i) => g - row.cpu[i]);
+  const worst = d.reduce((m, v) => (Number.isFinite(v) ? Math.max(m, Math.abs(v)) : m), 0);
+  ctx.fillStyle = "#f8fafc";
+  ctx.fillRect(pad.l, top - 2, W - pad.l - pad.r, STRIP_H - 2);
+  ctx.strokeStyle = COLORS.axis;
+  ctx.lineWidth = 1;
+  ctx.beginPath(); ctx.moveTo(pad.l, mid + 0.5); ctx.lineTo(W - pad.r, mid + 0.5); ctx.stroke();
+  if (worst > 0) plotCurve(ctx, xs, d, sx, (v) => mid - (v / worst) * half, COLORS.diff, 1.2, []);
+  ctx.font = "9px system-ui, sans-serif";
+  ctx.fillStyle = COLORS.text;
+  ctx.textAlign = "right";
+  ctx.fillText("Δ", pad.l - 4, mid + 3);
+  ctx.textAlign = "left";
+  ctx.fillText(worst > 0 ? `±${fmt(worst, 2)}` : "identical", pad.l + 3, top + 7);
 }
 
 function niceTicks(lo, hi, count) {
@@ -169,6 +208,10 @@ function paramsText(params) {
   return entries.length ? "(" + entries.map(([k, v]) => `${k}=${v}`).join(", ") + ")" : "";
 }
 
+function timingText(t) {
+  return `first run ${ms(t.first)}, then ${ms(t.ms)} (median of ${t.runs})`;
+}
+
 function renderActivations(data) {
   state.activations = data;
   const grid = $("#activation-grid");
@@ -176,22 +219,23 @@ function renderActivations(data) {
   for (const row of data.ops) {
     const canvas = el("canvas", { class: "plot", data: { op: row.name } });
     const fig = el("figure", { class: "plot-card", data: { op: row.name } },
-      el("figcaption", {}, el("span", {}, el("b", {}, row.name), el("span", { class: "params" }, paramsText(row.params))),
-        el("span", { class: "diff", data: { key: "max_abs_diff" } }, `max |Δ| ${fmt(row.max_abs_diff, 2)}`)),
+      el("figcaption", {}, el("span", { class: "name" }, el("b", {}, row.name), " ", el("span", { class: "params" }, paramsText(row.params))),
+        data.compare ? el("span", { class: "diff", data: { key: "max_abs_diff" } }, `max |Δ| ${fmt(row.max_abs_diff, 2)}`) : ""),
       canvas);
-    fig.title = row.doc;
+    fig.title = `${row.name}${paramsText(row.params)}: ${row.doc}`;
     grid.append(fig);
   }
   const table = $("#probe-table");
+  const cell = (p) => el("td", { data: { x: String(p.x), gpu: String(p.gpu), cpu: String(p.cpu) } },
+    el("span", { class: "gpu-value" }, fmt(p.gpu, 8)),
+    ...(data.compare ? [" / ", el("span", { class: "cpu-value" }, fmt(p.cpu, 8))] : []));
   const head = el("tr", {}, el("th", {}, "op"), ...data.probes.map((x) => el("th", {}, `x = ${x}`)));
   table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.ops.map((row) =>
-    el("tr", { data: { op: row.name } }, el("th", {}, row.name + paramsText(row.params)),
-      ...row.probes.map((p) => el("td", { data: { x: String(p.x), gpu: String(p.gpu), cpu: String(p.cpu) } },
-        el("span", { class: "gpu-value" }, fmt(p.gpu, 8)), " / ", el("span", { class: "cpu-value" }, fmt(p.cpu, 8))))))));
-  const st = data.stats;
-  $("#activations-meta").textContent = `${data.ops.length} ops in one batch on ${data.backend}: ${ms(data.ms.gpu)} ` +
-    `(${countsText(st)}); ` +
-    `CPU fallback ${ms(data.ms.cpu)}`;
+    el("tr", { data: { op: row.name } }, el("th", {}, row.name + paramsText(row.params)), ...row.probes.map(cell)))));
+  const gpu = data.ms.gpu, cpu = data.ms.cpu;
+  $("#activations-meta").textContent = `${data.ops.length} ops in one batch on ${data.backend} (${countsText(data.stats)}): ` +
+    timingText(gpu) + (state.env && state.env.on_gpu ? "; the first run compiles the pipelines" : "") +
+    (cpu ? ` · CPU fallback (${data.cpu_backend}): ${timingText(cpu)}` : "");
   drawActivations();
   $("#panel-activations").dataset.state = "done";
   markRendered("activations");
@@ -201,7 +245,8 @@ function drawActivations() {
   const data = state.activations;
   if (!data) return;
   const show = { gpu: $("#show-gpu").checked, cpu: $("#show-cpu").checked };
-  document.querySelectorAll("#activation-grid canvas").forEach((canvas, i) => drawActivation(canvas, data.x, data.ops[i], show));
+  document.querySelectorAll("#activation-grid canvas").forEach((canvas, i) =>
+    drawActivation(canvas, data.x, data.ops[i], show, Math.max(200, canvas.parentElement.clientWidth - 8)));
 }
 
 // ------------------------------------------------------------------ panel 2: image filtering
@@ -251,15 +296,16 @@ function drawFilter() {
   $("#filtered-caption").textContent = `${name}, ${oh}×${ow} (valid)`;
   const dl = $("#filter-stats");
   dl.dataset.filter = name;
+  const compiling = state.env && state.env.on_gpu ? ", compiling pipelines" : "";
   const rows = [
     ["filter", f.doc, "doc"],
-    [`time on ${f.gpu.backend}`, `${ms(f.gpu.ms)}  (first run ${ms(f.gpu.first_ms)}${state.env && state.env.on_gpu ? ", compiling pipelines" : ""})`, "gpu_ms"],
-    [`CPU fallback (${f.cpu.backend})`, ms(f.cpu.ms), "cpu_ms"],
+    [`time on ${f.gpu.backend}`, `${ms(f.gpu.ms)} warm (first run ${ms(f.gpu.first_ms)}${compiling})`, "gpu_ms"],
+    ...(f.cpu ? [[`CPU fallback (${f.cpu.backend})`, `${ms(f.cpu.ms)} warm (first run ${ms(f.cpu.first_ms)})`, "cpu_ms"]] : []),
     ["one batch", countsText(f.gpu.stats), "stats"],
     ["output sum", fmt(f.summary.sum, 10), "sum"],
     ["output min", fmt(f.summary.min, 8), "min"],
     ["output max", fmt(f.summary.max, 8), "max"],
-    ["max |device − CPU|", fmt(f.max_abs_diff, 2), "max_abs_diff"],
+    ...(f.cpu ? [["max |device − CPU|", fmt(f.max_abs_diff, 2), "max_abs_diff"]] : []),
   ];
   dl.replaceChildren(...rows.flatMap(([k, v, key]) => [el("dt", {}, k), el("dd", { data: { key } }, v)]));
 }
@@ -269,41 +315,21 @@ function drawFilter() {
 function renderChain(data) {
   state.chain = data;
   $("#chain-text").textContent = data.chain;
-  const canvas = $("#chain-chart");
-  const W = Math.min(900, Math.max(420, canvas.parentElement.clientWidth - 8));
-  const rowH = 46, top = 24, left = 130, right = 90;
-  const H = top + rowH * data.variants.length + 8;
-  const ctx = context2d(canvas, W, H);
-  const max = Math.max(...data.variants.map((v) => v.ms), 1e-6);
-  ctx.font = "12px system-ui, sans-serif";
-  ctx.fillStyle = COLORS.text;
-  ctx.textAlign = "left";
-  ctx.fillText(`${data.n.toLocaleString("en-US")} elements · milliseconds (shorter is faster)`, left, 14);
-  data.variants.forEach((v, i) => {
-    const y = top + i * rowH;
-    const len = Math.max(2, (v.ms / max) * (W - left - right));
-    ctx.fillStyle = BAR_COLORS[v.name] || COLORS.gpu;
-    ctx.fillRect(left, y, len, 20);
-    ctx.fillStyle = COLORS.text;
-    ctx.textAlign = "right";
-    ctx.font = "bold 12px system-ui, sans-serif";
-    ctx.fillText(v.name, left - 8, y + 14);
-    ctx.font = "12px system-ui, sans-serif";
-    ctx.textAlign = "left";
-    ctx.fillText(ms(v.ms), left + len + 6, y + 14);
-    const s = v.stats;
-    ctx.fillStyle = "#64748b";
-    ctx.fillText(`${v.backend}: ${countsText(s)} · ${((s.bytes_up + s.bytes_down) / 1048576).toFixed(2)} MiB moved`, left, y + 36);
-  });
+  drawChain();
   const keys = ["uploads", "downloads", "bytes_up", "bytes_down", "dispatches", "submits"];
+  const columns = ["variant", "backend", "median ms", "fastest", "slowest", "runs", ...keys,
+    ...(data.compare ? ["max |Δ| vs CPU"] : [])];
   const table = $("#chain-table");
   table.replaceChildren(
-    el("thead", {}, el("tr", {}, ...["variant", "backend", "median ms", ...keys, "max |Δ| vs CPU"].map((t) => el("th", {}, t)))),
+    el("thead", {}, el("tr", {}, ...columns.map((t) => el("th", {}, t)))),
     el("tbody", {}, ...data.variants.map((v) => el("tr", { data: { variant: v.name } },
       el("th", {}, v.name), el("td", { data: { key: "backend" } }, v.backend),
       el("td", { data: { key: "ms" } }, v.ms.toFixed(2)),
+      el("td", { data: { key: "ms_min" } }, v.ms_min.toFixed(2)),
+      el("td", { data: { key: "ms_max" } }, v.ms_max.toFixed(2)),
+      el("td", { data: { key: "runs" } }, String(v.runs)),
       ...keys.map((k) => el("td", { data: { key: k } }, String(v.stats[k]))),
-      el("td", { data: { key: "max_abs_diff" } }, fmt(v.max_abs_diff, 2))))));
+      ...(data.compare ? [el("td", { data: { key: "max_abs_diff" } }, fmt(v.max_abs_diff, 2))] : [])))));
   table.dataset.n = String(data.n);
   $("#chain-note").hidden = data.variants.some((v) => v.stats.uploads > 0);
   $("#chain-meta").textContent = `sum of the result: ${fmt(data.checksum, 10)}`;
@@ -315,6 +341,48 @@ function renderChain(data) {
   $("#chain-size").disabled = false;
   if (rendered.has("chain")) setStatus(`chain at ${data.n.toLocaleString("en-US")} elements done`, 1);
   markRendered("chain");
+}
+
+// One bar per variant (the median), a line from its fastest to its slowest run; on a narrow screen
+// the names go above the bars instead of left of them.
+function drawChain() {
+  const data = state.chain;
+  if (!data) return;
+  const canvas = $("#chain-chart");
+  const W = Math.min(900, Math.max(260, canvas.parentElement.clientWidth));
+  const narrow = W < 520;
+  const rowH = narrow ? 62 : 46, top = 24, left = narrow ? 4 : 130, right = 64, barY = narrow ? 16 : 0;
+  const H = top + rowH * data.variants.length + 8;
+  const ctx = context2d(canvas, W, H);
+  const max = Math.max(...data.variants.map((v) => v.ms_max), 1e-6);
+  const sx = (v) => left + Math.max(2, (v / max) * (W - left - right));
+  ctx.font = "12px system-ui, sans-serif";
+  ctx.fillStyle = COLORS.text;
+  ctx.textAlign = "left";
+  ctx.fillText(`${data.n.toLocaleString("en-US")} elements · ms (shorter is faster)`, left, 14);
+  data.variants.forEach((v, i) => {
+    const y = top + i * rowH + barY;
+    ctx.fillStyle = BAR_COLORS[v.name] || COLORS.gpu;
+    ctx.fillRect(left, y, sx(v.ms) - left, 20);
+    ctx.strokeStyle = COLORS.text;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(sx(v.ms_min), y + 10); ctx.lineTo(sx(v.ms_max), y + 10);
+    for (const e of [v.ms_min, v.ms_max]) { ctx.moveTo(sx(e), y + 5); ctx.lineTo(sx(e), y + 15); }
+    ctx.stroke();
+    ctx.fillStyle = COLORS.text;
+    ctx.font = "bold 12px system-ui, sans-serif";
+    ctx.textAlign = narrow ? "left" : "right";
+    ctx.fillText(v.name, narrow ? left : left - 8, narrow ? y - 4 : y + 14);
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textAlign = "left";
+    ctx.fillText(ms(v.ms), sx(v.ms_max) + 6, y + 14);
+    const s = v.stats;
+    ctx.fillStyle = "#64748b";
+    if (narrow) ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(narrow ? countsText(s) :
+      `${v.backend}: ${countsText(s)} · ${((s.bytes_up + s.bytes_down) / 1048576).toFixed(2)} MiB moved`, left, y + 36);
+  });
 }
 
 // ------------------------------------------------------------------ panel 4: draw a digit
@@ -378,7 +446,7 @@ function drawPreview(pixels) {
 }
 
 function drawDigitChart(probs, predicted) {
-  const W = 320, H = 180, pad_ = { l: 34, r: 6, t: 16, b: 22 };
+  const W = Math.min(320, $("#digit-chart").parentElement.clientWidth), H = 180, pad_ = { l: 34, r: 6, t: 16, b: 22 };
   const ctx = context2d($("#digit-chart"), W, H);
   const bw = (W - pad_.l - pad_.r) / 10;
   const sy = (p) => H - pad_.b - p * (H - pad_.t - pad_.b);
@@ -422,6 +490,7 @@ function renderDigitsReady(info) {
 function showDigit(data) {
   const panel = $("#panel-digits");
   const empty = data.predicted === null || data.predicted === undefined;
+  state.digit = data;
   drawPreview(data.pixels);
   drawDigitChart(data.probabilities, empty ? -1 : data.predicted);
   $("#digit-predicted").textContent = empty ? "–" : String(data.predicted);
@@ -542,6 +611,17 @@ function start() {
   worker.postMessage({ type: "start", chainSize: Number($("#chain-size").value) });
 
   setUpPad(worker);
+  // canvases are sized from their container: redraw them when it changes size
+  let lastWidth = 0;
+  new ResizeObserver(() => {
+    const width = $("main").clientWidth;
+    if (width === lastWidth) return;
+    lastWidth = width;
+    drawActivations();
+    drawChain();
+    const d = state.digit;
+    drawDigitChart(d ? d.probabilities : null, d && d.predicted !== null && d.predicted !== undefined ? d.predicted : -1);
+  }).observe($("main"));
   $("#show-gpu").addEventListener("change", drawActivations);
   $("#show-cpu").addEventListener("change", drawActivations);
   document.querySelectorAll("input[name='filter']").forEach((r) => r.addEventListener("change", drawFilter));

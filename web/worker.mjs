@@ -60,7 +60,16 @@ async function boot() {
   progress("looking for WebGPU", 0.02);
   const webgpu = await webgpuStatus();
   progress("loading Pyodide", 0.05);
-  const { loadPyodide } = await import(pyodideURL + "pyodide.mjs");
+  const { loadPyodide } = await import(pyodideURL + "pyodide.mjs").catch((e) => {
+    throw new Error(`Pyodide did not load from ${pyodideURL}pyodide.mjs (${e && e.message || e}).\n\n` +
+      "The page needs Pyodide's core files (pyodide.mjs, pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, " +
+      "pyodide-lock.json) in a folder pyodide/ next to index.html, and the trueno_web wheel with its manifest.json " +
+      "in wheels/. In a trueno_web checkout:\n" +
+      "    python scripts/fetch_web_assets.py    # fills build/web/pyodide/ and build/web/wheels/\n" +
+      "    python -m trueno_web serve            # serves web/ with those two folders beside it\n" +
+      "Behind another static server, copy build/web/pyodide/ and build/web/wheels/ next to index.html, " +
+      "or load Pyodide from a CDN: set PYODIDE_URL in config.mjs.");
+  });
   pyodide = await loadPyodide({
     indexURL: pyodideURL,
     stdout: (s) => console.log("[python]", s),

@@ -57,6 +57,31 @@ def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
 
 
+def _plain(info: dict) -> dict:
+    """Adapter info with 'on WebAssembly (browser) (wasm32)' written 'on WebAssembly (browser, wasm32)'."""
+    return {k: v.replace(") (", ", ") if isinstance(v, str) else v for k, v in info.items()}
+
+
+async def _timed(fn, min_runs: int, max_runs: int, budget_s: float) -> dict:
+    """Time `await fn()` at least min_runs and at most max_runs times, stopping once budget_s is
+    spent: the median, the fastest and slowest run, and how many runs (ms)."""
+    times = []
+    start = time.perf_counter()
+    while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        await fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return {"ms": times[len(times) // 2], "ms_min": times[0], "ms_max": times[-1], "runs": len(times)}
+
+
+ENABLE_WEBGPU = ("To get WebGPU: Chrome or Edge 113+ on Windows, macOS or ChromeOS and Chrome 121+ on Android have it "
+                 "on; on Linux open chrome://flags/#enable-unsafe-webgpu (and #enable-vulkan), enable, relaunch "
+                 "(or start Chrome with --enable-unsafe-webgpu); Safari 26 has it on (earlier: Develop > Feature "
+                 "Flags > WebGPU); Firefox 141+ on Windows has it on, elsewhere set dom.webgpu.enabled in "
+                 "about:config (Nightly).")
+
+
 class DemoSession:
     """The page's two devices: `dev` (WebGPU where it opens, else the CPU fallback) and `cpu`."""
 
@@ -66,6 +91,11 @@ class DemoSession:
         self.webgpu = dict(webgpu)
         self.open_error = open_error
         self._inputs: dict[int, tuple] = {}
+
+    @property
+    def compare(self) -> bool:
+        """Whether the CPU fallback is another backend than the device's (else the page compares nothing)."""
+        return self.dev.backend != self.cpu.backend
 
     @classmethod
     async def open(cls, webgpu: dict | None = None, backend: str = "auto",
@@ -107,7 +137,7 @@ class DemoSession:
         else:
             note = "No WebGPU device here."
         if not on_gpu:
-            note += f" Everything on this page runs on the CPU fallback ({self.dev.backend})."
+            note += f" Everything on this page runs on the CPU fallback ({self.dev.backend}). {ENABLE_WEBGPU}"
         if swiftshader:
             software_note = ("SwiftShader is a software GPU: WebGPU runs on the CPU here, so the 'GPU' timings "
                              "show a CPU emulating a GPU, not GPU hardware.")
@@ -118,9 +148,10 @@ class DemoSession:
         from .. import __version__
 
         return {
-            "backend": self.dev.backend, "adapter": info, "on_gpu": on_gpu, "software": software,
+            "backend": self.dev.backend, "adapter": _plain(info), "on_gpu": on_gpu, "software": software,
             "swiftshader": swiftshader, "software_note": software_note, "fallback_note": note,
-            "cpu_backend": self.cpu.backend, "cpu_adapter": self.cpu.adapter_info,
+            "cpu_backend": self.cpu.backend, "compare": self.compare,
+            "cpu_adapter": _plain(self.cpu.adapter_info),
             "limits": self.dev.limits, "trueno_web": __version__,
             "python": sys.version.split()[0], "platform": sys.platform,
         }
@@ -128,34 +159,41 @@ class DemoSession:
     # -------------------------------------------------------------------- panel 1
 
     async def activations(self, progress: Progress = None) -> dict:
-        """Every unary op of the catalog over x in [-5, 5]: one batch on each device."""
+        """Every unary op of the catalog over x in [-5, 5], one batch on each device (the CPU fallback
+        only where it is another backend): the curves, their differences, and per device the first
+        run's ms (pipelines compile in it) apart from the median of the warm runs."""
         xs = grid()
         the_ops = activation_ops()
-        curves = {}
-        ms = {}
-        for label, dev in (("gpu", self.dev), ("cpu", self.cpu)):
+        curves, ms = {}, {}
+        devices = (("gpu", self.dev), ("cpu", self.cpu)) if self.compare else (("gpu", self.dev),)
+        for label, dev in devices:
             _report(progress, f"activations on {dev.backend}", 0.1 if label == "gpu" else 0.5)
+
+            async def run(dev=dev):
+                with dev.batch() as b:
+                    u = b.upload(xs)
+                    outs = {op.name: getattr(b, op.name)(u, **op_params(op)) for op in the_ops}
+                    await b.execute()
+                    return {name: f32(await b.read(buf)) for name, buf in outs.items()}, b.stats.as_dict()
+
             t0 = time.perf_counter()
-            with dev.batch() as b:
-                u = b.upload(xs)
-                outs = {op.name: getattr(b, op.name)(u, **op_params(op)) for op in the_ops}
-                await b.execute()
-                curves[label] = {name: f32(await b.read(buf)) for name, buf in outs.items()}
-                stats = b.stats.as_dict()
-            ms[label] = (time.perf_counter() - t0) * 1e3
+            curves[label], stats = await run()
+            ms[label] = {"first": (time.perf_counter() - t0) * 1e3,
+                         **await _timed(run, min_runs=3, max_runs=9, budget_s=0.5)}
             if label == "gpu":
                 gpu_stats = stats
         probe_index = [round(p * GRID_STEP) + GRID_HALF for p in PROBES]
         rows = []
         for op in the_ops:
-            g, c = curves["gpu"][op.name], curves["cpu"][op.name]
+            g, c = curves["gpu"][op.name], curves.get("cpu", {}).get(op.name)
             rows.append({
                 "name": op.name, "doc": op.doc, "params": op_params(op), "gpu": g, "cpu": c,
-                "max_abs_diff": _max_abs_diff(g, c),
-                "probes": [{"x": PROBES[k], "gpu": g[i], "cpu": c[i]} for k, i in enumerate(probe_index)],
+                "max_abs_diff": None if c is None else _max_abs_diff(g, c), "atol": op.atol, "rtol": op.rtol,
+                "probes": [{"x": PROBES[k], "gpu": g[i], "cpu": None if c is None else c[i]}
+                           for k, i in enumerate(probe_index)],
             })
         return {"x": xs, "ops": rows, "probes": list(PROBES), "backend": self.dev.backend,
-                "cpu_backend": self.cpu.backend, "ms": ms, "stats": gpu_stats}
+                "cpu_backend": self.cpu.backend, "compare": self.compare, "ms": ms, "stats": gpu_stats}
 
     # -------------------------------------------------------------------- panel 2
 
@@ -168,7 +206,7 @@ class DemoSession:
         for i, name in enumerate(FILTERS):
             _report(progress, f"filter {name} on {self.dev.backend}", (i + 0.2) / len(FILTERS))
             entry = {"name": name, "doc": FILTERS[name]}
-            for label, dev in (("gpu", self.dev), ("cpu", self.cpu)):
+            for label, dev in (("gpu", self.dev), ("cpu", self.cpu))[:2 if self.compare else 1]:
                 t0 = time.perf_counter()
                 out, shape, stats = await run_filter(dev, name, image, h, w)  # first: pipelines compile
                 first = (time.perf_counter() - t0) * 1e3
@@ -184,13 +222,15 @@ class DemoSession:
                     entry["max_abs_diff"] = _max_abs_diff(entry["output"], out)
             results[name] = entry
         return {"image": image, "shape": [h, w], "filters": results, "backend": self.dev.backend,
-                "cpu_backend": self.cpu.backend}
+                "cpu_backend": self.cpu.backend, "compare": self.compare}
 
     # -------------------------------------------------------------------- panel 3
 
-    async def chain(self, n: int = CHAIN_DEFAULT, repeat: int = 3, progress: Progress = None) -> dict:
-        """The chain four ways at n elements: median ms of `repeat` runs after one warm-up, the
-        stats of one run, and the largest difference from the CPU fallback's result."""
+    async def chain(self, n: int = CHAIN_DEFAULT, repeat: int | None = None, progress: Progress = None) -> dict:
+        """The chain three ways on the device (and on the CPU fallback where that is another backend) at
+        n elements: after one warm-up, the median, fastest and slowest of `repeat` runs (default: 7 to
+        41 runs, as many as ~0.4 s allows), the stats of one run, and the largest difference from the
+        CPU fallback's result."""
         n = int(n)
         if n <= 0 or n > 1 << 24:
             raise ValueError(f"chain size must be in 1..{1 << 24}, got {n}")
@@ -202,8 +242,9 @@ class DemoSession:
             "one-shot": (self.dev, lambda d: chain_one_shot(d, x, y)),
             "batch": (self.dev, lambda d: chain_batch(d, x, y, fuse=False)),
             "batch + fusion": (self.dev, lambda d: chain_batch(d, x, y, fuse=True)),
-            "CPU fallback": (self.cpu, lambda d: chain_batch(d, x, y, fuse=True)),
         }
+        if self.compare:
+            runs["CPU fallback"] = (self.cpu, lambda d: chain_batch(d, x, y, fuse=True))
         rows, outputs = [], {}
         for k, (name, (dev, fn)) in enumerate(runs.items()):
             _report(progress, f"{name} on {dev.backend}, {n:,} elements", (k + 0.1) / len(runs))
@@ -211,21 +252,15 @@ class DemoSession:
             before = dev.stats.as_dict()
             outputs[name] = f32(await fn(dev))
             stats = _stats_delta(before, dev.stats.as_dict())
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                await fn(dev)
-                times.append((time.perf_counter() - t0) * 1e3)
-            times.sort()
-            rows.append({"name": name, "backend": dev.backend, "ms": times[len(times) // 2],
-                         "ms_runs": times, "stats": stats})
+            timing = await _timed(lambda: fn(dev), min_runs=repeat or 7, max_runs=repeat or 41, budget_s=0.4)
+            rows.append({"name": name, "backend": dev.backend, **timing, "stats": stats})
         _report(progress, "comparing results", 0.95)
-        reference = outputs["CPU fallback"]
+        reference = outputs["CPU fallback"] if self.compare else f32(await chain_batch(self.cpu, x, y, fuse=True))
         for row in rows:
             row["max_abs_diff"] = await self._max_abs_diff_cpu(outputs[row["name"]], reference)
         checksum = await self.cpu.sum(reference)
-        return {"n": n, "chain": CHAIN, "variants": rows, "checksum": checksum, "repeat": repeat,
-                "backend": self.dev.backend, "cpu_backend": self.cpu.backend}
+        return {"n": n, "chain": CHAIN, "variants": rows, "checksum": checksum, "backend": self.dev.backend,
+                "cpu_backend": self.cpu.backend, "compare": self.compare}
 
     # -------------------------------------------------------------------- panel 4
 
