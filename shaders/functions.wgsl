@@ -1,12 +1,17 @@
-// trueno_web: the per-op WGSL functions. One function per catalog row (trueno_web/ops.py).
+// trueno_web: the per-op WGSL functions. One function per catalog row (trueno_web/ops.py), each within the
+// row's ulp bound (docs/accuracy.md).
 // Single kernels and fused kernels call the same functions, so both compute the same numbers.
 // NaN is tested on the bits (never with x != x, which a compiler may fold away), and
 // comparisons are arranged so that NaN falls through to the NaN-propagating branch.
 
 const TW_F32_MAX: f32 = 3.4028234663852886e38;
-const TW_GELU_C: f32 = 0.7978845608028654;
 const TW_SELU_ALPHA: f32 = 1.6732632423543772;
 const TW_SELU_SCALE: f32 = 1.0507009873554805;
+// gelu's exponent 2 sqrt(2/pi) (x + k x^3) and k = 0.044715, each as float32 + the rest
+const TW_GELU_2C: f32 = 1.5957691669464111;
+const TW_GELU_2C_LO: f32 = -4.534068054340423e-08;
+const TW_GELU_K: f32 = 0.044714998453855515;
+const TW_GELU_K_LO: f32 = 1.5461444347053543e-09;
 
 // Infinities and NaN come from a private variable's bits: WGSL compilers (Tint) refuse NaN and Inf
 // in constant expressions, and a private variable is not one.
@@ -16,40 +21,152 @@ fn tw_neg_inf() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x80000000u); }
 fn tw_nan() -> f32 { return bitcast<f32>(TW_INF_BITS | 0x00400000u); }
 
 fn tw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-// -inf -> -FLT_MAX, so that x * 0 is -0.0 (the limit) instead of NaN
-fn tw_floor_finite(x: f32) -> f32 { return select(x, -TW_F32_MAX, x < -TW_F32_MAX); }
-// exp and log that keep NaN (SwiftShader's exp of NaN is inf, its log -inf); the shader set uses only these.
-// tw_log: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, and a subnormal x is scaled by 2^24 first
-// (lavapipe's log of a subnormal is off by up to 15).
-fn tw_exp(x: f32) -> f32 { return select(exp(x), x, tw_isnan(x)); }
-fn tw_log(x: f32) -> f32 {
-    let sub = x < 1.17549435e-38;
-    let v = log(select(x, x * 16777216.0, sub)) - select(0.0, 16.635532333438687, sub);  // 24 ln 2
-    let r = select(select(v, tw_neg_inf(), x == 0.0), x, bitcast<u32>(x) == TW_INF_BITS);
-    return select(r, tw_nan(), x < 0.0 || tw_isnan(x));
-}
-// tanh saturates to +-1 in f32 beyond |x| = 9.1; avoid inf/inf inside some implementations
-fn tw_safe_tanh(x: f32) -> f32 { return select(tanh(x), sign(x), abs(x) > 10.0); }
+// |x| < 2^-25, where expm1(x) and tanh(x) round to x; tested on the bits, so that a subnormal x (which a GPU
+// may flush in arithmetic and comparisons) is passed through as itself, and the sign of zero kept
+fn tw_tiny(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x33000000u; }
 
-fn tw_relu(x: f32) -> f32 { return select(0.0, x, x > 0.0 || tw_isnan(x)); }
-fn tw_leaky_relu(x: f32, slope: f32) -> f32 { return select(slope * x, x, x > 0.0); }
-fn tw_elu(x: f32, alpha: f32) -> f32 { return select(alpha * (tw_exp(x) - 1.0), x, x > 0.0); }
-fn tw_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + tw_exp(-x)); }
-fn tw_tanh(x: f32) -> f32 { return tw_safe_tanh(x); }
-fn tw_swish(x: f32) -> f32 { return tw_floor_finite(x) * tw_sigmoid(x); }
-// A NaN input is passed through explicitly where a function's arithmetic would carry it only under IEEE
-// rules: NVIDIA's Vulkan compiler assumes finite math and folds selects and min/max so that NaN is lost.
-fn tw_gelu(x: f32) -> f32 {
-    let v = tw_floor_finite(x);
-    return select(0.5 * v * (1.0 + tw_safe_tanh(TW_GELU_C * (v + 0.044715 * v * v * v))), x, tw_isnan(x));
+// ---------------------------------------------------------------- exp, expm1, log (our own)
+// WGSL leaves the accuracy of exp, log and tanh to the implementation (lavapipe's exp is 57 ulp off near
+// -75, its log 386 ulp near 1, its tanh 2^-25 at 1e-45), so the shader set uses none of them. These follow
+// wasm/kernels.c step for step (Cephes expf, logf, tanhf), within the catalog's ulp bounds (docs/accuracy.md).
+
+// e^(t + lo) = 2^k (1 + p), t + lo = k ln2 + r (Cephes expf's reduction and polynomial; lo: the low part of a
+// pair, or 0); t is clamped to [-120, 89]: below, s e^t rounds to 0 for any |s| < 2^20 (callers keep s there);
+// above, e^t is +inf. NaN: callers.
+struct TwExpParts { p: f32, k: i32 }
+fn tw_exp_split(t: f32, lo: f32) -> TwExpParts {
+    let x = min(max(t, -120.0), 89.0);
+    let kf = round(x * 1.44269504088896341);
+    let r = ((x - kf * 0.693359375) - kf * -2.12194440e-4) + lo;
+    let z = r * r;
+    let p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r
+             + 1.6666665459e-1) * r + 5.0000001201e-1) * z + r;
+    return TwExpParts(p, i32(kf));
 }
-fn tw_softplus(x: f32) -> f32 { return select(0.0, x, x > 0.0) + tw_log(1.0 + tw_exp(-abs(x))); }
-fn tw_mish(x: f32) -> f32 { return tw_floor_finite(x) * tw_safe_tanh(tw_softplus(x)); }
-fn tw_selu(x: f32) -> f32 { return TW_SELU_SCALE * select(TW_SELU_ALPHA * (tw_exp(x) - 1.0), x, x > 0.0); }
+fn tw_pow2(k: i32) -> f32 { return bitcast<f32>(u32(k + 127) << 23u); }  // -126 <= k <= 127
+// s e^t from its parts: s (1 + p) scaled by 2^k in two exact steps, so that only the last one rounds (into
+// the subnormals where the result is one) and no intermediate is subnormal
+fn tw_scale2k(e: TwExpParts, s: f32) -> f32 {
+    let k1 = e.k >> 1u;
+    return ((s * (1.0 + e.p)) * tw_pow2(k1)) * tw_pow2(e.k - k1);
+}
+fn tw_exp(x: f32) -> f32 { return select(tw_scale2k(tw_exp_split(x, 0.0), 1.0), x, tw_isnan(x)); }
+// e^x - 1 without cancellation: p itself for k = 0, else 2^k p + (2^k - 1) (exact 2^k - 1 for k <= 24)
+fn tw_expm1(x: f32) -> f32 {
+    let s = tw_exp_split(x, 0.0);
+    let k1 = s.k >> 1u;
+    let two_k = tw_pow2(k1) * tw_pow2(s.k - k1);
+    let v = select(select(two_k * s.p + (two_k - 1.0), (1.0 + s.p) * two_k, s.k > 24), s.p, s.k == 0);
+    return select(v, x, tw_tiny(x) || tw_isnan(x));
+}
+// Cephes logf: x = 2^e m, m in [sqrt(1/2), sqrt(2)); a subnormal x is normalised through an integer (exact, and
+// no subnormal arithmetic); log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf
+fn tw_log(x: f32) -> f32 {
+    let xb = bitcast<u32>(x);
+    var bits = xb;
+    var e = i32(bits >> 23u) - 126;
+    if (bits < 0x800000u) {
+        bits = bitcast<u32>(f32(bits));                       // x 2^149, exactly
+        e = i32(bits >> 23u) - 275;
+    }
+    let m = bitcast<f32>((bits & 0x7fffffu) | 0x3f000000u);   // [0.5, 1)
+    let small = m < 0.707106781186547524;
+    let f = select(m, m + m, small) - 1.0;
+    let ef = f32(e - select(0, 1, small));
+    let z = f * f;
+    var y = ((((((((7.0376836292e-2 * f - 1.1514610310e-1) * f + 1.1676998740e-1) * f - 1.2420140846e-1) * f
+              + 1.4249322787e-1) * f - 1.6668057665e-1) * f + 2.0000714765e-1) * f - 2.4999993993e-1) * f
+              + 3.3333331174e-1) * f * z;
+    y = y + ef * -2.12194440e-4;
+    y = y - 0.5 * z;
+    let r = (f + y) + ef * 0.693359375;
+    let special = select(select(r, tw_inf(), xb == TW_INF_BITS), tw_nan(), xb > TW_INF_BITS);
+    return select(special, tw_neg_inf(), (xb & 0x7fffffffu) == 0u);
+}
+
+// a * b = p.x + p.y exactly (Dekker's product with 12-bit halves)
+fn tw_two_prod(a: f32, b: f32) -> vec2<f32> {
+    let p = a * b;
+    let ah = tw_hi12(a);
+    let al = a - ah;
+    let bh = tw_hi12(b);
+    let bl = b - bh;
+    return vec2<f32>(p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl);
+}
+
+// ---------------------------------------------------------------- the elementwise ops
+
+// relu and leaky_relu decide on the bits: a GPU that flushes subnormals compares a subnormal as 0 (NVIDIA)
+fn tw_relu(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    return bitcast<f32>(select(0u, b, b < 0x80000000u || tw_isnan(x)));
+}
+fn tw_leaky_relu(x: f32, slope: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    return select(slope * x, x, b - 1u < 0x7fffffffu);        // x > 0: +0 < x <= +inf, or a positive NaN
+}
+fn tw_elu(x: f32, alpha: f32) -> f32 { return select(alpha * tw_expm1(x), x, x > 0.0); }
+fn tw_selu(x: f32) -> f32 { return TW_SELU_SCALE * select(TW_SELU_ALPHA * tw_expm1(x), x, x > 0.0); }
+// 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below (no overflow of e^-x, subnormal results kept)
+fn tw_sigmoid(x: f32) -> f32 {
+    let e = tw_exp(-abs(x));
+    let d = 1.0 + e;
+    return select(select(1.0 / d, e / d, x < 0.0), x, tw_isnan(x));
+}
+// Cephes tanhf: an odd polynomial below |x| = 0.625, else 1 - 2 / (e^2|x| + 1) with expm1;
+// +-1 past |x| = 9; x itself where tiny
+fn tw_tanh(x: f32) -> f32 {
+    let ax = abs(x);
+    let z = x * x;
+    let poly = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z + 1.33314422036e-1) * z
+                - 3.33332819422e-1) * z * x + x;
+    let e = tw_expm1(ax + ax);
+    let t = select(1.0 - 2.0 / (e + 2.0), 1.0, ax > 9.0);      // never past 1, even with an approximate divide
+    let r = select(select(t, -t, x < 0.0), poly, ax < 0.625);
+    return select(r, x, tw_tiny(x) || tw_isnan(x));
+}
+// x / (1 + e^-x) for x >= 0; below, x e^x / (1 + e^x) with e^x scaled last (x < -120 gives -0)
+fn tw_swish(x: f32) -> f32 {
+    let s = tw_exp_split(-abs(x), 0.0);
+    let d = 1.0 + tw_scale2k(s, 1.0);
+    return select(select(x / d, tw_scale2k(s, max(x, -120.0) / d), x < 0.0), x, tw_isnan(x));
+}
+// gelu's exponent t = 2 sqrt(2/pi) v (1 + k v^2) as a pair t.x + t.y (|v| <= 20): float32 alone would leave
+// t wrong by ~|t| 2^-23, which e^t turns into ~|t| ulps (~90 at x = -10)
+fn tw_gelu_exponent(v: f32) -> vec2<f32> {
+    let s = tw_two_prod(v, v);
+    let q = tw_two_prod(TW_GELU_K, s.x);
+    let ql = q.y + (TW_GELU_K * s.y + TW_GELU_K_LO * s.x);
+    let wh = tw_hi12(1.0 + q.x);                             // 1 + q = wh + wl: 1 - wh is exact (no two-sum,
+    let wl = ((1.0 - wh) + q.x) + ql;                        // which a compiler may fold: lavapipe does)
+    let cv = tw_two_prod(TW_GELU_2C, v);
+    let t = tw_two_prod(cv.x, wh);
+    return vec2<f32>(t.x, t.y + (cv.x * wl + (cv.y + TW_GELU_2C_LO * v) * wh));
+}
+// 0.5 x (1 + tanh(u)) = x / (1 + e^-t), t = 2u, for x >= 0; x e^t / (1 + e^t) below (no cancellation in
+// 1 + tanh, e^t scaled last); the cubic on x clamped to [-20, 20] (gelu is x or -0 long before: no overflow)
+fn tw_gelu(x: f32) -> f32 {
+    let v = min(max(x, -20.0), 20.0);
+    let t = tw_gelu_exponent(v);
+    let s = tw_exp_split(-abs(t.x), select(-t.y, t.y, x < 0.0));
+    let d = 1.0 + tw_scale2k(s, 1.0);
+    return select(select(x / d, tw_scale2k(s, v / d), x < 0.0), x, tw_isnan(x));
+}
+// x tanh(softplus(x)) = x n / (n + 2), n = e^x (e^x + 2); for x < 0, x (e^x + 2) / (n + 2) times e^x scaled
+// last (x < -120 gives -0); past x = 20 it is x in float32
+fn tw_mish(x: f32) -> f32 {
+    let v = min(max(x, -120.0), 20.0);
+    let s = tw_exp_split(v, 0.0);
+    let e = tw_scale2k(s, 1.0);
+    let n = e * (e + 2.0);
+    let r = select(x * (n / (n + 2.0)), tw_scale2k(s, v * (e + 2.0) / (n + 2.0)), x < 0.0);
+    return select(r, x, x > 20.0 || tw_isnan(x));
+}
+// x past 3, -0 below -3, else x (x + 3) / 6: no x * 6 to overflow
 fn tw_hardswish(x: f32) -> f32 {
-    let v = tw_floor_finite(x);
-    let r = v + 3.0;
-    return select(v * select(select(r, 0.0, r < 0.0), 6.0, r > 6.0) / 6.0, x, tw_isnan(x));
+    let mid = x * (x + 3.0) / 6.0;
+    let r = select(select(mid, bitcast<f32>(bitcast<u32>(x) & 0x80000000u), x <= -3.0), x, x >= 3.0);
+    return select(r, x, tw_isnan(x));
 }
 fn tw_clip(x: f32, lo: f32, hi: f32) -> f32 {
     let low = select(x, lo, x < lo);
@@ -179,7 +296,7 @@ fn tw_sincos(x: f32, k: u32) -> f32 {
     let q = u32(red.z) + k;
     let v = select(tw_sin_poly(red.x, red.y), tw_cos_poly(red.x, red.y), (q & 1u) == 1u);
     let signed = select(v, -v, (q & 2u) == 2u);
-    let odd = select(signed, -signed, k == 0u && x < 0.0);   // sin(-x) = -sin(x); cos is even
+    let odd = select(signed, -signed, k == 0u && bitcast<u32>(x) >= 0x80000000u);   // sin(-x) = -sin(x); cos is even
     return select(odd, tw_nan(), (bitcast<u32>(x) & 0x7fffffffu) >= TW_INF_BITS);
 }
 fn tw_sin(x: f32) -> f32 { return tw_sincos(x, 0u); }

@@ -51,6 +51,8 @@ class Op:
     options: tuple[str, ...] = field(default=())  # non-scalar keyword options (shapes)
     cost: int = 1  # relative work per element on the host (exp/tanh/log ops: 4); `auto` weighs map work by it
     group: str = ""  # "activation": the activation-style one-input ops the demo page plots
+    ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
+    exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
 
     @property
     def row(self) -> KindRow:
@@ -75,101 +77,109 @@ class Op:
 
 # ---------------------------------------------------------------- the catalog
 
-T_EXACT = dict(rtol=1e-6, atol=0.0)
+T_EXACT = dict(rtol=1e-6, atol=0.0)  # one rounding at most: ulp 0.5
+T_BITS = dict(rtol=1e-6, atol=0.0, ulp=0)  # no rounding: the result is one of the inputs, or a fixed value
 T_TRANSCENDENTAL = dict(rtol=2e-5, atol=2e-6, cost=4)
 T_REDUCE = dict(rtol=1e-4, atol=1e-5)  # atol is scaled by sum(|x|) in the tests
 # prod: each of the n - 1 float32 multiplications rounds once (2^-24 relative), in any order: the tests scale
 # atol by n * prod(|x|), so atol is that bound per factor (while no partial product leaves the normal range)
 T_PROD = dict(rtol=1e-6, atol=6e-8)
-# measured (README, docs): exp is the WGSL builtin, within 4.02e-6 relative on lavapipe and SwiftShader near the
-# ends of its range (4.3e-7 on [-4, 4]); log the builtin, within 1.7e-7 absolute near 1; both give 0 for
-# results below float32's normal range, as div and pow may on a GPU that flushes subnormals (WGSL allows it):
-# atol 1.2e-38, float32's smallest normal. div, pow, sin, cos, sqrt, rsqrt stay within 2.1e-7 relative.
+# rtol/atol: what the composite tests (chains, graphs, tensors) allow per op; `ulp` is each elementwise op's
+# accuracy bound, measured by tests/test_accuracy.py and docs/accuracy.md (own exp, expm1, log, tanh, sin, cos
+# and pow in WGSL and C). atol 1.2e-38 (float32's smallest normal): a GPU may flush subnormal results.
 T_EXP = dict(rtol=5e-6, atol=1.2e-38, cost=4)
 T_LOG = dict(rtol=1e-6, atol=2e-7, cost=4)
 T_FLUSH = dict(rtol=1e-6, atol=1.2e-38)
 ACT = dict(group="activation")
+F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
 CATALOG: tuple[Op, ...] = (
     Op("relu", Kind.UNARY, "tw_relu", ref.quiet(lambda x: ref.numpy_module().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
-       lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_EXACT, **ACT),
+       lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_BITS, **ACT),
     Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", ref.quiet(lambda x, s: ref.numpy_module().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
        params=(Param("negative_slope", 0.01),), **T_EXACT, **ACT),
-    Op("elu", Kind.UNARY, "tw_elu", ref.quiet(lambda x, a: ref.numpy_module().where(x > 0, x, x.dtype.type(a) * ref.numpy_module().expm1(x))),
-       lambda x, a: x if x > 0 else a * (ref.exp(x) - 1.0), "x if x > 0 else alpha * (exp(x) - 1)",
-       params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT),
-    Op("sigmoid", Kind.UNARY, "tw_sigmoid", ref.quiet(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT),
-    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x: ref.numpy_module().tanh(x)), math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT),
-    Op("swish", Kind.UNARY, "tw_swish", ref.quiet(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
-       lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT),
-    Op("gelu", Kind.UNARY, "tw_gelu", ref.quiet(ref.np_gelu), ref.gelu,
-       "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form", **T_TRANSCENDENTAL, **ACT),
-    Op("mish", Kind.UNARY, "tw_mish", ref.quiet(lambda x: ref.np_floor_finite(x) * ref.numpy_module().tanh(ref.np_softplus(x))),
-       lambda x: ref.floor_finite(x) * math.tanh(ref.softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL, **ACT),
+    Op("elu", Kind.UNARY, "tw_elu", F64(lambda x, a: ref.numpy_module().where(x > 0, x, a * ref.numpy_module().expm1(x))),
+       lambda x, a: x if x > 0 else a * math.expm1(x), "x if x > 0 else alpha * (exp(x) - 1)",
+       params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT, ulp=2, exact=ref.exact_elu),
+    Op("sigmoid", Kind.UNARY, "tw_sigmoid", F64(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT,
+       ulp=3, exact=ref.exact_sigmoid),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x: ref.numpy_module().tanh(x)), math.tanh, "hyperbolic tangent",
+       **T_TRANSCENDENTAL, **ACT, ulp=2),
+    Op("swish", Kind.UNARY, "tw_swish", F64(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
+       lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT,
+       ulp=4, exact=ref.exact_swish),
+    Op("gelu", Kind.UNARY, "tw_gelu", F64(ref.np_gelu), ref.gelu,
+       "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the tanh form", **T_TRANSCENDENTAL, **ACT, ulp=4,
+       exact=ref.exact_gelu),
+    Op("mish", Kind.UNARY, "tw_mish", F64(lambda x: ref.np_floor_finite(x) * ref.numpy_module().tanh(ref.np_softplus(x))),
+       lambda x: ref.floor_finite(x) * math.tanh(ref.softplus(x)), "x * tanh(softplus(x))", **T_TRANSCENDENTAL, **ACT,
+       ulp=4.5, exact=ref.exact_mish),
     Op("selu", Kind.UNARY, "tw_selu",
-       ref.quiet(lambda x: (SELU_SCALE * ref.numpy_module().where(x > 0, x, SELU_ALPHA * ref.numpy_module().expm1(x))).astype(x.dtype)),
-       lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * (ref.exp(x) - 1.0)),
-       "scale * (x if x > 0 else alpha * (exp(x) - 1)), the self-normalising constants", **T_TRANSCENDENTAL, **ACT),
+       F64(lambda x: SELU_SCALE * ref.numpy_module().where(x > 0, x, SELU_ALPHA * ref.numpy_module().expm1(x))),
+       lambda x: SELU_SCALE * (x if x > 0 else SELU_ALPHA * math.expm1(x)),
+       "scale * (x if x > 0 else alpha * (exp(x) - 1)), the self-normalising constants", **T_TRANSCENDENTAL, **ACT,
+       ulp=2.5, exact=ref.exact_selu),
     Op("hardswish", Kind.UNARY, "tw_hardswish",
-       ref.quiet(lambda x: (lambda y: y * ref.numpy_module().clip(y + 3, 0, 6) / 6)(ref.np_floor_finite(x)).astype(x.dtype)),
-       ref.hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT, **ACT),
+       F64(lambda x: (lambda y: y * ref.numpy_module().clip(y + 3, 0, 6) / 6)(ref.np_floor_finite(x))),
+       ref.hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT, **ACT, ulp=2.5, exact=ref.exact_hardswish),
     Op("clip", Kind.UNARY, "tw_clip",
        ref.quiet(lambda x, lo, hi: ref.numpy_module().minimum(ref.numpy_module().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
-       ref.clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_EXACT, **ACT),
+       ref.clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_BITS, **ACT),
     Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
        "x * s", params=(Param("s"),), **T_EXACT, **ACT),
-    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x: -x), lambda x: -x, "-x", **T_EXACT),
-    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x: ref.numpy_module().abs(x)), abs, "|x|", **T_EXACT),
-    Op("exp", Kind.UNARY, "tw_exp", ref.quiet(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP),
-    Op("log", Kind.UNARY, "tw_log", ref.quiet(lambda x: ref.numpy_module().log(x)), ref.log,
-       "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG),
+    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x: -x), lambda x: -x, "-x", **T_BITS),
+    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x: ref.numpy_module().abs(x)), abs, "|x|", **T_BITS),
+    Op("exp", Kind.UNARY, "tw_exp", F64(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP, ulp=1.5,
+       exact=ref.exact_exp),
+    Op("log", Kind.UNARY, "tw_log", F64(lambda x: ref.numpy_module().log(x)), ref.log,
+       "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG, ulp=1.5, exact=ref.exact_log),
     Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x: ref.numpy_module().sqrt(x)), ref.sqrt, "square root; sqrt(x < 0) = NaN",
-       **T_EXACT),
+       **T_EXACT, ulp=1),
     Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
-       "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT),
+       "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT, ulp=1.5),
     Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x: ref.numpy_module().square(x)), lambda x: x * x, "x * x", **T_EXACT),
     Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x: ref.numpy_module().sin(x)), ref.trig(math.sin),
-       "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4),
+       "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
     Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x: ref.numpy_module().cos(x)), ref.trig(math.cos),
-       "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4),
-    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x: ref.numpy_module().floor(x)), ref.floor, "largest integer <= x", **T_EXACT),
+       "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
+    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x: ref.numpy_module().floor(x)), ref.floor, "largest integer <= x", **T_BITS),
     Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
-       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_EXACT),
+       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS),
     Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b: a + b), lambda a, b: a + b, "a + b",
        aliases=("vec_add",), **T_EXACT),
     Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
     Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
-    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b: a / b), ref.div, "a / b", **T_FLUSH),
+    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b: a / b), ref.div, "a / b", **T_FLUSH, ulp=2.5),
     Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
-       "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8),
+       "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3),
     Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b: ref.numpy_module().maximum(a, b)), ref.nan_or(max),
-       "the larger of a and b; NaN if either is NaN", **T_EXACT),
+       "the larger of a and b; NaN if either is NaN", **T_BITS),
     Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b: ref.numpy_module().minimum(a, b)), ref.nan_or(min),
-       "the smaller of a and b; NaN if either is NaN", **T_EXACT),
+       "the smaller of a and b; NaN if either is NaN", **T_BITS),
     Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: (a < b).astype(a.dtype)), lambda a, b: float(a < b),
-       "1.0 where a < b, else 0.0 (NaN: 0.0)", **T_EXACT),
+       "1.0 where a < b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: (a <= b).astype(a.dtype)), lambda a, b: float(a <= b),
-       "1.0 where a <= b, else 0.0 (NaN: 0.0)", **T_EXACT),
+       "1.0 where a <= b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("gt", Kind.BINARY, "tw_gt", ref.quiet(lambda a, b: (a > b).astype(a.dtype)), lambda a, b: float(a > b),
-       "1.0 where a > b, else 0.0 (NaN: 0.0)", **T_EXACT),
+       "1.0 where a > b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("ge", Kind.BINARY, "tw_ge", ref.quiet(lambda a, b: (a >= b).astype(a.dtype)), lambda a, b: float(a >= b),
-       "1.0 where a >= b, else 0.0 (NaN: 0.0)", **T_EXACT),
+       "1.0 where a >= b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("eq", Kind.BINARY, "tw_eq", ref.quiet(lambda a, b: (a == b).astype(a.dtype)), lambda a, b: float(a == b),
-       "1.0 where a == b, else 0.0 (NaN: 0.0)", **T_EXACT),
+       "1.0 where a == b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: (a != b).astype(a.dtype)), lambda a, b: float(a != b),
-       "1.0 where a != b, else 0.0 (NaN: 1.0)", **T_EXACT),
+       "1.0 where a != b, else 0.0 (NaN: 1.0)", **T_BITS),
     Op("where", Kind.TERNARY, "tw_where", ref.quiet(lambda c, a, b: ref.numpy_module().where(c != 0, a, b)),
-       lambda c, a, b: a if c != 0 else b, "a where cond != 0, else b (a NaN cond counts as true)", **T_EXACT),
+       lambda c, a, b: a if c != 0 else b, "a where cond != 0, else b (a NaN cond counts as true)", **T_BITS),
     Op("dot", Kind.REDUCE, "tw_mul(x, y)",
        ref.quiet(lambda a, b, axis=None: ref.numpy_module().dot(a, b) if axis is None else ref.numpy_module().einsum("ij,ij->i", a, b)),
        lambda a, b: ref.total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
     Op("sum", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().sum(x, axis=axis)), ref.total, "sum of all elements", **T_REDUCE),
     Op("max", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().max(x, axis=axis)), ref.extreme(max), "largest element; NaN if any",
-       combine="tw_max", identity="tw_neg_inf()", empty=False, **T_EXACT),
+       combine="tw_max", identity="tw_neg_inf()", empty=False, **T_BITS),
     Op("min", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().min(x, axis=axis)), ref.extreme(min), "smallest element; NaN if any",
-       combine="tw_min", identity="tw_inf()", empty=False, **T_EXACT),
+       combine="tw_min", identity="tw_inf()", empty=False, **T_BITS),
     Op("prod", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().prod(x, axis=axis)), ref.product,
        "product of all elements", combine="tw_mul", identity="1.0", **T_PROD),
     Op("norm_l1", Kind.REDUCE, "abs(x)", ref.quiet(lambda x, axis=None: ref.numpy_module().sum(ref.numpy_module().abs(x), axis=axis)),

@@ -9,9 +9,10 @@
  * operations that need a specific instruction use <wasm_simd128.h>; without it clang lowers them to
  * scalar code, which is the scalar build.
  *
- * Semantics follow shaders/functions.wgsl (the WebGPU backend): relu keeps NaN; swish/gelu/mish/
- * hardswish of -inf are -0 (the floor_finite trick: -inf -> -FLT_MAX so x * 0 is -0); tanh saturates;
- * max/min propagate NaN; exp overflows to +inf and underflows to 0. NaN is tested on the bits.
+ * Semantics and formulas follow shaders/functions.wgsl (the WebGPU backend), within the catalog's ulp
+ * bounds (ops.py, docs/accuracy.md): relu keeps NaN; swish/gelu/mish/hardswish of -inf are -0 (their
+ * limit); max/min propagate NaN; exp overflows to +inf, and results below float32's normal range are
+ * subnormals, not 0. NaN is tested on the bits.
  *
  * Memory: a first-fit free-list allocator over linear memory above __heap_base (tw_alloc / tw_free /
  * tw_reset), growing memory with memory.grow. Every pointer and count crosses the boundary as i32.
@@ -57,7 +58,6 @@ INLINE f4 sel(i4 m, f4 a, f4 b) {
 INLINE i4 is_nan(f4 x) { return (as_i(x) & 0x7fffffff) > 0x7f800000; }
 INLINE f4 vabs(f4 x) { return as_f(as_i(x) & 0x7fffffff); }
 INLINE f4 copysign4(f4 mag, f4 sign) { return as_f((as_i(mag) & 0x7fffffff) | (as_i(sign) & (int)0x80000000)); }
-INLINE f4 floor_finite(f4 x) { return sel(x < -F32_MAX, splat(-F32_MAX), x); }
 INLINE f4 vnan(void) { return splat(__builtin_nanf("")); }
 INLINE f4 v1or0(i4 m) { return sel(m, splat(1.0f), splat(0.0f)); }
 /* the float with the top 12 significant bits of x: products of two of them are exact */
@@ -118,33 +118,45 @@ INLINE f4 pow2i(i4 k) { return as_f((k + 127) << 23); } /* 2^k for -126 <= k <= 
 
 typedef struct {
     f4 p; /* e^r - 1, |r| <= ~ln2/2 */
-    i4 k; /* x = k ln2 + r */
-    f4 e; /* e^x */
+    i4 k; /* t = k ln2 + r */
 } exp_parts;
 
-/* Cephes expf reduction and polynomial (~1 ulp). x is clamped to [-110, 89]: below, e^x is 0 (and the
- * two-step scale by 2^k1 * 2^k2 keeps subnormal results right); above, +inf. NaN stays NaN. */
-INLINE exp_parts exp_split(f4 x) {
-    x = sel(x < -110.0f, splat(-110.0f), x);
+/* Cephes expf's reduction and polynomial (~1 ulp): t = x + lo = k ln2 + r (lo: the low part of a pair, or 0).
+ * x is clamped to [-120, 89]: below, s e^t rounds to 0 for any |s| < 2^20 (callers keep s there); above, e^t
+ * is +inf. NaN stays NaN. */
+INLINE exp_parts exp_split(f4 x, f4 lo) {
+    x = sel(x < -120.0f, splat(-120.0f), x);
     x = sel(x > 89.0f, splat(89.0f), x);
     f4 t = x * LOG2E + ROUND_MAGIC;
     f4 kf = t - ROUND_MAGIC;
     i4 k = as_i(t) - as_i(splat(ROUND_MAGIC));
-    f4 r = (x - kf * LN2_HI) - kf * LN2_LO;
+    f4 r = ((x - kf * LN2_HI) - kf * LN2_LO) + lo;
     f4 z = r * r;
     f4 p = (((((1.9875691500E-4f * r + 1.3981999507E-3f) * r + 8.3334519073E-3f) * r + 4.1665795894E-2f) * r +
              1.6666665459E-1f) * r + 5.0000001201E-1f) * z + r;
-    i4 k1 = k >> 1;
-    f4 e = ((1.0f + p) * pow2i(k1)) * pow2i(k - k1);
-    return (exp_parts){p, k, e};
+    return (exp_parts){p, k};
 }
 
-INLINE f4 v_exp(f4 x) { return exp_split(x).e; }
+/* s e^t from its parts: s (1 + p) scaled by 2^k in two exact steps, so that only the last step rounds (into
+ * the subnormals where the result is one) and no intermediate is subnormal */
+INLINE f4 scale2k(exp_parts e, f4 s) {
+    i4 k1 = e.k >> 1;
+    return ((s * (1.0f + e.p)) * pow2i(k1)) * pow2i(e.k - k1);
+}
 
-/* e^x - 1 without cancellation near 0 (k == 0: the polynomial itself) */
+INLINE f4 v_exp(f4 x) { return scale2k(exp_split(x, splat(0.0f)), splat(1.0f)); }
+
+/* |x| < 2^-25, where expm1(x) and tanh(x) round to x (and keep the sign of zero) */
+INLINE i4 tiny(f4 x) { return (as_i(x) & 0x7fffffff) < 0x33000000; }
+
+/* e^x - 1 without cancellation: p itself for k = 0, else 2^k p + (2^k - 1) (exact 2^k - 1 for k <= 24) */
 INLINE f4 v_expm1(f4 x) {
-    exp_parts s = exp_split(x);
-    return sel(s.k == 0, s.p, s.e - 1.0f);
+    exp_parts s = exp_split(x, splat(0.0f));
+    i4 k1 = s.k >> 1;
+    f4 two_k = pow2i(k1) * pow2i(s.k - k1);
+    f4 v = sel(s.k == 0, s.p, two_k * s.p + (two_k - 1.0f));
+    v = sel(s.k > 24, (1.0f + s.p) * two_k, v);
+    return sel(tiny(x), x, v);
 }
 
 /* Cephes logf: x = 2^e m, m in [sqrt(1/2), sqrt(2)); log(0) = -inf, log(x < 0) = NaN, log(inf) = inf */
@@ -267,7 +279,7 @@ static __attribute__((noinline)) f4 v_sincos(f4 x, int k) {
            0.5f * z + 1.0f;
     f4 v = sel((q & 1) != 0, c, s);
     v = sel((q & 2) != 0, -v, v);
-    if (k == 0) v = sel(x < 0.0f, -v, v); /* sin is odd, cos even */
+    if (k == 0) v = sel(as_i(x) < 0, -v, v); /* sin is odd (sin(-0) = -0), cos even */
     return sel((as_i(ax) & 0x7fffffff) >= 0x7f800000, vnan(), v);
 }
 
@@ -368,34 +380,76 @@ static __attribute__((noinline)) f4 op_pow(f4 x, f4 y) {
 INLINE f4 op_relu(f4 x) { return sel((x > 0.0f) | is_nan(x), x, splat(0.0f)); }
 INLINE f4 op_leaky_relu(f4 x, float s) { return sel(x > 0.0f, x, x * s); }
 INLINE f4 op_elu(f4 x, float a) { return sel(x > 0.0f, x, a * v_expm1(x)); }
-INLINE f4 op_sigmoid(f4 x) { return 1.0f / (1.0f + v_exp(-x)); }
-/* tanh = expm1(2|x|) / (expm1(2|x|) + 2), exact near 0; saturates to +-1 past |x| = 9 (tanh(9) is 1 in f32) */
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below (no overflow of e^-x, subnormal results kept) */
+INLINE f4 op_sigmoid(f4 x) {
+    f4 e = v_exp(-vabs(x)), d = 1.0f + e;
+    return sel(x < 0.0f, e / d, 1.0f / d);
+}
+/* Cephes tanhf: an odd polynomial below |x| = 0.625, else 1 - 2 / (e^2|x| + 1) with expm1 (never past 1);
+ * +-1 past |x| = 9; x itself below 2^-25 (the sign of zero kept) */
 INLINE f4 op_tanh(f4 x) {
-    f4 ax = vabs(x);
+    f4 ax = vabs(x), z = x * x;
+    f4 poly = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z + 1.33314422036E-1f) * z -
+               3.33332819422E-1f) * z * x + x;
     f4 e = v_expm1(ax + ax);
-    f4 t = sel(ax > 9.0f, splat(1.0f), e / (e + 2.0f));
-    return copysign4(t, x);
+    f4 big = copysign4(sel(ax > 9.0f, splat(1.0f), 1.0f - 2.0f / (e + 2.0f)), x);
+    return sel(tiny(x), x, sel(ax < 0.625f, poly, big));
 }
-INLINE f4 op_swish(f4 x) { return floor_finite(x) * op_sigmoid(x); }
-/* 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)): same function, no cancellation for negative v */
-INLINE f4 op_gelu(f4 x) {
-    f4 v = floor_finite(x);
-    f4 u = GELU_C * (v + 0.044715f * v * v * v);
-    return v / (1.0f + v_exp(-(u + u)));
+/* x / (1 + e^-x) for x >= 0; below, x e^x / (1 + e^x) with e^x scaled last (x < -120 gives -0) */
+INLINE f4 op_swish(f4 x) {
+    exp_parts s = exp_split(-vabs(x), splat(0.0f));
+    f4 d = 1.0f + scale2k(s, splat(1.0f));
+    return sel(x < 0.0f, scale2k(s, vmax(x, splat(-120.0f)) / d), x / d);
 }
-/* x tanh(softplus(x)) = x n / (n + 2) with n = e^x (e^x + 2); past x = 20 it is x in f32 */
-INLINE f4 op_mish(f4 x) {
-    f4 u = v_exp(x);
-    f4 n = u * (u + 2.0f);
-    return sel(x > 20.0f, x, floor_finite(x) * (n / (n + 2.0f)));
+/* a * b = *lo + the product exactly (Dekker's product with 12-bit halves) */
+INLINE f4 two_prod(f4 a, f4 b, f4 *lo) {
+    f4 p = a * b, ah = hi12(a), al = a - ah, bh = hi12(b), bl = b - bh;
+    *lo = (((ah * bh - p) + ah * bl) + al * bh) + al * bl;
+    return p;
+}
+/* gelu's exponent t = 2 sqrt(2/pi) v (1 + k v^2) as th + *tl (|v| <= 20), as shaders/functions.wgsl (which says
+ * why): k = 0.044715 and the constant as float32 + the rest */
+#define GELU_2C 1.5957691669464111f
+#define GELU_2C_LO -4.534068054340423e-08f
+#define GELU_K 0.044714998453855515f
+#define GELU_K_LO 1.5461444347053543e-09f
+INLINE f4 gelu_exponent(f4 v, f4 *tl) {
+    f4 sl, ql, cvl, l;
+    f4 s = two_prod(v, v, &sl);
+    f4 q = two_prod(splat(GELU_K), s, &ql);
+    ql = ql + (GELU_K * sl + GELU_K_LO * s);
+    f4 wh = hi12(1.0f + q);
+    f4 wl = ((1.0f - wh) + q) + ql; /* 1 + q = wh + wl: 1 - wh is exact */
+    f4 cv = two_prod(splat(GELU_2C), v, &cvl);
+    f4 t = two_prod(cv, wh, &l);
+    *tl = l + (cv * wl + (cvl + GELU_2C_LO * v) * wh);
+    return t;
+}
+/* 0.5 x (1 + tanh(u)) = x / (1 + e^-t), t = 2u, for x >= 0; x e^t / (1 + e^t) below (no cancellation in
+ * 1 + tanh, e^t scaled last); the cubic on x clamped to [-20, 20] (gelu is x or -0 long before: no overflow) */
+static __attribute__((noinline)) f4 op_gelu(f4 x) {
+    f4 v = sel(x < -20.0f, splat(-20.0f), sel(x > 20.0f, splat(20.0f), x));
+    f4 tl;
+    f4 th = gelu_exponent(v, &tl);
+    i4 neg = x < 0.0f;
+    exp_parts s = exp_split(-vabs(th), sel(neg, tl, -tl));
+    f4 d = 1.0f + scale2k(s, splat(1.0f));
+    return sel(neg, scale2k(s, v / d), x / d);
+}
+/* x tanh(softplus(x)) = x n / (n + 2), n = e^x (e^x + 2); for x < 0, x (e^x + 2) / (n + 2) times e^x scaled
+ * last (x < -120 gives -0); past x = 20 it is x in float32 */
+static __attribute__((noinline)) f4 op_mish(f4 x) {
+    f4 v = sel(x < -120.0f, splat(-120.0f), sel(x > 20.0f, splat(20.0f), x));
+    exp_parts s = exp_split(v, splat(0.0f));
+    f4 e = scale2k(s, splat(1.0f)), n = e * (e + 2.0f);
+    f4 neg = scale2k(s, v * (e + 2.0f) / (n + 2.0f));
+    return sel(x > 20.0f, x, sel(x < 0.0f, neg, x * (n / (n + 2.0f))));
 }
 INLINE f4 op_selu(f4 x) { return SELU_SCALE * sel(x > 0.0f, x, SELU_ALPHA * v_expm1(x)); }
+/* x past 3, -0 below -3, else x (x + 3) / 6: no x * 6 to overflow */
 INLINE f4 op_hardswish(f4 x) {
-    f4 v = floor_finite(x);
-    f4 r = v + 3.0f;
-    r = sel(r < 0.0f, splat(0.0f), r);
-    r = sel(r > 6.0f, splat(6.0f), r);
-    return v * r / 6.0f; /* as WGSL: v * r overflows to inf for v > FLT_MAX / 6 on every backend */
+    f4 mid = x * (x + 3.0f) / 6.0f;
+    return sel(x >= 3.0f, x, sel(x <= -3.0f, as_f(as_i(x) & (int)0x80000000), mid));
 }
 INLINE f4 op_clip(f4 x, float lo, float hi) {
     f4 low = sel(x < lo, splat(lo), x);
