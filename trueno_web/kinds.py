@@ -52,7 +52,7 @@ class KindRow:
 
 
 def _same_length(op, shapes) -> None:
-    if all(s == shapes[0] for s in shapes):
+    if len(shapes) == 1 or all([s == shapes[0] for s in shapes]):
         return
     sizes = [math.prod(s) for s in shapes]
     if len(set(sizes)) > 1:

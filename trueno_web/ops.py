@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from . import references as ref
@@ -54,12 +55,12 @@ class Op:
     ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
 
-    @property
+    @cached_property  # read on every op call: looked up once
     def row(self) -> KindRow:
         """The row of this op's kind (kinds.KINDS)."""
         return KINDS[self.kind]
 
-    @property
+    @cached_property
     def inputs(self) -> tuple[str, ...]:
         return self.input_names or self.row.inputs
 
@@ -67,7 +68,7 @@ class Op:
     def arity(self) -> int:
         return len(self.inputs)
 
-    @property
+    @cached_property
     def elementwise(self) -> bool:
         return self.row.elementwise
 

@@ -243,6 +243,8 @@ def axis_index(axis, ndim: int, what: str) -> int:
 def axes_tuple(axis, ndim: int, what: str) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:
+        return (axis % ndim,)
     axes = tuple(axis_index(a, ndim, what) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
     if len(set(axes)) != len(axes):
         raise TruenoValueError(f"{what}: repeated axis in {axis}")
