@@ -611,9 +611,10 @@ function start() {
   worker.postMessage({ type: "start", chainSize: Number($("#chain-size").value) });
 
   setUpPad(worker);
-  // canvases are sized from their container: redraw them when it changes size
+  // canvases are sized from their container: redraw them when it changes width (in the next frame, so
+  // that the redraw's own layout change is not delivered in the same ResizeObserver round)
   let lastWidth = 0;
-  new ResizeObserver(() => {
+  new ResizeObserver(() => requestAnimationFrame(() => {
     const width = $("main").clientWidth;
     if (width === lastWidth) return;
     lastWidth = width;
@@ -621,7 +622,7 @@ function start() {
     drawChain();
     const d = state.digit;
     drawDigitChart(d ? d.probabilities : null, d && d.predicted !== null && d.predicted !== undefined ? d.predicted : -1);
-  }).observe($("main"));
+  })).observe($("main"));
   $("#show-gpu").addEventListener("change", drawActivations);
   $("#show-cpu").addEventListener("change", drawActivations);
   document.querySelectorAll("input[name='filter']").forEach((r) => r.addEventListener("change", drawFilter));
