@@ -81,12 +81,18 @@ def _shape_of(x) -> tuple[int, ...]:
 
 
 def _from_list(x) -> HostData:
+    if x and set(map(type, x)) <= {float, int}:  # the common case, at C speed: a flat list of plain numbers
+        return _from_flat(x, (len(x),))
     shape = _shape_of(x)
     if shape == ():
         raise TruenoTypeError("pass a sequence of numbers, not a single number")
     flat = x
     for _ in range(len(shape) - 1):
         flat = [v for row in flat for v in row]
+    return _from_flat(flat, shape)
+
+
+def _from_flat(flat, shape: tuple[int, ...]) -> HostData:
     try:
         return HostData(memoryview(array.array("f", flat)), shape)
     except OverflowError:

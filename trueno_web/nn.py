@@ -4,6 +4,7 @@ bias add), `layer_norm` (ONE row kernel on a GPU: both reductions and the normal
 
 from __future__ import annotations
 
+import array
 import math
 
 from .errors import TruenoValueError
@@ -45,8 +46,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
     if causal:  # key position <= query position, compared in the kernel that applies it: the positions are
         # broadcast to the scores' shape first, so the comparison is of their size and fuses with the masking
         n_q, n_k = q.shape[-2], k.shape[-2]
-        key_pos = asarray([float(j) for j in range(n_k)], q.device).expand(scores.shape)
-        query_pos = asarray([float(i) for i in range(n_q)], q.device).reshape(n_q, 1).expand(scores.shape)
+        key_pos = asarray(array.array("f", range(n_k)), q.device).expand(scores.shape)
+        query_pos = asarray(array.array("f", range(n_q)), q.device).reshape(n_q, 1).expand(scores.shape)
         scores = _masked(scores, key_pos <= query_pos)
     if mask is not None:
         scores = _masked(scores, mask)

@@ -14,6 +14,7 @@ Shape, axis and device mistakes raise TruenoValueError where the expression is w
 
 from __future__ import annotations
 
+import array
 import math
 from numbers import Real
 
@@ -274,7 +275,7 @@ def _arg(t: Tensor, axis, keepdims: bool, extreme: str) -> Tensor:
     n = t.shape[a]
     if n == 0:
         raise TruenoValueError(f"arg{extreme} along an empty axis (axis {axis} of {t.shape}) has no value")
-    index = asarray([float(i) for i in range(n)], t.device).reshape([n if d == a else 1 for d in range(t.ndim)])
+    index = asarray(array.array("f", range(n)), t.device).reshape([n if d == a else 1 for d in range(t.ndim)])
     hit = (t == _reduce(extreme, t, a, True)).maximum(t != t)
     return Tensor.where(hit, index, float(n)).min(a, keepdims=keepdims)
 
