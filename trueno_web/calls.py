@@ -11,6 +11,7 @@ import inspect
 import math
 import os
 from numbers import Real
+from types import CoroutineType
 
 from .errors import TruenoError, TruenoTypeError
 from .ops import CATALOG, Op
@@ -64,6 +65,8 @@ class Pending(collections.abc.Coroutine):
 def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], dict]:
     """(inputs, scalar params, options) from a call's arguments, or a clear TypeError."""
     names = op.inputs
+    if not kwargs and len(args) == len(names) and not op.params and not op.options:
+        return args, (), {}  # the common call, on a fast path: its inputs and nothing else
     if len(args) < len(names):
         missing = ", ".join(names[len(args):])
         raise TruenoTypeError(f"{op.name}() needs {len(names)} array argument(s): missing {missing}")
@@ -121,7 +124,7 @@ def make_method(op: Op, impl, doc_suffix: str, self_is_input: bool = False):
             result = impl(self, op, inputs, params, options)
         except TruenoError as e:
             raise _at_the_call(e)  # trueno_web's frames left out: the error is in the call above
-        if inspect.iscoroutine(result):
+        if isinstance(result, CoroutineType):
             result.__name__ = result.__qualname__ = f"{type(self).__name__}.{op.name}"  # in 'never awaited'
             return Pending(op.name, result)
         return result
