@@ -22,6 +22,7 @@ phases of both paths in us per run (Phases), so the difference can be placed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import statistics
 import sys
@@ -97,14 +98,16 @@ class Runner:
 
 
 def timed(fns: dict, repeat: int, warmup: int) -> dict[str, float]:
-    """Median ms of each callable; they take turns, in a rotating order."""
+    """Median ms of each callable; they take turns, each round in the next permutation of their order (a
+    plain rotation let the tensor way follow the NumPy way, whose host work cools the caches, in 2 rounds
+    of 3, the batch way in 1)."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
     runs: dict[str, list[float]] = {k: [] for k in fns}
-    names = list(fns)
+    orders = list(itertools.permutations(fns))  # each way follows each other way equally often
     for r in range(repeat):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in orders[r % len(orders)]:
             start = time.perf_counter()
             fns[name]()
             runs[name].append((time.perf_counter() - start) * 1e3)
