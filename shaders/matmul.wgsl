@@ -12,8 +12,11 @@
 // product i reads A and B at element offsets from the batch dimensions' strides (0 where an operand is
 // broadcast: one matrix serves the whole dimension). A 2-D product is a batch of one.
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
-// [6] batch dimensions D, [7] unused, then per batch dimension, outermost first: size, A stride, B stride
-// (elements). Workgroups run tiles in a linear order, N fastest, then M, then the batch, on a grid that may
+// [6] batch dimensions D, [7] this dispatch's first BK-slice of K, then per batch dimension, outermost first:
+// size, A stride, B stride (elements).
+// Split K: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's loop
+// budget, less the D trips of LOCATE's loop), so a long K takes several dispatches; each one after the first
+// adds its partial products to C. Workgroups run tiles in a linear order, N fastest, then M, then the batch, on a grid that may
 // be 2-D past 65535. LOCATE finds the workgroup's tile and its product's offsets: shaders/matmul_batch.wgsl,
 // or for a single product (no batch) shaders/matmul_one.wgsl, whose offsets are constant 0 (so a 2-D
 // product compiles to the kernel it was before batches).
@@ -26,6 +29,7 @@
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
 const BK: u32 = {{BK}}u;
+const SLICES: u32 = {{SLICES}}u;  // BK-slices of K per dispatch at most
 const TX: u32 = {{TX}}u;          // threads along N: BN / TN
 const THREADS: u32 = {{THREADS}}u;
 const SA: u32 = BM / 4u + {{SA_PAD}}u;  // vec4 stride of one k row of the A tile (+1 where it fits: fewer bank conflicts)
@@ -57,7 +61,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ty = lid / TX;
     let row0 = (tile / tw_meta[3]) * BM;
     let col0 = (tile % tw_meta[3]) * BN;
-    let slices = (k_total + BK - 1u) / BK;
+    let first = tw_meta[7];
+    let slices = min((k_total + BK - 1u) / BK - first, SLICES);
 {{ACC_DECL}}
 
     // slice 0 -> stage 0
@@ -69,7 +74,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let cur = (t & 1u);
         let next = t + 1u < slices;
         if (next) {
-            let k0 = (t + 1u) * BK;
+            let k0 = (first + t + 1u) * BK;
 {{FETCH_NEXT}}
         }
         let a_base = cur * A_STAGE;

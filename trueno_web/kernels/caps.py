@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 DEFAULT_WG_STORAGE = 16384  # WebGPU's default maxComputeWorkgroupStorageSize
 REDUCE_MAX_PARTIALS = 1024
+# Iterations of all loops of one invocation together, at most: Mesa's llvmpipe (lavapipe) ends a shader's
+# loops after 65535 (LP_MAX_TGSI_LOOP_ITERATIONS) without an error. Kernels whose trips grow with a size
+# split the work (matmul's K, convolve2d's taps) or raise LimitError (rows); the others stay far below it
+# for any binding (reduce: <= 2^28 vec4s / (1024 * 256 threads) / 8 unrolled + 19; softmax: <= ~4100).
+LOOP_TRIPS = 65535
 
 
 def round16(nbytes: int) -> int:
@@ -26,6 +31,7 @@ class Caps:
     reduce_partials: int = REDUCE_MAX_PARTIALS  # workgroups of a reduction's first pass at most
     matmul: str = ""  # force a matmul.CONFIGS key ("" = pick by shape)
     matmul_min_groups: int = 256  # a larger tile only when it still gives this many workgroups
+    loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
 
     @classmethod
     def for_driver(cls, driver) -> "Caps":

@@ -1,10 +1,11 @@
-"""Valid 2-D convolution without kernel flip (shaders/conv2d.wgsl): one thread per output element."""
+"""Valid 2-D convolution without kernel flip (shaders/conv2d.wgsl): one thread per output element, a kernel
+of more taps than the loop budget allows split over several dispatches that add up their partial sums."""
 
 from __future__ import annotations
 
 from ..graph import Node, OpStep
 from .caps import Caps
-from .source import WORKGROUP, Dispatch, grid_for, pack_meta, shader
+from .source import WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
@@ -12,6 +13,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     ins = node.inputs
     (h, w), (kh, kw) = nodes[ins[0]].shape, nodes[ins[1]].shape
     oh, ow = node.shape
-    groups = -(-(oh * ow) // WORKGROUP)
-    return [Dispatch(shader("conv2d"), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
-                     grid_for(groups, caps.max_per_dim), pack_meta([h, w, kh, kw, oh, ow]))]
+    grid = grid_for(-(-(oh * ow) // WORKGROUP), caps.max_per_dim)
+    source = fill(shader("conv2d"), TAPS=caps.loop_trips)
+    return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), (3, node.id)), grid,
+                     pack_meta([h, w, kh, kw, oh, ow, first])) for first in range(0, max(kh * kw, 1), caps.loop_trips)]

@@ -65,9 +65,9 @@ def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inn
                 OUTER_TOTAL=outer_total, INNER=inner, INNER_TOTAL=inner_total)
 
 
-def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool = False) -> str:
+def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool, slices: int) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
-    of products or (`batched` False) one."""
+    of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch."""
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
@@ -124,12 +124,15 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
                 v = f"acc_{i}_{r}_{j}"
                 col = f"col0 + (tx + {j * tx}u) * 4u"
                 if vec_b:
+                    at = "(c_off + row * n_total + col) / 4u"
                     store.append(f"      {{ let col = {col}; if (row < m_total && col < n_total) "
-                                 f"{{ c[(c_off + row * n_total + col) / 4u] = {v}; }} }}")
+                                 f"{{ if (first > 0u) {{ {v} = c[{at}] + {v}; }} c[{at}] = {v}; }} }}")
                 else:
                     for q in range(4):
+                        at = "c_off + row * n_total + col"
                         store.append(f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
-                                     f"{{ c[c_off + row * n_total + col] = {v}.{xyzw[q]}; }} }}")
+                                     f"{{ if (first > 0u) {{ {v}.{xyzw[q]} = c[{at}] + {v}.{xyzw[q]}; }} "
+                                     f"c[{at}] = {v}.{xyzw[q]}; }} }}")
             store.append("    }")
 
     load_a = edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
@@ -138,10 +141,10 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
     return fill(
         shader("matmul"),
         A_TYPE="vec4<f32>" if vec_a else "f32", B_TYPE="vec4<f32>" if vec_b else "f32",
-        BM=bm, BN=bn, BK=bk, TX=tx, THREADS=threads, SA_PAD=int(pad),
+        BM=bm, BN=bn, BK=bk, SLICES=slices, TX=tx, THREADS=threads, SA_PAD=int(pad),
         A_TILE=2 * bk * sa, B_TILE=2 * bk * (bn // 4),
         LOAD_A=load_a, LOAD_B=load_b, ACC_DECL="\n".join(acc),
-        FETCH="    { let k0 = 0u;\n" + fetch("      ") + "\n    }",
+        FETCH="    { let k0 = first * BK;\n" + fetch("      ") + "\n    }",
         STASH=stash("    ", "0u"),
         FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute), STORE="\n".join(store),
@@ -149,16 +152,18 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
     )
 
 
-def matmul_meta(options: dict, tiles_n: int, tiles_m: int) -> bytes:
-    """The tw_meta words of shaders/matmul.wgsl: sizes, tile counts, then the batch dimensions."""
+def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int = 0) -> bytes:
+    """The tw_meta words of shaders/matmul.wgsl: sizes, tile counts, the first slice of K, then the batch
+    dimensions."""
     o = options
     dims = [w for dim in o["dims"] for w in dim]
-    return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), 0]) + \
+    return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), first]) + \
         struct.pack(f"<{len(dims)}I", *dims)
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch for the whole batch: tiles_m * tiles_n workgroups per product."""
+    """One dispatch for the whole batch, tiles_m * tiles_n workgroups per product; a K longer than the loop
+    budget allows (caps.loop_trips slices, less the batch loop's trips) is split over several dispatches."""
     node = nodes[step.node]
     ins = node.inputs
     o = node.options
@@ -170,5 +175,8 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     vec_b = n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     batched = bool(o["dims"])  # else one product (a folded batch is one too)
-    return [Dispatch(matmul_source(cfg, pad, vec_a, vec_b, batched), "main", ((1, ins[0]), (2, ins[1]), (3, node.id)),
-                     grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), matmul_meta(o, tiles_n, tiles_m))]
+    per = caps.loop_trips - len(o["dims"])
+    source = matmul_source(cfg, pad, vec_a, vec_b, batched, per)
+    grid = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim)
+    return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), (3, node.id)), grid, matmul_meta(o, tiles_n, tiles_m, first))
+            for first in range(0, max(-(-k // cfg.bk), 1), per)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
+from ..errors import LimitError
 from ..graph import Node, RowStep, row_reduction, storage
 from .caps import Caps
 from .map import index_fn, load_expr, meta_len, view_key, view_words
@@ -100,12 +101,25 @@ def rows_source(key: tuple) -> str:
 
 
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch: TPR threads per row (the row's length rounded up to a power of two, at most 256)."""
+    """One dispatch: TPR threads per row (the row's length rounded up to a power of two, at most 256).
+    Raises LimitError where a row is too long for the adapter's loop budget."""
     cols = step.cols
     tpr = WORKGROUP if cols >= WORKGROUP else 1 << max(cols - 1, 0).bit_length()
+    key = rows_key(step, nodes)
+    _, members, stores = key
+    folds = sum(m[0] == "red" for m in members)
+    passes = folds + any(members[r[1]][0] == "e" for r in stores)  # a loop over the row each
+    trips = passes * -(-cols // tpr) + folds * (tpr.bit_length() - 1)
+    if trips > caps.loop_trips:
+        longest = (caps.loop_trips - folds * 8) // passes * WORKGROUP
+        raise LimitError(
+            f"a reduction along rows of {cols} elements runs {trips} loop iterations per GPU thread, past this "
+            f"adapter's loop budget of {caps.loop_trips} (Mesa's llvmpipe stops a shader's loops there without "
+            f"an error); here rows of up to {longest} elements fit: reshape each row into k rows of cols / k, "
+            f"reduce, then reduce the k partial results")
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     meta = pack_meta([step.rows, cols, tpr], params) + struct.pack(f"<{len(words)}I", *words)
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + step.stores, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
-    return [Dispatch(rows_source(rows_key(step, nodes)), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
+    return [Dispatch(rows_source(key), "main", binds, grid_for(groups, caps.max_per_dim), meta)]

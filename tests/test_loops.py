@@ -1,0 +1,104 @@
+"""Bounded kernel loops (#14): no kernel loop runs past the adapter's loop budget (Mesa's llvmpipe stops a
+shader's loops after 65535 iterations in all, with no error). A long K of matmul and a long convolution
+kernel are split over dispatches that add their partial sums; a row reduction too long for the budget
+raises LimitError. Small integers, so every result is exact (float64 reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import trueno_web as tw
+from trueno_web import kernels
+from trueno_web.graph import Node, OpStep
+from trueno_web.kinds import KINDS, Kind
+from trueno_web.ops import get
+from trueno_web.runtime import block_on
+
+LLVMPIPE = 65535  # LP_MAX_TGSI_LOOP_ITERATIONS
+
+
+def ints(shape, mod: int, shift: int) -> np.ndarray:
+    """Small integers varying along every axis (a wrong or repeated slice of K changes the sum)."""
+    i = np.indices(shape).sum(axis=0)
+    return ((i * 7 + shift) % mod - mod // 2).astype(np.float32)
+
+
+def exact_matmul(a, b):
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def matmul_dispatches(sa, sb, caps) -> list:
+    op = get("matmul")
+    shape, o = KINDS[Kind.MATMUL].shape(op, [sa, sb], {})
+    nodes = [Node(0, None, (), (), sa), Node(1, None, (), (), sb), Node(2, op, (0, 1), (), shape, o)]
+    return kernels.dispatches(OpStep(2), nodes, caps)
+
+
+@pytest.mark.parametrize("dims, batch_a, batch_b", [(0, (), ()), (1, (2,), (2,)), (2, (2, 1), (3,))])
+def test_matmul_dispatches_split_k_within_the_budget(dims, batch_a, batch_b):
+    """K in slices of BK: one dispatch up to (budget - batch dimensions) slices, then one more per as many."""
+    caps = kernels.Caps(loop_trips=20, matmul="64x64x8")
+    per = 20 - dims
+    for slices, count in [(1, 1), (per, 1), (per + 1, 2), (2 * per, 2), (2 * per + 1, 3)]:
+        k = slices * 8 - 3  # the last slice partly filled
+        ds = matmul_dispatches(batch_a + (2, k), batch_b + (k, 3), caps)
+        assert len(ds) == count, (dims, k)
+        assert [int.from_bytes(d.meta[28:32], "little") for d in ds] == list(range(0, count * per, per))
+        assert all(f"const SLICES: u32 = {per}u;" in d.source for d in ds)
+
+
+def test_matmul_split_k_on_the_device(gpu, monkeypatch):
+    """With a budget of 12 slices of 8: K just below, at and past each multiple of it, 2-D and batched,
+    vec4 and scalar loads (K % 4), every product exact."""
+    caps = gpu.executor.caps
+    monkeypatch.setattr(caps, "loop_trips", 12)
+    monkeypatch.setattr(caps, "matmul", "64x64x8")
+    for k in (95, 96, 97, 188, 196, 299):
+        for sa, sb in [((3, k), (k, 5)), ((2, 3, k), (2, k, 8)), ((2, 1, 5, k), (3, k, 4))]:
+            a, b = ints(sa, 7, 1), ints(sb, 5, 2)
+            got = block_on((gpu.tensor(a) @ gpu.tensor(b)).numpy())
+            np.testing.assert_array_equal(got, exact_matmul(a, b), err_msg=f"{sa} @ {sb}")
+
+
+@pytest.mark.slow
+def test_matmul_past_llvmpipes_loop_limit(dev):
+    """The issue's case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
+    gave 524280), on every backend (~15 s on lavapipe)."""
+    k = 8 * LLVMPIPE + 16
+    got = block_on(dev.matmul(np.ones((2, k), np.float32), np.ones((k, 2), np.float32)))
+    np.testing.assert_array_equal(got, np.full((2, 2), k))
+
+
+def test_convolve2d_just_below_at_and_past_the_budget(dev):
+    """1 x n image and kernel of small integers: n taps in one output; 65535 taps is the most one loop
+    may run on lavapipe (it stopped there: 1 x 70000 of ones gave 65535)."""
+    for n in (LLVMPIPE - 1, LLVMPIPE, LLVMPIPE + 1, 70000, 2 * LLVMPIPE + 1):
+        img, ker = ints((1, n), 5, 0), ints((1, n), 3, 1)
+        got = block_on(dev.convolve2d(img, ker))
+        assert got.tolist() == [[float(img[0].astype(np.float64) @ ker[0].astype(np.float64))]], n
+
+
+def test_convolve2d_split_taps_on_the_device(gpu, monkeypatch):
+    """With a budget of 7 taps: kernels whose taps split inside a row, at a row's end and across rows."""
+    monkeypatch.setattr(gpu.executor.caps, "loop_trips", 7)
+    for (h, w), (kh, kw) in [((9, 11), (3, 4)), ((6, 20), (2, 7)), ((5, 30), (1, 15)), ((8, 8), (8, 1)),
+                             ((4, 5), (1, 1)), ((10, 12), (5, 6))]:
+        img, ker = ints((h, w), 9, 2), ints((kh, kw), 5, 1)
+        got = block_on(gpu.convolve2d(img, ker))
+        want = np.array([[np.sum(img[r:r + kh, c:c + kw].astype(np.float64) * ker) for c in range(w - kw + 1)]
+                         for r in range(h - kh + 1)])
+        np.testing.assert_array_equal(got, want, err_msg=f"{(h, w)} * {(kh, kw)}")
+
+
+def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
+    """A row reduction runs ceil(cols / 256) trips per pass over the row plus 8 per fold: with a budget of
+    40, one sum fits rows of 32 * 256 elements; one more element raises LimitError naming the budget; two
+    passes (sum, then the row minus it) halve it."""
+    monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
+    x = ints((2, 32 * 256), 3, 0)
+    np.testing.assert_array_equal(block_on(gpu.tensor(x).sum(axis=-1).numpy()), x.sum(axis=-1))
+    for t in (gpu.tensor(ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
+              (gpu.tensor(x) - gpu.tensor(x).sum(axis=-1, keepdims=True)).sum(axis=-1)):
+        with pytest.raises(tw.LimitError, match=r"loop budget of 40 .*llvmpipe.*reshape each row"):
+            block_on(t.numpy())
