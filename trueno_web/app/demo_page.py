@@ -57,11 +57,6 @@ def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
 
 
-def _plain(info: dict) -> dict:
-    """Adapter info with 'on WebAssembly (browser) (wasm32)' written 'on WebAssembly (browser, wasm32)'."""
-    return {k: v.replace(") (", ", ") if isinstance(v, str) else v for k, v in info.items()}
-
-
 async def _timed(fn, min_runs: int, max_runs: int, budget_s: float) -> dict:
     """Time `await fn()` at least min_runs and at most max_runs times, stopping once budget_s is
     spent: the median, the fastest and slowest run, and how many runs (ms)."""
@@ -148,10 +143,10 @@ class DemoSession:
         from .. import __version__
 
         return {
-            "backend": self.dev.backend, "adapter": _plain(info), "on_gpu": on_gpu, "software": software,
+            "backend": self.dev.backend, "adapter": info, "on_gpu": on_gpu, "software": software,
             "swiftshader": swiftshader, "software_note": software_note, "fallback_note": note,
             "cpu_backend": self.cpu.backend, "compare": self.compare,
-            "cpu_adapter": _plain(self.cpu.adapter_info),
+            "cpu_adapter": self.cpu.adapter_info,
             "limits": self.dev.limits, "trueno_web": __version__,
             "python": sys.version.split()[0], "platform": sys.platform,
         }

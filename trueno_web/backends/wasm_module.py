@@ -61,7 +61,7 @@ class WasmtimeModule:
 class BrowserModule:
     """Pyodide: the module through `js.WebAssembly`; bytes move through typed-array views of its memory."""
 
-    runtime = "WebAssembly (browser)"
+    runtime = "WebAssembly in the browser"
 
     def __init__(self, instance):
         import js
