@@ -6,6 +6,7 @@ Counter tests that speak of GPU transfers run on webgpu; the graph rules run on 
 
 from __future__ import annotations
 
+import array
 import asyncio
 import math
 
@@ -301,6 +302,30 @@ def test_device_array_is_uploaded_once_for_many_batches(dev2):
     out = b.add(b.upload(resident), b.import_buffer(resident))
     run(b.execute())
     assert flat(run(b.read(out))) == [2.0 * v for v in x] and b.stats.uploads == 0
+
+
+def test_results_and_uploads_never_alias_the_callers_data(dev):
+    """One-shot calls use the input in place and hand the result over (no copies on the CPU backends):
+    neither may leak. Batch uploads and DeviceArrays are what the data was at execute()/upload()."""
+    x = array.array("f", [1.0, -2.0, 3.0, -4.0])
+    out = run(dev.relu(x))
+    x[0] = 100.0
+    again = run(dev.relu(x))
+    assert flat(out) == [1.0, 0.0, 3.0, 0.0] and flat(again) == [100.0, 0.0, 3.0, 0.0]
+    again[2] = 9.0
+    assert list(x) == [100.0, -2.0, 3.0, -4.0], "the result is not the input"
+    resident = run(dev.upload(x))
+    x[1] = 50.0
+    assert flat(run(resident.read())) == [100.0, -2.0, 3.0, -4.0]
+    b = dev.batch()
+    u = b.upload(x)
+    r = b.relu(u)
+    run(b.execute())
+    x[2] = -7.0
+    first = run(b.read(r))
+    first[0] = -1.0
+    assert flat(run(b.read(u))) == [100.0, 50.0, 3.0, -4.0] and flat(run(b.read(r))) == [100.0, 50.0, 3.0, 0.0]
+    b.release()
 
 
 def test_device_array_of_another_device_raises(dev2, fresh_gpu):

@@ -15,7 +15,7 @@ import weakref
 from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, View, plan, storage
-from .host import from_host, to_host
+from .host import HostData, from_host, to_host
 from .ops import Op
 from .resident import DeviceArray
 from .stats import Stats
@@ -50,11 +50,14 @@ def _release(executor, nodes: list[Node]) -> None:
 class GpuCommandBatch:
     """A recorded graph of uploads and ops on one device, run with one submit per `execute()`."""
 
-    def __init__(self, device, fuse: bool = True):
+    def __init__(self, device, fuse: bool = True, private: bool = False):
+        """`private`: a one-shot call's batch (nothing outside the call sees its uploads, its result is read
+        once, then it is released), so a CPU backend uses the host data in place and hands the result over."""
         device.check_open()
         self.device = device
         self.executor = device.executor
         self.fuse = fuse
+        self.private = private
         self.stats = Stats()
         self._nodes: list[Node] = []
         self._pending: list[int] = []
@@ -87,6 +90,8 @@ class GpuCommandBatch:
             return self._own(data)
         host = to_host(data, shape)
         self.executor.check_size(host.size * 4, "this input")
+        if self.private:
+            host = HostData(host.data, host.shape, borrowed=True)
         return self._add(Node(len(self._nodes), None, (), (), host.shape, host=host))
 
     def import_buffer(self, array) -> BufferId:
@@ -198,7 +203,7 @@ class GpuCommandBatch:
         """Download one buffer: a float32 NumPy array (or array.array('f')), a Python float for reductions."""
         shape = self._own(buf).shape
         node = self._computed(buf, "read()")
-        data = await self.executor.read(node.buffer, math.prod(shape), (self.stats, self.device.stats))
+        data = await self.executor.read(node.buffer, math.prod(shape), (self.stats, self.device.stats), take=self.private)
         if shape == ():
             return float(memoryview(data).cast("B").cast("f")[0])
         return from_host(data, shape)

@@ -149,7 +149,7 @@ class GpuDevice:
 
 
 async def _one_shot(self, op, inputs, params, options):
-    batch = self.batch()
+    batch = GpuCommandBatch(self, private=True)
     try:
         out = batch.record(op, inputs, params, options)
         await batch.execute()

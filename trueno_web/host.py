@@ -24,6 +24,7 @@ class HostData:
 
     data: memoryview  # format 'f', 1-D, contiguous
     shape: tuple[int, ...]
+    borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input): a CPU backend may use it in place
 
     @property
     def size(self) -> int:

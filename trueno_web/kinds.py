@@ -184,6 +184,10 @@ def _flat(arrays):
     return [a.reshape(-1) for a in arrays]  # same length, any shapes: flat, as the kernels see them
 
 
+def _shaped(a, shape):
+    return a if a.shape == shape else a.reshape(shape)  # an array of the right shape stays itself (not a view)
+
+
 def _rows(flat, shape):
     cols = shape[-1] if shape else 1
     if not cols:
@@ -240,7 +244,7 @@ def _map_row(kind: Kind, inputs: tuple[str, ...]) -> KindRow:
     """An elementwise kind: same-length inputs, one op.numpy call on them flat, op.ref per element."""
     return KindRow(kind, inputs, "map", _map_shape,
                    work=lambda out, ins, o: math.prod(out),
-                   numpy=lambda op, arrays, params, o: op.numpy(*_flat(arrays), *params).reshape(arrays[0].shape),
+                   numpy=lambda op, arrays, params, o: _shaped(op.numpy(*_flat(arrays), *params), arrays[0].shape),
                    python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)])
 
 

@@ -94,8 +94,8 @@ class AutoExecutor:
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
         await target.execute(nodes, steps, stats)
 
-    async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
-        return await self.owner(buffer).read(buffer, size, stats)
+    async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+        return await self.owner(buffer).read(buffer, size, stats, take)
 
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)

@@ -43,8 +43,9 @@ class Executor(Protocol):
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
         """Upload pending host data, run the steps in one submit, set `buffer` on every stored node."""
 
-    async def read(self, buffer: object, size: int, stats: tuple[Stats, ...]) -> memoryview:
-        """float32 bytes of the first `size` elements of a buffer (counted as one download)."""
+    async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+        """float32 bytes of the first `size` elements of a buffer (counted as one download). `take`: the
+        buffer is freed right after, unread (a one-shot call's result): a CPU backend may hand it over."""
 
     def free(self, buffer: object) -> None:
         """Give a buffer back (to a pool, or to the allocator)."""

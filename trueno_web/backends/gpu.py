@@ -159,7 +159,7 @@ class GpuExecutor:
             raise
         return work, release
 
-    async def read(self, buffer: GpuBuffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+    async def read(self, buffer: GpuBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         nbytes = size * 4
         if nbytes == 0:
             return memoryview(b"")

@@ -28,7 +28,8 @@ class NumpyExecutor:
         """Host memory is the only limit here."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
-        return self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape).copy()
+        data = self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape)
+        return data if host.borrowed else data.copy()
 
     async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
         upload_pending(self, nodes, stats)
@@ -38,7 +39,8 @@ class NumpyExecutor:
                 node = nodes[nid]
                 result = node.op.row.numpy(node.op, [self._value(nodes, i) for i in node.inputs], node.params,
                                            node.options)
-                node.buffer = self.np.asarray(result, dtype=self.np.float32).reshape(node.shape)
+                result = self.np.asarray(result, dtype=self.np.float32)
+                node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
             for nid in members:
                 if nodes[nid].fused_away:
                     nodes[nid].buffer = None
@@ -65,7 +67,9 @@ class NumpyExecutor:
         start = flat[offset:]  # negative strides reach back before it
         return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
 
-    async def read(self, buffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+    async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+        if take and buffer.size and buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous:
+            return memoryview(buffer.reshape(-1)).cast("B")  # an array an op made (uploads and views have a base): handed over
         return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:

@@ -114,7 +114,7 @@ class WasmExecutor:
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
 
-    async def read(self, buffer: WasmBuffer, size: int, stats: tuple[Stats, ...]) -> memoryview:
+    async def read(self, buffer: WasmBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         return self.module.read(buffer.ptr, size * 4)
