@@ -1,0 +1,76 @@
+"""Benchmark: the CPU fallback (the numpy backend) against the same NumPy expressions (#13's targets).
+
+    python bench/cpu_fallback.py [--size 20] [--repeat 41]
+
+At n = 2^size float32 values, end to end (host data in, a host array out), the ways taking turns run by
+run in every permutation of their order; medians in ms:
+
+    relu one-shot    await dev.relu(x)                                   vs np.maximum(x, 0)
+    chain batch      relu -> scale(2) -> add(b) in one batch (fused)     vs np.maximum(x, 0) * 2 + b
+
+Prints the ratios (targets: relu <= 1.25, chain <= 1.3) and, as a second reference, np.maximum with a
+float32 zero (NumPy 2 takes a slower loop for a Python int 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trueno_web as tw  # noqa: E402
+from trueno_web.runtime import block_on  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=41)
+    args = parser.parse_args()
+    dev = block_on(tw.GpuDevice.create("numpy"))
+    rng = np.random.default_rng(0)
+    x, b = (rng.standard_normal(1 << args.size, dtype=np.float32) for _ in range(2))
+
+    async def chain():
+        with dev.batch() as bt:
+            out = bt.add(bt.scale(bt.relu(bt.upload(x)), 2.0), bt.upload(b))
+            await bt.execute()
+            return await bt.read(out)
+
+    ways = {
+        "relu one-shot": lambda: block_on(dev.relu(x)),
+        "np.maximum(x, 0)": lambda: np.maximum(x, 0),
+        "np.maximum(x, float32 0)": lambda: np.maximum(x, np.float32(0)),
+        "chain batch": lambda: block_on(chain()),
+        "np chain": lambda: np.maximum(x, 0) * np.float32(2) + b,
+    }
+    assert np.array_equal(ways["relu one-shot"](), ways["np.maximum(x, 0)"]())
+    assert np.array_equal(ways["chain batch"](), ways["np chain"]())
+    runs: dict[str, list[float]] = {k: [] for k in ways}
+    orders = list(itertools.permutations(ways))
+    for r in range(args.repeat):
+        for name in orders[r * 7 % len(orders)]:  # a stride through the 120 orders
+            start = time.perf_counter()
+            ways[name]()
+            runs[name].append((time.perf_counter() - start) * 1e3)
+    ms = {k: statistics.median(v) for k, v in runs.items()}
+    print(f"# bench/cpu_fallback.py --size {args.size} --repeat {args.repeat}: {platform.machine()}, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}")
+    print("| way | ms |\n|---|---|")
+    for k, v in ms.items():
+        print(f"| {k} | {v:.3f} |")
+    print(f"\nrelu one-shot / np.maximum(x, 0): {ms['relu one-shot'] / ms['np.maximum(x, 0)']:.2f} (target <= 1.25; "
+          f"against the float32 zero: {ms['relu one-shot'] / ms['np.maximum(x, float32 0)']:.2f})")
+    print(f"chain batch / NumPy: {ms['chain batch'] / ms['np chain']:.2f} (target <= 1.3)")
+
+
+if __name__ == "__main__":
+    main()
