@@ -1,5 +1,5 @@
 // reduce.wgsl's workgroup fold: a tree in workgroup memory (every adapter). COMBINE is the op's fold.
-fn tw_fold(lid: u32, value: f32) -> f32 {
+fn tw_fold(lid: u32, value: {{ACC}}) -> {{ACC}} {
     tw_shared[lid] = value;
     workgroupBarrier();
     for (var stride = 128u; stride > 0u; stride = stride >> 1u) {

@@ -176,6 +176,27 @@ fn tw_clip(x: f32, lo: f32, hi: f32) -> f32 {
 fn tw_scale(x: f32, s: f32) -> f32 { return x * s; }
 fn tw_add(a: f32, b: f32) -> f32 { return a + b; }
 fn tw_sub(a: f32, b: f32) -> f32 { return a - b; }
+// Compensated sums: a running sum as a float32 pair (sum, error), so its error does not grow with the count.
+// tw_one is 1.0 read from tw_meta[7] by each reduction kernel: the compiler cannot see its value, so it
+// cannot fold the two-sum's error (s - big) - small to 0 as a finite-math compiler (NVIDIA's) does otherwise;
+// s * tw_one is exact. A kernel that forgets to set it gets wrong sums (it is 0), never silently plain ones.
+var<private> tw_one: f32;
+fn tw_two_sum(a: f32, b: f32) -> vec2<f32> {  // a + b and its rounding error (Dekker's fast two-sum)
+    let swap = abs(a) < abs(b);
+    let big = select(a, b, swap);
+    let small = select(b, a, swap);
+    let s = big + small;
+    return vec2<f32>(s, small - (s * tw_one - big));
+}
+fn tw_pair(x: f32) -> vec2<f32> { return vec2<f32>(x, 0.0); }
+fn tw_pair_add(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
+    let t = tw_two_sum(p.x, q.x);
+    return vec2<f32>(t.x, t.y + (p.y + q.y));
+}
+// the pair's value; an infinite or NaN sum as it is (its error term is NaN then)
+fn tw_pair_value(p: vec2<f32>) -> f32 {
+    return select(p.x + p.y, p.x, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);
+}
 fn tw_mul(a: f32, b: f32) -> f32 { return a * b; }
 // NaN-propagating max/min (NumPy's np.max/np.min semantics)
 fn tw_max(a: f32, b: f32) -> f32 {

@@ -1,31 +1,32 @@
 // Reduction template, fully on the GPU in one submit: `partial` folds a grid-stride slice per
 // workgroup into partials[group]; `finish` folds the partials in one workgroup into out[0].
-// kernels.py fills in LOAD (a WGSL expression of x = a[i] and y = b[i]), COMBINE, IDENTITY, FINISH
-// from the op catalog, and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
+// kernels.py fills in LOAD (a WGSL expression of x = a[i] and y = b[i]), IDENTITY (of a lane) and FINISH
+// from the op catalog, the accumulator (source.accumulator: ACC, its type, LIFT from f32, COMBINE, VALUE
+// to f32; sums accumulate as compensated float32 pairs), and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
 // else a tree in workgroup memory).
 // The inputs are read as vec4 (bindings cover the buffers rounded up to 16 bytes), four vec4s per
 // thread per round (eight for one input) for enough loads in flight; lanes past the element count fold the identity.
-// tw_meta: [0] = element count, [1] = number of partials, [2] = vec4 count.
+// tw_meta: [0] = element count, [1] = number of partials, [2] = vec4 count, [7] = 1.0 (tw_one).
 
 {{ENABLE}}
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 {{B_DECL}}
-@group(0) @binding(3) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(3) var<storage, read_write> partials: array<{{ACC}}>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
-var<workgroup> tw_shared: array<f32, 256>;
+var<workgroup> tw_shared: array<{{ACC}}, 256>;
 
 fn tw_load(x: f32, y: f32) -> f32 {
     return {{LOAD}};
 }
 
-fn tw_fold4(v: vec4<f32>) -> f32 {
-    return {{COMBINE}}({{COMBINE}}(v.x, v.y), {{COMBINE}}(v.z, v.w));
+fn tw_fold4(v: vec4<f32>) -> {{ACC}} {
+    return {{COMBINE}}({{COMBINE}}({{LIFT}}(v.x), {{LIFT}}(v.y)), {{COMBINE}}({{LIFT}}(v.z), {{LIFT}}(v.w)));
 }
 
 // vec4 i of the inputs, folded to one value; lanes at or past n count as the identity
-fn tw_load4(i: u32, n: u32) -> f32 {
+fn tw_load4(i: u32, n: u32) -> {{ACC}} {
     let x = a[i];
     let y = {{Y}};
     var v = vec4<f32>(tw_load(x.x, y.x), tw_load(x.y, y.y), tw_load(x.z, y.z), tw_load(x.w, y.w));
@@ -42,6 +43,7 @@ fn tw_load4(i: u32, n: u32) -> f32 {
 @compute @workgroup_size(256)
 fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
+    tw_one = bitcast<f32>(tw_meta[7]);
     let n = tw_meta[0];
     let nv = tw_meta[2];
     let stride = nwg.x * 256u;
@@ -60,11 +62,12 @@ fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 
 @compute @workgroup_size(256)
 fn finish(@builtin(local_invocation_index) lid: u32{{SG_ARGS}}) {
+    tw_one = bitcast<f32>(tw_meta[7]);
     let parts = tw_meta[1];
-    var acc: f32 = {{IDENTITY}};
+    var acc: {{ACC}} = {{LIFT}}({{IDENTITY}});
     for (var i = lid; i < parts; i = i + 256u) {
         acc = {{COMBINE}}(acc, partials[i]);
     }
     let total = tw_fold(lid, acc{{SG_PASS}});
-    if (lid == 0u) { out[0] = {{FINISH}}(total); }
+    if (lid == 0u) { out[0] = {{FINISH}}({{VALUE}}(total)); }
 }

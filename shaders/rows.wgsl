@@ -6,13 +6,15 @@
 // that computes and stores the element values something needs afterwards.
 // TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup, on a grid that may be
 // 2-D past 65535 workgroups; rows past the end still reach every barrier.
-// tw_meta: [0] rows, [1] cols, [2] threads per row, [8..] scalar parameters as f32 bits, then the views
+// Sums accumulate as compensated float32 pairs (folded in tw_pairs), other reductions in one f32 (tw_shared).
+// tw_meta: [0] rows, [1] cols, [2] threads per row, [7] 1.0 (tw_one), [8..] scalar parameters as f32 bits, then the views
 // of the strided loads.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 {{BINDINGS}}
 
 var<workgroup> tw_shared: array<f32, 256>;
+var<workgroup> tw_pairs: array<vec2<f32>, 256>;
 
 fn tw_param(i: u32) -> f32 { return bitcast<f32>(tw_meta[8u + i]); }
 
@@ -21,6 +23,7 @@ fn tw_param(i: u32) -> f32 { return bitcast<f32>(tw_meta[8u + i]); }
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
+    tw_one = bitcast<f32>(tw_meta[7]);
     let rows = tw_meta[0];
     let cols = tw_meta[1];
     let tpr = tw_meta[2];

@@ -95,7 +95,6 @@ INLINE f4 vmin(f4 a, f4 b) {
 #endif
 }
 
-INLINE float hsum(f4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
 /* the first `cnt` (< 4) floats of p, the other lanes `fill` */
 INLINE f4 ld_tail(const float *p, int cnt, float fill) {
@@ -557,55 +556,62 @@ EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *y
 
 /* ------------------------------------------------------------------ reductions */
 
-/* Sums are pairwise over blocks of RBLOCK elements; inside a block 16 lanes accumulate 128 terms each,
- * so the error grows like log(n), not n. */
+/* Sums accumulate in float64 (products of two floats are exact there), pairwise over blocks of RBLOCK
+ * elements, and round to float32 once: the error is that one rounding plus n 2^-53 sum|x| at most.
+ * Squares (norm_l2) are float32, so x^2 overflows to inf for |x| > 1.8e19 as on the other backends. */
 #define RBLOCK 2048
 
-typedef float (*block_fn)(const float *a, const float *b, int n);
+typedef double d2 __attribute__((vector_size(16)));
+INLINE d2 lo2(f4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), d2); }
+INLINE d2 hi2(f4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), d2); }
+
+typedef double (*block_fn)(const float *a, const float *b, int n);
 
 #define BLOCK_SUM(NAME, TERM, STERM)                                                \
-    static float NAME(const float *a, const float *b, int n) {                      \
+    static double NAME(const float *a, const float *b, int n) {                     \
         (void)b;                                                                    \
-        f4 s0 = splat(0.0f), s1 = s0, s2 = s0, s3 = s0;                             \
+        d2 s0 = {0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;                              \
         int i = 0;                                                                  \
-        for (; i + 16 <= n; i += 16) {                                              \
-            s0 += TERM(i);                                                          \
-            s1 += TERM(i + 4);                                                      \
-            s2 += TERM(i + 8);                                                      \
-            s3 += TERM(i + 12);                                                     \
+        for (; i + 8 <= n; i += 8) {                                                \
+            s0 += TERM(lo2, i);                                                     \
+            s1 += TERM(hi2, i);                                                     \
+            s2 += TERM(lo2, i + 4);                                                 \
+            s3 += TERM(hi2, i + 4);                                                 \
         }                                                                           \
-        for (; i + 4 <= n; i += 4) s0 += TERM(i);                                   \
-        float t = 0.0f;                                                             \
+        for (; i + 4 <= n; i += 4) {                                                \
+            s0 += TERM(lo2, i);                                                     \
+            s1 += TERM(hi2, i);                                                     \
+        }                                                                           \
+        double t = 0.0;                                                             \
         for (; i < n; i++) t += STERM(i);                                           \
-        return hsum((s0 + s1) + (s2 + s3)) + t;                                     \
+        d2 s = (s0 + s1) + (s2 + s3);                                               \
+        return (s[0] + s[1]) + t;                                                   \
     }
 
-#define T_SUM(i) ld(a + (i))
-#define S_SUM(i) a[i]
-#define T_DOT(i) (ld(a + (i)) * ld(b + (i)))
-#define S_DOT(i) (a[i] * b[i])
-#define T_L1(i) vabs(ld(a + (i)))
-#define S_L1(i) __builtin_fabsf(a[i])
-#define T_SQ(i) (ld(a + (i)) * ld(a + (i)))
-#define S_SQ(i) (a[i] * a[i])
+#define T_SUM(h, i) h(ld(a + (i)))
+#define S_SUM(i) (double)a[i]
+#define T_DOT(h, i) (h(ld(a + (i))) * h(ld(b + (i))))
+#define S_DOT(i) ((double)a[i] * (double)b[i])
+#define T_L1(h, i) h(vabs(ld(a + (i))))
+#define S_L1(i) (double)__builtin_fabsf(a[i])
+#define T_SQ(h, i) h(ld(a + (i)) * ld(a + (i)))
+#define S_SQ(i) (double)(a[i] * a[i])
 
 BLOCK_SUM(block_sum, T_SUM, S_SUM)
 BLOCK_SUM(block_dot, T_DOT, S_DOT)
 BLOCK_SUM(block_l1, T_L1, S_L1)
 BLOCK_SUM(block_sq, T_SQ, S_SQ)
 
-static float pairwise(block_fn f, const float *a, const float *b, int n) {
+static double pairwise(block_fn f, const float *a, const float *b, int n) {
     if (n <= RBLOCK) return f(a, b, n);
     int h = ((n / 2) + RBLOCK - 1) / RBLOCK * RBLOCK; /* 0 < h < n */
     return pairwise(f, a, b, h) + pairwise(f, a + h, b ? b + h : b, n - h);
 }
 
-EXPORT float tw_sum(const float *x, int n) { return pairwise(block_sum, x, 0, n); }
-EXPORT float tw_dot(const float *a, const float *b, int n) { return pairwise(block_dot, a, b, n); }
-EXPORT float tw_norm_l1(const float *x, int n) { return pairwise(block_l1, x, 0, n); }
-
-/* sqrt(sum(x^2)) in f32 like the other backends: x^2 overflows to inf for |x| > 1.8e19 (no rescaling) */
-EXPORT float tw_norm_l2(const float *x, int n) { return __builtin_sqrtf(pairwise(block_sq, x, 0, n)); }
+EXPORT float tw_sum(const float *x, int n) { return (float)pairwise(block_sum, x, 0, n); }
+EXPORT float tw_dot(const float *a, const float *b, int n) { return (float)pairwise(block_dot, a, b, n); }
+EXPORT float tw_norm_l1(const float *x, int n) { return (float)pairwise(block_l1, x, 0, n); }
+EXPORT float tw_norm_l2(const float *x, int n) { return (float)__builtin_sqrt(pairwise(block_sq, x, 0, n)); }
 
 #define EXTREME(NAME, FN, IDENT)                                                    \
     EXPORT float tw_##NAME(const float *x, int n) {                                 \
@@ -647,7 +653,7 @@ EXPORT float tw_prod(const float *x, int n) {
 
 /* ------------------------------------------------------------------ softmax */
 
-/* Row by row along the last axis: NaN-propagating max, y = exp(x - max), s = pairwise sum of y,
+/* Row by row along the last axis: NaN-propagating max, y = exp(x - max), s = sum of y (float64, rounded once),
  * then y / s (or x - max - log s). */
 EXPORT void tw_softmax(const float *x, float *y, int rows, int cols, int log) {
     for (int r = 0; r < rows; r++) {
@@ -657,7 +663,7 @@ EXPORT void tw_softmax(const float *x, float *y, int rows, int cols, int log) {
         int j = 0;
         for (; j + 4 <= cols; j += 4) st(yr + j, v_exp(ld(xr + j) - m));
         if (j < cols) st_tail(yr + j, v_exp(ld_tail(xr + j, cols - j, 0.0f) - m), cols - j);
-        f4 s = splat(pairwise(block_sum, yr, 0, cols));
+        f4 s = splat((float)pairwise(block_sum, yr, 0, cols));
         if (log) {
             f4 ls = v_log(s);
             for (j = 0; j + 4 <= cols; j += 4) st(yr + j, (ld(xr + j) - m) - ls);

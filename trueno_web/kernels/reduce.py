@@ -8,7 +8,7 @@ from functools import lru_cache
 from ..graph import Node, OpStep
 from ..ops import Op
 from .caps import Caps
-from .source import WORKGROUP, Dispatch, fill, pack_meta, shader
+from .source import ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, pack_meta, shader
 
 
 @lru_cache(maxsize=None)
@@ -27,10 +27,10 @@ def reduce_source(op: Op, subgroups: bool = False, enable: bool = True) -> str:
         accs = [f"{{{{COMBINE}}}}({accs[j]}, {accs[j + 1]})" if j + 1 < len(accs) else accs[j]
                 for j in range(0, len(accs), 2)]
     text = fill(text, UNROLL=unroll, UNROLL_M1=unroll - 1, ACC_FOLD=accs[0],
-                ACC_DECL="\n".join(f"    var acc{u}: f32 = {{{{IDENTITY}}}};" for u in range(unroll)),
+                ACC_DECL="\n".join(f"    var acc{u}: {{{{ACC}}}} = {{{{LIFT}}}}({{{{IDENTITY}}}});" for u in range(unroll)),
                 UNROLLED="\n".join(f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll))
                 + "\n" + "\n".join(f"        acc{u} = {{{{COMBINE}}}}(acc{u}, v{u});" for u in range(unroll)))
-    text = fill(text, LOAD=op.wgsl, COMBINE=op.combine, IDENTITY=op.identity, FINISH=op.finish)
+    text = fill(text, LOAD=op.wgsl, IDENTITY=op.identity, FINISH=op.finish, **accumulator(op.combine))
     # `enable` must come before any declaration, so before the shared functions
     head, sep, rest = text.partition("enable subgroups;")
     return (sep + "\n" + shader("functions") + head + rest) if sep else shader("functions") + text
@@ -42,10 +42,10 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     n = nodes[ins[0]].size
     nv = -(-n // 4)
     parts = min(max(-(-nv // (WORKGROUP * 4)), 1), caps.reduce_partials)
-    meta = pack_meta([n, parts, nv])
+    meta = pack_meta([n, parts, nv, 0, 0, 0, 0, ONE_BITS])
     source = reduce_source(op, caps.subgroups, caps.enable_subgroups)
     binds = ((1, ins[0]),) + (((2, ins[1]),) if op.arity == 2 else ()) + ((3, "partials"),)
     return [
-        Dispatch(source, "partial", binds, (parts, 1), meta, scratch=4 * parts),
-        Dispatch(source, "finish", ((3, "partials"), (4, node.id)), (1, 1), meta, scratch=4 * parts),
+        Dispatch(source, "partial", binds, (parts, 1), meta, scratch=8 * parts),
+        Dispatch(source, "finish", ((3, "partials"), (4, node.id)), (1, 1), meta, scratch=8 * parts),
     ]

@@ -13,7 +13,7 @@ from ..errors import LimitError
 from ..graph import Node, RowStep, row_reduction, storage
 from .caps import Caps
 from .map import index_fn, load_expr, meta_len, view_key, view_words
-from .source import META_WORDS, WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
+from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, grid_for, pack_meta, shader
 
 
 def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
@@ -84,11 +84,13 @@ def rows_source(key: tuple) -> str:
             body.append(f"    let r{k} = {call(k, False)};")
         elif level == "red":
             _, combine, identity, finish = fn
+            acc = accumulator(combine)
             args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
-            body.append(f"    var acc{k}: f32 = {identity};")
-            body.append(loop.format("\n".join(elements(refs, " " * 12)
-                                              + [f"            acc{k} = {combine}(acc{k}, tw_red{k}({', '.join(args)}));"])))
-            body.append(fill(shader("rows_fold"), K=k, COMBINE=combine, FINISH=finish).rstrip())
+            body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
+            body.append(loop.format("\n".join(elements(refs, " " * 12) + [
+                f"            acc{k} = {acc['COMBINE']}(acc{k}, {acc['LIFT']}(tw_red{k}({', '.join(args)})));"])))
+            shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
+            body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [f"out{s}[row] = r{r[1]};" for s, r in enumerate(stores) if members[r[1]][0] != "e"]
     if row_stores:
         body.append("    if (live && lane == 0u) { " + " ".join(row_stores) + " }")
@@ -119,7 +121,7 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
             f"reduce, then reduce the k partial results")
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
-    meta = pack_meta([step.rows, cols, tpr], params) + struct.pack(f"<{len(words)}I", *words)
+    meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + step.stores, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
     return [Dispatch(rows_source(key), "main", binds, grid_for(groups, caps.max_per_dim), meta)]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 WORKGROUP = 256
 META_WORDS = 8  # u32 slots before the scalar parameters
+ONE_BITS = 0x3F800000  # 1.0: tw_meta[7] of the reduction kernels (tw_one in shaders/functions.wgsl)
 
 
 @lru_cache(maxsize=None)
@@ -28,6 +29,14 @@ def fill(text: str, **parts) -> str:
     for key, value in parts.items():
         text = text.replace("{{" + key + "}}", str(value))
     return text
+
+
+def accumulator(combine: str) -> dict[str, str]:
+    """How a reduction's kernels accumulate with the catalog's `combine`: sums (tw_add) as compensated
+    float32 pairs, other folds in one f32. Template parts: ACC (the type), LIFT (f32 -> ACC), COMBINE, VALUE."""
+    if combine == "tw_add":
+        return dict(ACC="vec2<f32>", LIFT="tw_pair", COMBINE="tw_pair_add", VALUE="tw_pair_value")
+    return dict(ACC="f32", LIFT="", COMBINE=combine, VALUE="")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+"""Compensated sums (#14): sum, dot, norm_l1, norm_l2, mean and sums along an axis on every backend against
+math.fsum of the float64 values, on data that defeats a plain float32 accumulation (cancellation, a count
+past 2^24, a huge dynamic range) and on random data. The bound (docs/accuracy.md): |got - S| <= one
+rounding of S (2^-24 |S|, twice that for mean and norm_l2) + 2^-44 sum|x|, where S is the float64 result.
+A plain float32 sum misses the first case by 131072 (2^-44 sum|x| is 0.75 there)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from trueno_web.runtime import block_on
+
+N = 1 << 18
+RNG = np.random.default_rng(14)
+
+
+def alternating(n=N):
+    """1e8, 1, -1e8, 1, ...: the float64 sum is n / 2, a plain float32 sum 0."""
+    return np.tile(np.array([1e8, 1, -1e8, 1], np.float32), n // 4)
+
+
+def wide(n=N):
+    """Magnitudes from 1e-15 to 1e15, both signs (the sum of squares stays finite in float32)."""
+    return (RNG.standard_normal(n) * 10.0 ** RNG.integers(-15, 16, n)).astype(np.float32)
+
+
+CASES = {
+    "alternating": alternating,
+    "ones past 2^24": lambda: np.ones((1 << 24) + 3, np.float32),  # 16777219: rounds to 16777220, not 2^24
+    "wide range": wide,
+    "random": lambda: RNG.standard_normal(N).astype(np.float32),
+}
+
+
+def check(got, terms, rounding=1, what=""):
+    """|got - S| within `rounding` roundings of S (float32) plus 2^-44 sum|terms| (float64 terms)."""
+    exact = math.fsum(terms)
+    bound = rounding * 2.0 ** -24 * abs(exact) + 2.0 ** -44 * math.fsum(np.abs(terms))
+    assert abs(float(got) - exact) <= bound, f"{what}: got {float(got)!r}, float64 {exact!r}, bound {bound:.3g}"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_sum_and_norm_l1(dev, case):
+    x = CASES[case]()
+    x64 = x.astype(np.float64)
+    check(block_on(dev.sum(x)), x64, what=f"sum of {case}")
+    if x.size <= N:  # (norm_l1 of ones is their sum)
+        check(block_on(dev.norm_l1(x)), np.abs(x64), what=f"norm_l1 of {case}")
+
+
+@pytest.mark.parametrize("case", ["alternating", "wide range", "random"])
+def test_dot_mean_norm_l2_and_axis_sums(dev, case):
+    """dot against ones (exact products), mean, norm_l2 (float32 squares: one rounding each, all of one
+    sign), sums along the last axis of 4 rows (the row kernel on webgpu)."""
+    x = CASES[case]()
+    x64 = x.astype(np.float64)
+    check(block_on(dev.dot(x, np.ones_like(x))), x64, what=f"dot of {case}")
+    check(block_on(dev.tensor(x).mean().numpy()) * x.size, x64, rounding=2, what=f"mean of {case}")
+    l2 = float(block_on(dev.norm_l2(x)))
+    squares = (x * x).astype(np.float64)
+    assert abs(l2 - math.sqrt(math.fsum(squares))) <= 2.0 ** -23 * math.sqrt(math.fsum(squares)), case
+    rows = block_on(dev.tensor(x.reshape(4, -1)).sum(axis=-1).numpy())
+    for got, row in zip(rows, x64.reshape(4, -1)):
+        check(got, row, what=f"row sum of {case}")
+
+
+def test_dot_of_random_products(dev):
+    """Random a . b: the float64 result of the float32 inputs within 1e-6 relative (a GPU rounds each
+    product to float32 once: 2^-24 sum|a b| more there)."""
+    a, b = RNG.standard_normal(N).astype(np.float32), RNG.standard_normal(N).astype(np.float32)
+    products = a.astype(np.float64) * b
+    exact = math.fsum(products)
+    got = float(block_on(dev.dot(a, b)))
+    assert abs(got - exact) <= 2.0 ** -24 * (abs(exact) + math.fsum(np.abs(products))) + 2.0 ** -44 * math.fsum(np.abs(products))
