@@ -344,8 +344,25 @@ def magnitudes(case: Case) -> list[float]:
     return mags
 
 
-def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
-    """Descriptions of the elements of `got` outside the tolerance (empty: all good)."""
+def webgpu_allows(case: Case, values: list[float]) -> list[bool]:
+    """Per element, whether a GPU's documented behaviours (docs/accuracy.md) explain an elementwise result:
+    within the op's ulp bound of the reference for the inputs as given or with their subnormals flushed,
+    results below 2^-126 on both sides equal (references.sweep_errors, the rule of tests/test_accuracy.py);
+    and x / x = 1 for one value divided by itself (NVIDIA's compiler folds it, as a - a to 0)."""
+    if not case.op.elementwise or not HAVE_NUMPY:
+        return [False] * len(values)
+    import numpy as np
+
+    inputs = [np.asarray(data, np.float32) for data, _ in case.inputs]
+    ok = references.sweep_errors(case.op, inputs, values, case.params, flush=True) <= case.op.ulp
+    if case.op.name == "div" and inputs[0].tobytes() == inputs[1].tobytes():
+        ok |= np.asarray(values) == 1.0
+    return ok.tolist()
+
+
+def mismatches(case: Case, got, want=None, rtol=None, atol=None, backend: str = "") -> list[str]:
+    """Descriptions of the elements of `got` outside the tolerance (empty: all good); on `backend` "webgpu"
+    also what webgpu_allows."""
     op = case.op
     rtol = op.rtol if rtol is None else rtol
     atol = op.atol if atol is None else atol
@@ -370,8 +387,11 @@ def mismatches(case: Case, got, want=None, rtol=None, atol=None) -> list[str]:
         else:
             ok = abs(g - w) <= tol
         if not ok and not (alt is not None and g == alt) and not (order is not None and order(g)):
-            bad.append(f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}")
-    return bad
+            bad.append((i, f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}"))
+    if bad and backend == "webgpu":
+        allowed = webgpu_allows(case, values)
+        bad = [(i, line) for i, line in bad if not allowed[i]]
+    return [line for _, line in bad]
 
 
 def _inputs_at(case: Case, i: int) -> str:

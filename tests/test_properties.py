@@ -103,7 +103,7 @@ def check_graph(dev, graph):
     # every op of the unfused run against its reference, on the inputs it was given
     for k, (op, args, params) in enumerate(steps):
         case = Case(op, [(f32(flat(got[i])), (n,)) for i in args], params)
-        bad = mismatches(case, got[len(inputs) + k])
+        bad = mismatches(case, got[len(inputs) + k], backend=dev.backend)
         assert not bad, f"step {k} {op.name}{args} {params} of {describe(steps)}:\n  " + "\n  ".join(bad[:5])
     # the fused run: every value it wrote agrees with the unfused run
     elementwise = [flat(v) for v in got[: len(inputs) + mapped]]
@@ -117,7 +117,7 @@ def check_graph(dev, graph):
     if len(steps) > mapped:  # the tail, on the values the fused run stored for it
         op, args, params = steps[-1]
         case = Case(op, [(f32(flat(run(fused.read(fids[i])))), (n,)) for i in args], params)
-        bad = mismatches(case, run(fused.read(fids[-1])))
+        bad = mismatches(case, run(fused.read(fids[-1])), backend=dev.backend)
         assert not bad, f"fused tail {op.name} of {describe(steps)}:\n  " + "\n  ".join(bad[:5])
 
 
