@@ -175,8 +175,30 @@ def consumers(nodes: list[Node]) -> dict[int, list[int]]:
     return used
 
 
+PLANS: dict = {}  # graph structure -> (steps, the pending nodes fused away); at most PLANS_KEPT, oldest out
+PLANS_KEPT = 256
+
+
 def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> list[Step]:
-    """Steps that compute the pending op nodes; see the module docstring for the rules."""
+    """Steps that compute the pending op nodes; see the module docstring for the rules. A graph of the
+    same structure as one planned before (a loop, a model's forward pass) gets that plan again: the key
+    holds everything planning reads of a node (steps are never changed after planning)."""
+    key = (fuse, max_bindings, tuple(pending), tuple(
+        (n.op.name if n.op is not None else None, n.inputs, n.shape, n.view, n.keep,
+         n.options.get("rows") if n.op is not None else None) for n in nodes))
+    if key in PLANS:
+        steps, fused_away = PLANS[key]
+        for nid in pending:
+            nodes[nid].fused_away = nid in fused_away
+        return steps
+    steps = _plan(nodes, pending, fuse, max_bindings)
+    if len(PLANS) >= PLANS_KEPT:
+        del PLANS[next(iter(PLANS))]
+    PLANS[key] = steps, {nid for nid in pending if nodes[nid].fused_away}
+    return steps
+
+
+def _plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> list[Step]:
     used = consumers(nodes)
     steps: list[Step] = []
     open_steps: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
