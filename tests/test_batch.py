@@ -582,3 +582,17 @@ def test_a_plan_is_reused_only_for_a_graph_of_the_same_structure(dev2):
     assert flat(run(b.read(mids[1]))) == [2.0 * max(v, 0.0) for v in x]
     with pytest.raises(tw.BatchError, match="fused"):
         run(b.read(mids[0]))
+
+
+def test_reused_dispatches_take_each_calls_scalars(gpu):
+    """A graph of the same structure reuses its plan and kernels; its scalars still come from each call,
+    bit for bit (scale by -0.0 and by 0.0 differ in the sign of the zeros)."""
+    x = [1.0, -2.0, 0.5]
+    results = []
+    for s in (2.0, 3.0, -0.0, 0.0, 2.0):
+        b = gpu.batch()
+        out = b.add(b.scale(b.upload(x), s), b.upload([-0.0, -0.0, -0.0]))  # adding -0.0 keeps the sign
+        run(b.execute())
+        results.append([math.copysign(1.0, v) if v == 0 else v for v in flat(run(b.read(out)))])
+        b.release()
+    assert results == [[2.0, -4.0, 1.0], [3.0, -6.0, 1.5], [-1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [2.0, -4.0, 1.0]]

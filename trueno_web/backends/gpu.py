@@ -7,6 +7,7 @@ lives here once.
 
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 
 from .. import kernels
@@ -79,6 +80,7 @@ class GpuExecutor:
         self.pool = BufferPool(driver)
         self.pipelines: dict[tuple[str, str], object] = {}
         self.caps = kernels.Caps.for_driver(driver)
+        self.planned: dict[int, tuple] = {}  # id(steps) -> (steps, scalars and options, its dispatches)
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
@@ -120,11 +122,30 @@ class GpuExecutor:
         finally:
             release()
 
+    def dispatches(self, nodes: list[Node], steps: list[MapStep | OpStep]) -> list:
+        """kernels.dispatches of every step. graph.plan hands a graph of the same structure the same steps
+        object; with the same scalars (bit for bit: -0.0 is not 0.0) and options its dispatches are the same,
+        and are reused (256 kept)."""
+        key = tuple((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None)
+        try:
+            hit = self.planned.get(id(steps))
+            if hit is not None and hit[0] is steps and hit[1] == key:
+                return hit[2]
+            hash(key)
+        except TypeError:  # an option that does not hash: nothing to compare against
+            key = None
+        planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
+        if key is not None:
+            if len(self.planned) >= 256:
+                del self.planned[next(iter(self.planned))]
+            self.planned[id(steps)] = steps, key, planned
+        return planned
+
     def prepare(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]):
         """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps,
         with their parameters written; `release()` gives the scratch buffers back once it is submitted."""
         upload_pending(self, nodes, stats)
-        planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
+        planned = self.dispatches(nodes, steps)
         if not planned:
             return [], lambda: None
         scratch = self.pool.take(max(16, max(d.scratch for d in planned)))
