@@ -259,10 +259,10 @@ def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
         return t.contiguous().reshape(out_shape)
     if not kept:  # all of it: the full reduction reads row-major memory
         out = _record(op, [t.contiguous()])
-        return out if out.shape == out_shape else out.reshape(out_shape)
-    rows = math.prod(t.shape[d] for d in kept)  # the row kernel reads any view, and the chain feeding it
-    order = kept + list(axes)
-    out = _record(op, [t if order == sorted(order) else t.permute(order)], (), {"rows": rows})
+    else:  # rows of the reduced axes: the row kernel reads any view, and the chain feeding it
+        order = kept + list(axes)
+        out = _record(op, [t if order == sorted(order) else t.permute(order)], (),
+                      {"rows": math.prod(t.shape[d] for d in kept)})
     return out if out.shape == out_shape else out.reshape(out_shape)
 
 
