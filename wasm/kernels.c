@@ -608,13 +608,15 @@ static double pairwise(block_fn f, const float *a, const float *b, int n) {
     return pairwise(f, a, b, h) + pairwise(f, a + h, b ? b + h : b, n - h);
 }
 
-EXPORT float tw_sum(const float *x, int n) { return (float)pairwise(block_sum, x, 0, n); }
-EXPORT float tw_dot(const float *a, const float *b, int n) { return (float)pairwise(block_dot, a, b, n); }
-EXPORT float tw_norm_l1(const float *x, int n) { return (float)pairwise(block_l1, x, 0, n); }
-EXPORT float tw_norm_l2(const float *x, int n) { return (float)__builtin_sqrt(pairwise(block_sq, x, 0, n)); }
+static float sum_row(const float *x, const float *b, int n) { return (float)pairwise(block_sum, x, 0, n); }
+static float dot_row(const float *a, const float *b, int n) { return (float)pairwise(block_dot, a, b, n); }
+static float norm_l1_row(const float *x, const float *b, int n) { return (float)pairwise(block_l1, x, 0, n); }
+static float norm_l2_row(const float *x, const float *b, int n) {
+    return (float)__builtin_sqrt(pairwise(block_sq, x, 0, n));
+}
 
 #define EXTREME(NAME, FN, IDENT)                                                    \
-    EXPORT float tw_##NAME(const float *x, int n) {                                 \
+    static float NAME##_row(const float *x, const float *b, int n) {                \
         f4 m0 = splat(IDENT), m1 = m0, m2 = m0, m3 = m0;                            \
         int i = 0;                                                                  \
         for (; i + 16 <= n; i += 16) {                                              \
@@ -636,7 +638,7 @@ EXTREME(min, vmin, F32_INF)
 
 /* the product, 16 lanes in turn (each multiplication rounds once, in any order: relative error <= (n-1) 2^-24
  * while no partial product leaves float32's normal range) */
-EXPORT float tw_prod(const float *x, int n) {
+static float prod_row(const float *x, const float *b, int n) {
     f4 p0 = splat(1.0f), p1 = p0, p2 = p0, p3 = p0;
     int i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -651,6 +653,24 @@ EXPORT float tw_prod(const float *x, int n) {
     return (p[0] * p[1]) * (p[2] * p[3]);
 }
 
+/* The exports: y[r] = the reduction of row r, for `rows` consecutive rows of `cols` floats (one call for all of
+ * them; a full reduction is one row). dot reads a and b; the others one input. */
+typedef float (*row_fn)(const float *a, const float *b, int n);
+static __attribute__((noinline)) void over_rows(row_fn f, const float *a, const float *b, float *y, int rows, int cols) {
+    for (long r = 0; r < rows; r++) y[r] = f(a + r * cols, b ? b + r * cols : b, cols);
+}
+#define ROWS(NAME)                                                                  \
+    EXPORT void tw_##NAME(const float *x, float *y, int rows, int cols) { over_rows(NAME##_row, x, 0, y, rows, cols); }
+ROWS(sum)
+ROWS(norm_l1)
+ROWS(norm_l2)
+ROWS(max)
+ROWS(min)
+ROWS(prod)
+EXPORT void tw_dot(const float *a, const float *b, float *y, int rows, int cols) {
+    over_rows(dot_row, a, b, y, rows, cols);
+}
+
 /* ------------------------------------------------------------------ softmax */
 
 /* Row by row along the last axis: NaN-propagating max, y = exp(x - max), s = sum of y (float64, rounded once),
@@ -659,7 +679,7 @@ EXPORT void tw_softmax(const float *x, float *y, int rows, int cols, int log) {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (long)r * cols;
         float *yr = y + (long)r * cols;
-        f4 m = splat(tw_max(xr, cols));
+        f4 m = splat(max_row(xr, 0, cols));
         int j = 0;
         for (; j + 4 <= cols; j += 4) st(yr + j, v_exp(ld(xr + j) - m));
         if (j < cols) st_tail(yr + j, v_exp(ld_tail(xr + j, cols - j, 0.0f) - m), cols - j);
@@ -786,6 +806,38 @@ EXPORT void tw_matmul_batch(const float *a, const float *b, float *c, int m, int
             ob += i * dims[3 * d + 2];
         }
         tw_matmul(a + oa, b + ob, c + p * m * n, m, k, n);
+    }
+}
+
+/* ------------------------------------------------------------------ strided views */
+
+/* y = a strided view of x, row-major: dims holds (size, stride, lo, hi) per dimension in elements, outermost
+ * first (ndims >= 1); element (i0, i1, ...) reads x[offset + i0 stride0 + i1 stride1 + ...] where every
+ * lo <= i < hi, else is 0.0 (padding; such addresses are never read). One call per view. */
+EXPORT __attribute__((minsize)) void tw_gather(const float *x, int offset, float *y, const int *dims, int ndims) {
+    const int *last = dims + 4 * (ndims - 1);
+    int n = last[0], step = last[1];
+    long rows = 1;
+    for (int d = 0; d < ndims - 1; d++) rows *= dims[4 * d];
+    for (long r = 0; r < rows; r++, y += n) {
+        long rest = r, at = offset;
+        int valid = 1;
+        for (int d = ndims - 2; d >= 0; d--) {
+            const int *w = dims + 4 * d;
+            long i = rest % w[0];
+            rest /= w[0];
+            at += i * w[1];
+            valid &= i >= w[2] && i < w[3];
+        }
+        int lo = valid ? last[2] : n, hi = valid ? last[3] : n;
+        const float *xr = x + at;
+        __builtin_memset(y, 0, 4 * (unsigned long)lo);
+        __builtin_memset(y + hi, 0, 4 * (unsigned long)(n - hi));
+        if (step == 1) {
+            __builtin_memcpy(y + lo, xr + lo, 4 * (unsigned long)(hi - lo));
+        } else {
+            for (long j = lo; j < hi; j++) y[j] = xr[j * step];
+        }
     }
 }
 

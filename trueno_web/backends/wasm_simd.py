@@ -10,13 +10,11 @@ chain living only in chunk-sized scratch; an op step is one kernel call. The mod
 from __future__ import annotations
 
 import array
-import itertools
-import math
 import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError
-from ..graph import MapStep, Node, OpStep, RowStep, Step, View, contiguous_strides, row_reduction, storage, template
+from ..graph import MapStep, Node, OpStep, RowStep, Step, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -160,17 +158,16 @@ class WasmExecutor:
                 self.free(buf)
 
     def _reduce(self, nodes: list[Node], step: OpStep) -> None:
-        """All of the input, or (option rows) one kernel call per row; a strided input is gathered first."""
+        """All of the input as one row, or (option rows) R rows, in one kernel call; a strided input is
+        gathered first."""
         node = nodes[step.node]
         rows = node.options.get("rows")
-        cols = nodes[node.inputs[0]].size // rows if rows else nodes[node.inputs[0]].size
+        n = nodes[node.inputs[0]].size
         gathered = [self._gather(nodes, i) for i in node.inputs]
         try:
-            ptrs = [(g or storage(nodes, i).buffer).ptr for g, i in zip(gathered, node.inputs)]
-            fn = symbol(node.op)
-            values = array.array("f", [self.module.call(fn, *(i32(p + 4 * r * cols) for p in ptrs), cols)
-                                       for r in range(1 if rows is None else rows)])
-            self.module.write(self._result(node).ptr, memoryview(values))
+            ptrs = [i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs)]
+            self.module.call(symbol(node.op), *ptrs, i32(self._result(node).ptr),
+                             1 if rows is None else rows, n // rows if rows else n)
         finally:
             for g in gathered:
                 if g is not None:
@@ -193,15 +190,31 @@ class WasmExecutor:
                     nodes[nid].buffer = None
 
     def _gather(self, nodes: list[Node], i: int) -> WasmBuffer | None:
-        """A row-major copy of node i where it is a strided view (the caller frees it), else None."""
+        """A row-major copy of node i where it is a strided view (the caller frees it), else None: one
+        tw_gather call, each dimension's size, stride and valid range written to linear memory for it."""
         view = nodes[i].view
         if view is None or view.identity:
             return None
-        base = storage(nodes, i)
         out = self._alloc(nodes[i].size * 4, "a copy of a strided view")
-        flat = self.module.read(base.buffer.ptr, base.size * 4).cast("f")
-        self.module.write(out.ptr, memoryview(gather(flat, view)))
+        if nodes[i].size:
+            mask = view.mask or [(0, d) for d in view.shape]
+            dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)] or [(1, 0, 0, 1)]
+            words = self._words(dims, "a view's dimensions")
+            try:
+                self.module.call("tw_gather", i32(storage(nodes, i).buffer.ptr), view.offset, i32(out.ptr),
+                                 i32(words.ptr), len(dims))
+            finally:
+                self.free(words)
         return out
+
+    def _words(self, rows: list, what: str) -> WasmBuffer:
+        """The integers of `rows` (tuples) as i32 words in a buffer of their own (the caller frees it)."""
+        words = array.array("i", [w for row in rows for w in row])
+        if sys.byteorder == "big":
+            words.byteswap()
+        buf = self._alloc(4 * len(words), what)
+        self.module.write(buf.ptr, memoryview(words))
+        return buf
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
@@ -223,12 +236,8 @@ class WasmExecutor:
             if o["batch"]:
                 self.module.call(symbol(node.op), a, b, c, *mkn)
             return
-        words = array.array("i", [w for dim in o["dims"] for w in dim])
-        if sys.byteorder == "big":
-            words.byteswap()
-        dims = self._alloc(4 * len(words), "the batch dimensions")
+        dims = self._words(o["dims"], "the batch dimensions")
         try:
-            self.module.write(dims.ptr, memoryview(words))
             self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
         finally:
             self.free(dims)
@@ -239,43 +248,6 @@ class WasmExecutor:
         self.module.call(symbol(node.op), i32(storage(nodes, img.id).buffer.ptr), *img.shape,
                          i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
                          i32(self._result(node).ptr))
-
-
-def gather(flat: memoryview, view) -> array.array:
-    """The elements of a strided view of `flat` (format 'f'), row-major: one slice per innermost row;
-    a masked view (padding) gives zeros outside its valid region."""
-    out = array.array("f")
-    if not math.prod(view.shape):
-        return out
-    if view.mask is not None:
-        return _gather_masked(flat, view)
-    *outer, last = view.shape or (1,)
-    *outer_strides, step = view.strides or (1,)
-    for index in itertools.product(*(range(d) for d in outer)):
-        start = view.offset + sum(i * s for i, s in zip(index, outer_strides))
-        if step == 0:
-            out.extend([flat[start]] * last)
-        else:
-            stop = start + step * last
-            out.extend(flat[start:stop if stop >= 0 else None:step])
-    return out
-
-
-def _gather_masked(flat: memoryview, view) -> array.array:
-    """Zeros of the view's shape, its valid region gathered (row by row) into place."""
-    out = array.array("f", bytes(4 * math.prod(view.shape)))
-    lows = [lo for lo, _ in view.mask]
-    inner = View(tuple(hi - lo for lo, hi in view.mask), view.strides,
-                 view.offset + sum(lo * s for lo, s in zip(lows, view.strides)))
-    values = gather(flat, inner)
-    if not values:
-        return out
-    row = inner.shape[-1]
-    out_strides = contiguous_strides(view.shape)
-    for k, index in enumerate(itertools.product(*(range(lo, hi) for lo, hi in view.mask[:-1]))):
-        start = sum(i * s for i, s in zip(index, out_strides)) + lows[-1]
-        out[start:start + row] = values[k * row:(k + 1) * row]
-    return out
 
 
 def symbol(op) -> str:
