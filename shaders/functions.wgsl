@@ -193,6 +193,19 @@ fn tw_pair_add(p: vec2<f32>, q: vec2<f32>) -> vec2<f32> {
     let t = tw_two_sum(p.x, q.x);
     return vec2<f32>(t.x, t.y + (p.y + q.y));
 }
+// One thread's running sum: (sum, sum of the rounding errors), each element added with Knuth's branch-free
+// two-sum, so that the loop carries one add in each (no compare or select on the way); threads' states
+// then combine with tw_pair_add. tw_one keeps the error terms from folding as above (b * tw_one is exact).
+fn tw_lane_add(p: vec2<f32>, x: f32) -> vec2<f32> {
+    let s = p.x + x;
+    let b = s * tw_one - p.x;
+    return vec2<f32>(s, p.y + ((p.x - (s - b * tw_one)) + (x - b)));
+}
+// four lanes' running sums, one vec4 of elements a step; tw_lanes_pair folds the lanes at the end
+fn tw_lanes_add(p: mat4x2<f32>, v: vec4<f32>) -> mat4x2<f32> {
+    return mat4x2<f32>(tw_lane_add(p[0], v.x), tw_lane_add(p[1], v.y), tw_lane_add(p[2], v.z), tw_lane_add(p[3], v.w));
+}
+fn tw_lanes_pair(p: mat4x2<f32>) -> vec2<f32> { return tw_pair_add(tw_pair_add(p[0], p[1]), tw_pair_add(p[2], p[3])); }
 // the pair's value; an infinite or NaN sum as it is (its error term is NaN then)
 fn tw_pair_value(p: vec2<f32>) -> f32 {
     return select(p.x + p.y, p.x, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);

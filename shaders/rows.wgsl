@@ -6,7 +6,8 @@
 // that computes and stores the element values something needs afterwards.
 // TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup, on a grid that may be
 // 2-D past 65535 workgroups; rows past the end still reach every barrier.
-// Sums accumulate as compensated float32 pairs (folded in tw_pairs), other reductions in one f32 (tw_shared).
+// Sums accumulate as compensated float32 pairs (per thread tw_lane_add, folded in tw_pairs with tw_pair_add),
+// other reductions in one f32 (tw_shared).
 // tw_meta: [0] rows, [1] cols, [2] threads per row, [7] 1.0 (tw_one), [8..] scalar parameters as f32 bits, then the views
 // of the strided loads.
 

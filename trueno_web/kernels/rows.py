@@ -84,11 +84,11 @@ def rows_source(key: tuple) -> str:
             body.append(f"    let r{k} = {call(k, False)};")
         elif level == "red":
             _, combine, identity, finish = fn
-            acc = accumulator(combine)
+            acc = accumulator(combine, identity)
             args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
             body.append(loop.format("\n".join(elements(refs, " " * 12) + [
-                f"            acc{k} = {acc['COMBINE']}(acc{k}, {acc['LIFT']}(tw_red{k}({', '.join(args)})));"])))
+                f"            acc{k} = {acc['ADD1']}(acc{k}, tw_red{k}({', '.join(args)}));"])))
             shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [f"out{s}[row] = r{r[1]};" for s, r in enumerate(stores) if members[r[1]][0] != "e"]

@@ -31,12 +31,18 @@ def fill(text: str, **parts) -> str:
     return text
 
 
-def accumulator(combine: str) -> dict[str, str]:
-    """How a reduction's kernels accumulate with the catalog's `combine`: sums (tw_add) as compensated
-    float32 pairs, other folds in one f32. Template parts: ACC (the type), LIFT (f32 -> ACC), COMBINE, VALUE."""
+def accumulator(combine: str, identity: str) -> dict[str, str]:
+    """How a reduction's kernels accumulate with the catalog's `combine`. Folds across threads: ACC (the
+    type), LIFT (f32 -> ACC), COMBINE, VALUE (ACC -> f32). A thread's own elements: ADD1 (ACC and f32 ->
+    ACC, the row kernel); LANES (the type), START, ADD4 (an expression of `acc` and the vec4 `v`) and DONE
+    (LANES -> ACC) in the reduce kernel. Sums keep (sum, error) float32 pairs, per vec4 lane in a thread
+    (shaders/functions.wgsl: tw_lane_add); other folds one f32."""
     if combine == "tw_add":
-        return dict(ACC="vec2<f32>", LIFT="tw_pair", COMBINE="tw_pair_add", VALUE="tw_pair_value")
-    return dict(ACC="f32", LIFT="", COMBINE=combine, VALUE="")
+        return dict(ACC="vec2<f32>", LIFT="tw_pair", COMBINE="tw_pair_add", VALUE="tw_pair_value", ADD1="tw_lane_add",
+                    LANES="mat4x2<f32>", START="mat4x2<f32>()", ADD4="tw_lanes_add(acc, v)", DONE="tw_lanes_pair")
+    c = combine
+    return dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, LANES="f32", START=identity,
+                ADD4=f"{c}(acc, {c}({c}(v.x, v.y), {c}(v.z, v.w)))", DONE="")
 
 
 @dataclass(frozen=True)
