@@ -30,19 +30,16 @@ from .views import Views, axes_tuple, axis_index, shape_arg
 class Tensor(Views):
     """A lazy float32 array on one device (see the module docstring)."""
 
-    __slots__ = ("device", "expr", "__weakref__")
+    __slots__ = ("device", "expr", "shape", "__weakref__")
     __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
     dtype = "float32"
 
     def __init__(self, device, expr: Expr):
         self.device = device
         self.expr = expr
+        self.shape: tuple[int, ...] = expr.shape  # read on every op: an attribute (realize keeps the shape)
 
     # ------------------------------------------------------------ shape
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.expr.shape
 
     @property
     def ndim(self) -> int:
