@@ -1,7 +1,8 @@
 // softmax.wgsl's per-element functions for rows read as vec4 (cols % 4 == 0).
-fn tw_push(st: vec2<f32>, v: vec4<f32>) -> vec2<f32> {
+fn tw_push(st: vec3<f32>, v: vec4<f32>) -> vec3<f32> {
     let m = tw_max(st.x, tw_max(tw_max(v.x, v.y), tw_max(v.z, v.w)));
-    return vec2<f32>(m, tw_rescale(st, m) + ((tw_term(v.x, m) + tw_term(v.y, m)) + (tw_term(v.z, m) + tw_term(v.w, m))));
+    let s = tw_lane_add(tw_lane_add(tw_rescale(st, m), tw_term(v.x, m)), tw_term(v.y, m));
+    return vec3<f32>(m, tw_lane_add(tw_lane_add(s, tw_term(v.z, m)), tw_term(v.w, m)));
 }
 
 fn tw_out(v: vec4<f32>, st: vec2<f32>, log_s: f32, is_log: bool) -> vec4<f32> {

@@ -2,7 +2,9 @@
 math.fsum of the float64 values, on data that defeats a plain float32 accumulation (cancellation, a count
 past 2^24, a huge dynamic range) and on random data. The bound (docs/accuracy.md): |got - S| <= one
 rounding of S (2^-24 |S|, twice that for mean and norm_l2) + 2^-44 sum|x|, where S is the float64 result.
-A plain float32 sum misses the first case by 131072 (2^-44 sum|x| is 0.75 there)."""
+A plain float32 sum misses the first case by 131072 (2^-44 sum|x| is 0.75 there). Softmax's denominator
+(the softmax kernel, and softmax written with tensor ops: the row kernel) on a row whose plain float32 sum
+drops 2^-18 of it."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+from trueno_web.kernels import softmax as softmax_kernel
 from trueno_web.runtime import block_on
 
 N = 1 << 18
@@ -75,3 +78,38 @@ def test_dot_of_random_products(dev):
     exact = math.fsum(products)
     got = float(block_on(dev.dot(a, b)))
     assert abs(got - exact) <= 2.0 ** -24 * (abs(exact) + math.fsum(np.abs(products))) + 2.0 ** -44 * math.fsum(np.abs(products))
+
+
+def softmax_row(cols=1 << 19):
+    """Blocks of 1024 elements at the row's max (terms exactly 1) and at max - 12.5 (terms ~2^-18), in turn:
+    each GPU thread's running sum of the terms passes 256, past which a plain float32 sum drops every small
+    term (3/4 of them: 2^-18.4 of the denominator); on the CPU backends a float64 sum keeps them."""
+    return np.where(np.arange(cols) // 1024 % 2 == 0, 0.0, -12.5).astype(np.float32)
+
+
+def check_softmax(got, x):
+    """Every element within 2^-20 relative of exp(x - max) / math.fsum(exp(x - max)) in float64 (exp's
+    1.5 ulp, a GPU division's 2.5, the denominator's rounding)."""
+    terms = np.exp(x.astype(np.float64).ravel() - float(x.max()))
+    want = terms / math.fsum(terms)
+    err = np.max(np.abs(np.asarray(got, np.float64).ravel() - want) / want)
+    assert err <= 2.0**-20, f"relative error {err:.3g} (2^{math.log2(err):.1f})"
+
+
+@pytest.mark.parametrize("path", ["split row", "one workgroup per row"])
+def test_softmax_denominator(dev, monkeypatch, path):
+    """The softmax kernel's two webgpu paths (a long row split across workgroups, or one workgroup per
+    row: forced by CHUNK_ROWS = 1, on a length of its own so that no plan made before is reused); one path on
+    the CPU backends."""
+    if path != "split row":
+        monkeypatch.setattr(softmax_kernel, "CHUNK_ROWS", 1)
+    x = softmax_row((1 << 19) + 4096 * (path != "split row"))
+    check_softmax(block_on(dev.softmax(x)), x)
+
+
+def test_softmax_denominator_as_tensor_ops(dev):
+    """exp(x - max) / sum(exp(x - max)) with tensor ops: on webgpu the row kernel's sum."""
+    x = softmax_row().reshape(1, -1)
+    t = dev.tensor(x)
+    e = (t - t.max(axis=-1, keepdims=True)).exp()
+    check_softmax(block_on((e / e.sum(axis=-1, keepdims=True)).numpy()), x)

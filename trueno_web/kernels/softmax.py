@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from ..graph import Node, OpStep
 from .caps import Caps
-from .source import Dispatch, fill, grid_for, pack_meta, shader
+from .source import ONE_BITS, Dispatch, fill, grid_for, pack_meta, shader
 
 CHUNK_ROWS = 128  # fewer rows than this, and long: split each row across workgroups
 CHUNK_VECS = 2048  # at least this many vectors per chunk
@@ -33,12 +33,12 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         chunks = min(-(-cv // CHUNK_VECS), -(-TARGET_GROUPS // rows))
         per = -(-cv // chunks)
         chunks = -(-cv // per)
-        meta = pack_meta([rows, cols, is_log, per, chunks, cv, 256])
+        meta = pack_meta([rows, cols, is_log, per, chunks, cv, 256, ONE_BITS])
         binds = ((1, src), (3, "partials"))
-        scratch = 8 * rows * chunks
+        scratch = 16 * rows * chunks  # a vec3 state per chunk (16-byte stride)
         return [Dispatch(source, "stats", binds, (chunks, rows), meta, scratch),
                 Dispatch(source, "write", ((1, src), (2, node.id), (3, "partials")), (chunks, rows), meta, scratch)]
     tpr = 256 if cv >= 256 else 1 << max(cv - 1, 0).bit_length()
     groups = -(-rows // (256 // tpr))
-    meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr])
+    meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr, ONE_BITS])
     return [Dispatch(source, "main", ((1, src), (2, node.id)), grid_for(groups, caps.max_per_dim), meta)]
