@@ -191,30 +191,19 @@ class WasmExecutor:
 
     def _gather(self, nodes: list[Node], i: int) -> WasmBuffer | None:
         """A row-major copy of node i where it is a strided view (the caller frees it), else None: one
-        tw_gather call, each dimension's size, stride and valid range written to linear memory for it."""
+        tw_gather call, each dimension's size, stride and valid range written after the copy's floats."""
         view = nodes[i].view
         if view is None or view.identity:
             return None
-        out = self._alloc(nodes[i].size * 4, "a copy of a strided view")
-        if nodes[i].size:
-            mask = view.mask or [(0, d) for d in view.shape]
-            dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)] or [(1, 0, 0, 1)]
-            words = self._words(dims, "a view's dimensions")
-            try:
-                self.module.call("tw_gather", i32(storage(nodes, i).buffer.ptr), view.offset, i32(out.ptr),
-                                 i32(words.ptr), len(dims))
-            finally:
-                self.free(words)
+        n = nodes[i].size
+        mask = view.mask or [(0, d) for d in view.shape]
+        dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)] or [(1, 0, 0, 1)]
+        out = self._alloc(4 * n + 16 * len(dims), "a copy of a strided view")
+        if n:
+            self.module.write(out.ptr + 4 * n, words(dims))
+            self.module.call("tw_gather", i32(storage(nodes, i).buffer.ptr), view.offset, i32(out.ptr),
+                             i32(out.ptr + 4 * n), len(dims))
         return out
-
-    def _words(self, rows: list, what: str) -> WasmBuffer:
-        """The integers of `rows` (tuples) as i32 words in a buffer of their own (the caller frees it)."""
-        words = array.array("i", [w for row in rows for w in row])
-        if sys.byteorder == "big":
-            words.byteswap()
-        buf = self._alloc(4 * len(words), what)
-        self.module.write(buf.ptr, memoryview(words))
-        return buf
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
@@ -236,8 +225,10 @@ class WasmExecutor:
             if o["batch"]:
                 self.module.call(symbol(node.op), a, b, c, *mkn)
             return
-        dims = self._words(o["dims"], "the batch dimensions")
+        batch_dims = words(o["dims"])
+        dims = self._alloc(batch_dims.nbytes, "the batch dimensions")
         try:
+            self.module.write(dims.ptr, batch_dims)
             self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
         finally:
             self.free(dims)
@@ -248,6 +239,14 @@ class WasmExecutor:
         self.module.call(symbol(node.op), i32(storage(nodes, img.id).buffer.ptr), *img.shape,
                          i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
                          i32(self._result(node).ptr))
+
+
+def words(rows: list) -> memoryview:
+    """The integers of `rows` (tuples) as little-endian i32 words (wasm's byte order)."""
+    out = array.array("i", [w for row in rows for w in row])
+    if sys.byteorder == "big":
+        out.byteswap()
+    return memoryview(out)
 
 
 def symbol(op) -> str:
