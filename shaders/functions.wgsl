@@ -365,9 +365,9 @@ var<private> TW_LOG2_TL: array<f32, 32> = array<f32, 32>(0.0, -1.223990694e-05, 
 fn tw_log2_pair(ax: f32) -> vec2<f32> {
     var bits = bitcast<u32>(ax);
     var e = -127;
-    if (bits < 0x800000u) {
-        bits = bitcast<u32>(ax * 16777216.0);
-        e = e - 24;
+    if (bits < 0x800000u) {  // subnormal: normalised through an integer, as in tw_log (x 2^24 is 0 where a GPU flushes x)
+        bits = bitcast<u32>(f32(bits));                      // x 2^149, exactly
+        e = e - 149;
     }
     e = e + i32(bits >> 23u);
     let i = (bits >> 18u) & 31u;
@@ -425,13 +425,16 @@ fn tw_pow(x: f32, y: f32) -> f32 {
     }
     let integer = floor(y) == y;
     let odd = integer && floor(y * 0.5) != y * 0.5;
+    // signs on the bits: a GPU that flushes subnormals (NVIDIA) reads 1e-40 > 0.0 as false, which with the
+    // bits' ix != 0 above gave pow(0, 1e-40) = inf, the result of neither the value nor its flushed zero
+    let y_pos = bitcast<u32>(y) < 0x80000000u;
     var mag: f32;
     if (ix == 0u) {
-        mag = select(tw_inf(), 0.0, y > 0.0);
+        mag = select(tw_inf(), 0.0, y_pos);
     } else if (ix == TW_INF_BITS) {
-        mag = select(0.0, tw_inf(), y > 0.0);
+        mag = select(0.0, tw_inf(), y_pos);
     } else {
-        if (x < 0.0 && !integer) { return tw_nan(); }
+        if (bx >= 0x80000000u && !integer) { return tw_nan(); }
         mag = tw_pow_core(ax, y);
     }
     return select(mag, -mag, odd && bx >= 0x80000000u);

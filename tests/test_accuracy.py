@@ -85,6 +85,23 @@ def test_the_issue_cases(dev, name, x, value):
     assert references.ulp_errors(got, w, flush=dev.backend == "webgpu")[0] <= op.ulp, f"{name}({x!r}) = {got[0]!r}, want {w[0]!r}"
 
 
+POW_SUBNORMAL = [(0.0, 1.1754942e-38), (0.0, -1e-40), (-1e-40, 0.5), (np.inf, 1e-40), (np.inf, -1e-40),
+                 (-1e-40, 3.0), (2.0, 1e-40), (-2.0, 1e-40), (1.1754942e-38, 0.0005825), (1e-45, 0.01), (3e-39, -0.25)]
+
+
+def test_pow_of_subnormal_operands(dev):
+    """pow with a subnormal base or exponent: within the bound of the result for the operands as given, or
+    (webgpu) for them flushed to zero, never a mix of the two: on the lent H100 pow(0, 1.1754942e-38) gave
+    inf (test_reliability's special-value graphs found it), the kernel's y > 0 reading the exponent as 0
+    where its bits had said nonzero, and pow(1.1754942e-38, 0.0005825) 0.9409 for 0.9504, its log2 of a
+    subnormal base normalised by a multiply that the GPU flushed to 0."""
+    op = ops.get("pow")
+    x, y = (np.array(v, np.float32) for v in zip(*POW_SUBNORMAL))
+    got = np.asarray(block_on(dev.pow(x, y)), np.float64)
+    errors = references.sweep_errors(op, [x, y], got, {}, flush=dev.backend == "webgpu")
+    assert np.all(errors <= op.ulp), [(a, b, g) for a, b, g, e in zip(x, y, got, errors) if not e <= op.ulp]
+
+
 # ---------------------------------------------------------------- the references themselves
 
 

@@ -830,8 +830,9 @@ def test_sizes_travel_as_data_too(fresh_gpu, monkeypatch):
 
 
 def test_webgpu_rule_accepts_exactly_the_documented_device_behaviours():
-    """On webgpu only: a subnormal input read as 0 (NVIDIA flushes them), one value divided by itself folded
-    to 1; a wrong finite value, or the fold on two different inputs, still fails; the CPU backends get no slack."""
+    """On webgpu only: a subnormal input read as 0 (NVIDIA flushes them), a result below 2^-126 as 0, one
+    value divided by itself folded to 1; a wrong finite value, or the fold on two different inputs, still
+    fails; the CPU backends get no slack."""
     flushed = Case(ops.get("add"), [(f32([1e-40, 1.0]), (2,)), (f32([1e-40, 2.0]), (2,))])
     assert problems(flushed, f32([0.0, 3.0]), "webgpu") == [] and problems(flushed, f32([0.0, 3.0]), "numpy") != []
     assert problems(flushed, f32([0.0, 3.5]), "webgpu") != []
@@ -842,3 +843,11 @@ def test_webgpu_rule_accepts_exactly_the_documented_device_behaviours():
     other = f32([NAN, INF, 0.0, 3.0])
     assert problems(Case(ops.get("div"), [(same, (4,)), (other, (4,))]), f32([1.0] * 4), "webgpu") != []
     assert problems(Case(ops.get("div"), [(same, (4,)), (same, (4,))]), f32([1.0] * 4), "numpy") != []
+    # other ops: the inputs' subnormals read as 0 (the lent H100's matmul of a row [-5e-39, -0, 1] gave 0), a
+    # result below 2^-126 as 0; a wrong normal value still fails
+    mm = Case(ops.get("matmul"), [(f32([-5e-39, -0.0, 1.0]), (1, 3)), (f32([1.0, 2.0, 0.0]), (3, 1))])
+    assert problems(mm, f32([0.0]), "webgpu") == [] and problems(mm, f32([0.0]), "numpy") != []
+    assert problems(mm, f32([-1e-30]), "webgpu") != [] and problems(mm, f32([1.0]), "webgpu") != []
+    tiny = Case(ops.get("sum"), [(f32([3e-38, -2e-38]), (2,))])  # 1e-38: a result below 2^-126
+    assert problems(tiny, 0.0, "webgpu") == [] and problems(tiny, 0.0, "wasm-simd") != []
+    assert problems(tiny, 2e-38, "webgpu") != []
