@@ -102,3 +102,16 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
               (gpu.tensor(x) - gpu.tensor(x).sum(axis=-1, keepdims=True)).sum(axis=-1)):
         with pytest.raises(tw.LimitError, match=r"loop budget of 40 .*llvmpipe.*reshape each row"):
             block_on(t.numpy())
+
+
+def test_a_row_too_long_for_one_pass_raises_when_recorded(gpu, monkeypatch):
+    """A reduction whose rows are too long for its own pass raises at record, before execute, with the
+    message execute gives; the longest row that fits records and runs."""
+    monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
+    b = gpu.batch()
+    fits = ints((2, 32 * 256), 3, 0)
+    out = b.record(tw.ops.get("sum"), (fits,), options={"rows": 2})
+    with pytest.raises(tw.LimitError, match=r"rows of 8193 elements .* loop budget of 40 .*llvmpipe.*up to 8192"):
+        b.record(tw.ops.get("sum"), (ints((2, 32 * 256 + 1), 3, 0),), options={"rows": 2})
+    block_on(b.execute())
+    np.testing.assert_array_equal(block_on(b.read(out)), fits.sum(axis=-1))

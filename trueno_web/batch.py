@@ -16,6 +16,7 @@ from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, View, plan, storage
 from .host import HostData, from_host, to_host
+from .kernels.rows import check_budget
 from .ops import Op
 from .resident import DeviceArray
 from .stats import Stats
@@ -175,9 +176,13 @@ class GpuCommandBatch:
     def record_checked(self, op: Op, ids: list, params: tuple, shape: tuple, options: dict) -> BufferId:
         """record() of inputs that are this batch's BufferIds and of the output shape and options that
         `op.row.shape` gave for them: the tensor layer's entry, its expressions checked when written."""
-        if not op.elementwise and options.get("rows") is None:  # only these kernels read strided views
+        rows = options.get("rows")
+        if not op.elementwise and rows is None:  # only these kernels read strided views
             for b in ids:
                 self._flat(b, f"{op.name}'s input")
+        caps = getattr(self.executor, "caps", None)  # a WGSL executor's: its loop budget
+        if rows and caps is not None:  # a row too long for even one reduction's own pass raises here, not at execute
+            check_budget(math.prod(ids[0].shape) // rows, 1, 1, caps)
         return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options))
 
     # ------------------------------------------------------------ running and reading

@@ -102,15 +102,15 @@ def rows_source(key: tuple) -> str:
                                       REDUCERS="\n".join(reducers), BODY="\n".join(body))
 
 
-def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch: TPR threads per row (the row's length rounded up to a power of two, at most 256).
-    Raises LimitError where a row is too long for the adapter's loop budget."""
-    cols = step.cols
-    tpr = WORKGROUP if cols >= WORKGROUP else 1 << max(cols - 1, 0).bit_length()
-    key = rows_key(step, nodes)
-    _, members, stores = key
-    folds = sum(m[0] == "red" for m in members)
-    passes = folds + any(members[r[1]][0] == "e" for r in stores)  # a loop over the row each
+def threads_per_row(cols: int) -> int:
+    """The row kernel's threads per row: the row's length rounded up to a power of two, at most 256."""
+    return WORKGROUP if cols >= WORKGROUP else 1 << max(cols - 1, 0).bit_length()
+
+
+def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
+    """Raise LimitError where `folds` reductions and `passes` loops over rows of `cols` elements run past the
+    adapter's loop budget (batch.record_checked checks one reduction's own pass when it is recorded)."""
+    tpr = threads_per_row(cols)
     trips = passes * -(-cols // tpr) + folds * (tpr.bit_length() - 1)
     if trips > caps.loop_trips:
         longest = (caps.loop_trips - folds * 8) // passes * WORKGROUP
@@ -119,6 +119,17 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
             f"adapter's loop budget of {caps.loop_trips} (Mesa's llvmpipe stops a shader's loops there without "
             f"an error); here rows of up to {longest} elements fit: reshape each row into k rows of cols / k, "
             f"reduce, then reduce the k partial results")
+
+
+def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    """One dispatch: TPR threads per row (threads_per_row). Raises LimitError where a row is too long for
+    the adapter's loop budget."""
+    cols = step.cols
+    tpr = threads_per_row(cols)
+    key = rows_key(step, nodes)
+    _, members, stores = key
+    folds = sum(m[0] == "red" for m in members)
+    check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
