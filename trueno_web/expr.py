@@ -59,15 +59,16 @@ async def realize(*tensors) -> None:
 
 def _walk(roots):
     """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
-    seen, order, stack = set(), [], [(e, False) for e in roots]
+    seen, order, stack = set(), [], list(roots)
     while stack:
-        e, done = stack.pop()
-        if done:
+        e = stack.pop()
+        if e is None:  # the marker pushed under an expression's inputs: they are all in order now
+            e = stack.pop()
             order.append((id(e), e))
         elif id(e) not in seen:
             seen.add(id(e))
-            stack.append((e, True))
-            stack.extend([(i, False) for i in e.inputs])
+            stack += (e, None)
+            stack += e.inputs
     return order
 
 
