@@ -19,7 +19,7 @@ from e2e.harness import NO_ADAPTER
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py",
-         "test_tensor_join.py", "test_tensor_matmul.py"]
+         "test_tensor_join.py", "test_tensor_matmul.py", "test_wasm_views.py"]
 DEST = "/home/pyodide/parity"
 REPORT = f"{DEST}/junit.xml"
 # desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
