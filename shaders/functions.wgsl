@@ -361,9 +361,9 @@ var<private> TW_LOG2_TL: array<f32, 32> = array<f32, 32>(0.0, -1.223990694e-05, 
     -1.872726102e-06, 2.110285322e-06, -1.122695721e-05, -3.126442380e-06, 2.636354793e-06, -1.055600751e-05,
     -3.948965514e-06, 5.376559216e-07, 1.188376064e-05, 8.956813872e-06, 0.0);
 
-// log2(ax) = Lh + Ll for finite ax > 0 (subnormals too); Lh has 12 significant bits
-fn tw_log2_pair(ax: f32) -> vec2<f32> {
-    var bits = bitcast<u32>(ax);
+// log2|x| = Lh + Ll for finite x != 0 given by the bits of |x| (subnormals too); Lh has 12 significant bits
+fn tw_log2_pair(ax_bits: u32) -> vec2<f32> {  // the bits of |x|: a subnormal passed as f32 may be flushed
+    var bits = ax_bits;
     var e = -127;
     if (bits < 0x800000u) {  // subnormal: normalised through an integer, as in tw_log (x 2^24 is 0 where a GPU flushes x)
         bits = bitcast<u32>(f32(bits));                      // x 2^149, exactly
@@ -390,9 +390,9 @@ fn tw_log2_pair(ax: f32) -> vec2<f32> {
     return vec2<f32>(h, ((((big - h) + p0) + p1) + ql) + (p2 + TW_LOG2_TL[i]));
 }
 
-// |x|^y for finite x != 0 and finite y != 0
-fn tw_pow_core(ax: f32, y: f32) -> f32 {
-    let l = tw_log2_pair(ax);
+// |x|^y for finite x != 0 (given by the bits of |x|) and finite y != 0
+fn tw_pow_core(ax_bits: u32, y: f32) -> f32 {
+    let l = tw_log2_pair(ax_bits);
     let yh = tw_hi12(y);
     let th = yh * l.x;                                       // exact
     let tl = (y - yh) * l.x + y * l.y;
@@ -435,7 +435,7 @@ fn tw_pow(x: f32, y: f32) -> f32 {
         mag = select(0.0, tw_inf(), y_pos);
     } else {
         if (bx >= 0x80000000u && !integer) { return tw_nan(); }
-        mag = tw_pow_core(ax, y);
+        mag = tw_pow_core(ix, y);  // the bits: abs(x) of a subnormal x is 0 where a GPU flushes it (NVIDIA)
     }
     return select(mag, -mag, odd && bx >= 0x80000000u);
 }
