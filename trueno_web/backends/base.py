@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
+from ..errors import UnavailableError
 from ..graph import MapStep, Node, OpStep
 from ..host import HostData
 from ..stats import Stats
@@ -56,6 +57,20 @@ class Executor(Protocol):
 
 Bind = tuple[int, object, int, int]  # (binding in group 0, raw buffer, byte offset, byte size)
 WorkItem = tuple[object, tuple[Bind, ...], tuple[int, int]]  # (pipeline, binds, (x, y) workgroups): Driver.submit
+
+
+class Opens:
+    """How both WebGPU drivers open their GPU: find an adapter (`find_adapter`), or refuse with the platform's
+    own advice (`NO_ADAPTER`); then a device with the limits and features the library asks for (`open_device`)."""
+
+    NO_ADAPTER: str
+
+    @classmethod
+    async def create(cls, power_preference: str = "high-performance"):
+        adapter = await cls.find_adapter(power_preference)
+        if adapter is None:
+            raise UnavailableError(cls.NO_ADAPTER)
+        return cls(adapter, await cls.open_device(adapter))
 
 
 class Driver(Protocol):

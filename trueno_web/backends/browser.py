@@ -9,7 +9,7 @@ DeviceLostError, after which a new GpuDevice can be created.
 from __future__ import annotations
 
 from ..errors import DeviceLostError, GpuError, UnavailableError
-from .base import LIMIT_NAMES, webgpu_limit_name
+from .base import LIMIT_NAMES, Opens, webgpu_limit_name
 
 WANTED_LIMITS = {name: webgpu_limit_name(name) for name in LIMIT_NAMES}  # our name -> WebGPU's
 WANTED_FEATURES = ("subgroups",)  # optional WebGPU features the kernels use where the adapter has them
@@ -77,8 +77,15 @@ def _obj(d: dict):
     return to_js(d, dict_converter=js.Object.fromEntries)
 
 
-class BrowserDriver:
+class BrowserDriver(Opens):
     """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU (base.Driver)."""
+
+    NO_ADAPTER = ("this browser offers no WebGPU adapter (navigator.gpu missing or requestAdapter gave null); "
+                  "use Chrome/Edge with WebGPU on, or backend='wasm-simd'")
+
+    @staticmethod
+    async def find_adapter(power_preference: str):
+        return await find_adapter(power_preference)  # the module's, looked up at the call (tests stand it in)
 
     wgsl_enable_subgroups = True  # Tint wants `enable subgroups;` before the subgroup builtins
 
@@ -111,17 +118,12 @@ class BrowserDriver:
     def _lost(self, info) -> None:
         self.lost = f"{getattr(info, 'reason', '')} {getattr(info, 'message', '')}".strip() or "lost"
 
-    @classmethod
-    async def create(cls, power_preference: str = "high-performance") -> "BrowserDriver":
-        adapter = await find_adapter(power_preference)
-        if adapter is None:
-            raise UnavailableError("this browser offers no WebGPU adapter (navigator.gpu missing or requestAdapter "
-                                   "gave null); use Chrome/Edge with WebGPU on, or backend='wasm-simd'")
+    @staticmethod
+    async def open_device(adapter):
         limits = {theirs: getattr(adapter.limits, theirs) for theirs in WANTED_LIMITS.values()}
         features = [f for f in WANTED_FEATURES if adapter.features.has(f)]
-        device = await adapter.requestDevice(_obj({"requiredLimits": limits, "requiredFeatures": features,
-                                                   "label": "trueno_web"}))
-        return cls(adapter, device)
+        return await adapter.requestDevice(_obj({"requiredLimits": limits, "requiredFeatures": features,
+                                                 "label": "trueno_web"}))
 
     def _check(self) -> None:
         if self.lost is not None:

@@ -6,7 +6,7 @@ import os
 import tempfile
 
 from ..errors import DeviceLostError, UnavailableError
-from .base import LIMIT_NAMES
+from .base import LIMIT_NAMES, Opens
 from .transfers import Transfers, Tuning, gpu_call  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
@@ -37,8 +37,15 @@ async def find_adapter(power_preference: str = "high-performance"):
         return None
 
 
-class WgpuNativeDriver(Transfers):
+class WgpuNativeDriver(Transfers, Opens):
     """Moves bytes, compiles WGSL and records dispatches with wgpu-py (base.Driver)."""
+
+    NO_ADAPTER = ("no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); install a driver "
+                  "(e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'")
+
+    @staticmethod
+    async def find_adapter(power_preference: str):
+        return await find_adapter(power_preference)  # the module's, looked up at the call (tests stand it in)
 
     wgsl_enable_subgroups = False  # naga takes the subgroup builtins without (and refuses) `enable subgroups;`
     wanted_features = WANTED_FEATURES  # asked for where the adapter has them (a subclass may ask for more)
@@ -60,15 +67,10 @@ class WgpuNativeDriver(Transfers):
         self.lost = False
 
     @classmethod
-    async def create(cls, power_preference: str = "high-performance") -> "WgpuNativeDriver":
-        adapter = await find_adapter(power_preference)
-        if adapter is None:
-            raise UnavailableError("no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); "
-                                   "install a driver (e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'")
+    async def open_device(cls, adapter):
         limits = {name.replace("_", "-"): adapter.limits[name.replace("_", "-")] for name in LIMIT_NAMES}
         features = [f for f in cls.wanted_features if f in adapter.features]
-        device = await adapter.request_device_async(required_features=features, required_limits=limits, label="trueno_web")
-        return cls(adapter, device)
+        return await adapter.request_device_async(required_features=features, required_limits=limits, label="trueno_web")
 
     def _check(self):
         if self.lost:
