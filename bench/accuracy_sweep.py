@@ -1,4 +1,4 @@
-"""Accuracy sweep: every elementwise op of the catalog on a dense float32 sample (references.sweep_sample:
+"""Accuracy sweep: every elementwise op of the catalog on a dense float32 sample (accuracy.sweep_sample:
 every exponent of both signs, subnormals, +-0, +-inf, NaN, and a dense grid where activations bend) against
 its float64 reference, in ulps of the float32 result; prints the worst case per op next to the catalog's
 bound, and the input where it happened.
@@ -16,18 +16,18 @@ import time
 import numpy as np
 
 import trueno_web as tw
-from trueno_web import ops, references
+from trueno_web import accuracy, ops
 from trueno_web.runtime import block_on
 
 
 def measure(dev, op: ops.Op, n: int, seed: int = 0):
     """(worst ulp error, the inputs there, got, float64 want) of one op on one device."""
-    inputs = references.sweep_inputs(op, n, seed)
-    kw = references.sweep_params(op)
+    inputs = accuracy.sweep_inputs(op, n, seed)
+    kw = accuracy.sweep_params(op)
     got = np.asarray(block_on(getattr(dev, op.name)(*inputs, **kw))).reshape(-1)
-    err = references.sweep_errors(op, inputs, got, kw, flush=dev.backend == "webgpu")
+    err = accuracy.sweep_errors(op, inputs, got, kw, flush=dev.backend == "webgpu")
     i = int(np.argmax(err))
-    want = references.float64_reference(op, inputs, kw)[i]
+    want = accuracy.float64_reference(op, inputs, kw)[i]
     return float(err[i]), [float(x[i]) for x in inputs], float(got[i]), float(want)
 
 

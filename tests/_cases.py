@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from trueno_web import ops, references
+from trueno_web import accuracy, ops, references
 from trueno_web.host import numpy_available
 from trueno_web.runtime import block_on
 
@@ -347,7 +347,7 @@ def magnitudes(case: Case) -> list[float]:
 def webgpu_allows(case: Case, values: list[float], rtol: float, atol: float) -> list[bool]:
     """Per element, whether a GPU's documented behaviours (docs/accuracy.md) explain a result: an elementwise
     one within the op's ulp bound of the reference for the inputs as given or with their subnormals flushed,
-    results below 2^-126 on both sides equal (references.sweep_errors, the rule of tests/test_accuracy.py),
+    results below 2^-126 on both sides equal (accuracy.sweep_errors, the rule of tests/test_accuracy.py),
     and x / x = 1 for one value divided by itself (NVIDIA's compiler folds it, as a - a to 0); any other
     op's within the tolerance of the reference for the inputs with their subnormals flushed, or below 2^-126
     where that reference is too (a flushed result)."""
@@ -357,13 +357,13 @@ def webgpu_allows(case: Case, values: list[float], rtol: float, atol: float) -> 
 
     inputs = [np.asarray(data, np.float32) for data, _ in case.inputs]
     if not case.op.elementwise:
-        flushed = Case(case.op, [(array.array("f", references.flush_subnormals(x)), shape)
+        flushed = Case(case.op, [(array.array("f", accuracy.flush_subnormals(x)), shape)
                                  for x, (_, shape) in zip(inputs, case.inputs)], case.params, case.options)
         want = reference(flushed)
         bad = {i for i, _ in _mismatched(flushed, values, want, rtol, atol)}
-        tiny = references.F32_TINY
+        tiny = accuracy.F32_TINY
         return [i not in bad or (abs(v) < tiny and abs(w) < tiny) for i, (v, w) in enumerate(zip(values, want))]
-    ok = references.sweep_errors(case.op, inputs, values, case.params, flush=True) <= case.op.ulp
+    ok = accuracy.sweep_errors(case.op, inputs, values, case.params, flush=True) <= case.op.ulp
     if case.op.name == "div" and inputs[0].tobytes() == inputs[1].tobytes():
         ok |= np.asarray(values) == 1.0
     return ok.tolist()

@@ -1,5 +1,5 @@
 """Accuracy like a math library (#14): every elementwise op of the catalog, on every backend, within its
-ulp bound (`Op.ulp`) of a float64 reference on a dense float32 sample (references.sweep_sample: every
+ulp bound (`Op.ulp`) of a float64 reference on a dense float32 sample (accuracy.sweep_sample: every
 exponent of both signs, subnormals, +-0, +-inf, NaN, a dense grid where the activations bend and the
 known hard points); alone, fused in a batch's chain, and in a tensor expression. The float64 references
 (`Op.exact`, else `Op.numpy` on float64) are themselves checked against 60-digit decimal arithmetic.
@@ -17,7 +17,7 @@ from decimal import Decimal, localcontext
 import numpy as np
 import pytest
 
-from trueno_web import ops, references
+from trueno_web import accuracy, ops, references
 from trueno_web.runtime import block_on
 
 ELEMENTWISE = [op for op in ops.CATALOG if op.elementwise]
@@ -26,12 +26,12 @@ SWEEP_LOG2N = {"webgpu": 16}  # lavapipe: 2^16 per op keeps CI short; the CPU ba
 
 def worst(op: ops.Op, inputs, got, kw, backend: str) -> str:
     """'' when every element is within the op's bound, else the worst element described."""
-    err = references.sweep_errors(op, inputs, got, kw, flush=backend == "webgpu")
+    err = accuracy.sweep_errors(op, inputs, got, kw, flush=backend == "webgpu")
     i = int(np.argmax(err))
     if err[i] <= op.ulp:
         return ""
     at = ", ".join(repr(float(x[i])) for x in inputs)
-    w = references.float64_reference(op, inputs, kw)[i]
+    w = accuracy.float64_reference(op, inputs, kw)[i]
     return (f"{op.name} on {backend}: {int(np.sum(err > op.ulp))} values past {op.ulp} ulp; worst {err[i]:.3g} ulp "
             f"at ({at}): got {float(np.asarray(got).reshape(-1)[i])!r}, float64 {float(w)!r}")
 
@@ -42,8 +42,8 @@ def sample_size(backend: str) -> int:
 
 @pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda op: op.name)
 def test_sweep_within_the_ulp_bound(dev, op):
-    inputs = references.sweep_inputs(op, sample_size(dev.backend))
-    kw = references.sweep_params(op)
+    inputs = accuracy.sweep_inputs(op, sample_size(dev.backend))
+    kw = accuracy.sweep_params(op)
     problem = worst(op, inputs, np.asarray(block_on(getattr(dev, op.name)(*inputs, **kw))), kw, dev.backend)
     assert not problem, problem
 
@@ -53,8 +53,8 @@ def test_sweep_within_the_ulp_bound(dev, op):
 def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
     """The op inside a fused map chain (between two exact negations) and in a tensor expression gives the
     same accuracy as alone (2^14 values)."""
-    inputs = references.sweep_inputs(op, 1 << 14, seed=5)
-    kw = references.sweep_params(op)
+    inputs = accuracy.sweep_inputs(op, 1 << 14, seed=5)
+    kw = accuracy.sweep_params(op)
     b = dev.batch()
     ids = [b.neg(b.neg(b.upload(x))) for x in inputs]
     out = b.neg(b.neg(getattr(b, op.name)(*ids, **kw)))
@@ -80,9 +80,9 @@ ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's b
 def test_the_issue_cases(dev, name, x, value):
     op = ops.get(name)
     xs = np.array([x], np.float32)
-    w = references.float64_reference(op, [xs], references.sweep_params(op)) if value is None else np.array([value])
+    w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op)) if value is None else np.array([value])
     got = np.asarray(block_on(getattr(dev, name)(xs)), np.float64)
-    assert references.ulp_errors(got, w, flush=dev.backend == "webgpu")[0] <= op.ulp, f"{name}({x!r}) = {got[0]!r}, want {w[0]!r}"
+    assert accuracy.ulp_errors(got, w, flush=dev.backend == "webgpu")[0] <= op.ulp, f"{name}({x!r}) = {got[0]!r}, want {w[0]!r}"
 
 
 POW_SUBNORMAL = [(0.0, 1.1754942e-38), (0.0, -1e-40), (-1e-40, 0.5), (np.inf, 1e-40), (np.inf, -1e-40),
@@ -98,7 +98,7 @@ def test_pow_of_subnormal_operands(dev):
     op = ops.get("pow")
     x, y = (np.array(v, np.float32) for v in zip(*POW_SUBNORMAL))
     got = np.asarray(block_on(dev.pow(x, y)), np.float64)
-    errors = references.sweep_errors(op, [x, y], got, {}, flush=dev.backend == "webgpu")
+    errors = accuracy.sweep_errors(op, [x, y], got, {}, flush=dev.backend == "webgpu")
     assert np.all(errors <= op.ulp), [(a, b, g) for a, b, g, e in zip(x, y, got, errors) if not e <= op.ulp]
 
 
@@ -138,17 +138,17 @@ def test_float64_references_agree_with_60_digit_decimals(name):
     """Op.exact (or Op.numpy in float64) within 2^-40 relative of the definition computed in 60 digits, on
     1500 sample values (the hard points included) where the result is a normal float32."""
     op = ops.get(name)
-    xs = references.sweep_sample(1500, seed=3)
+    xs = accuracy.sweep_sample(1500, seed=3)
     xs = xs[np.isfinite(xs) & (np.abs(xs) < 400)]
     if name == "log":
         xs = np.abs(xs[xs != 0])
-    w = references.float64_reference(op, [xs], references.sweep_params(op))
+    w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op))
     bad = []
     with localcontext() as ctx:
         ctx.prec = 60
         for x, v in zip(xs.tolist(), w.tolist()):
             d = DECIMAL[name](Decimal(x))
-            if abs(d) < Decimal(references.F32_TINY) or abs(d) > Decimal(references.F32_MAX):
+            if abs(d) < Decimal(accuracy.F32_TINY) or abs(d) > Decimal(references.F32_MAX):
                 continue
             if abs(Decimal(v) - d) > abs(d) * Decimal(2) ** -40:
                 bad.append(f"{name}({x!r}): reference {v!r}, decimal {float(d)!r}")
@@ -158,6 +158,6 @@ def test_float64_references_agree_with_60_digit_decimals(name):
 def test_ulp_errors_counts_what_it_should():
     """The measure: 1 ulp is 1, the sign of zero, NaN and infinities are exact matches, flushes only where asked."""
     one = float(np.nextafter(np.float32(1.5), np.float32(2)))
-    err = references.ulp_errors([one, 0.0, -0.0, np.nan, np.inf, 1.0, 0.0], [1.5, 0.0, 0.0, np.nan, 1e39, np.nan, 1e-40])
-    assert err.tolist() == [1.0, 0.0, math.inf, 0.0, 0.0, math.inf, references.ulp_errors([0.0], [1e-40])[0]]
-    assert err[-1] > 1e3 and references.ulp_errors([0.0], [1e-40], flush=True)[0] == 0
+    err = accuracy.ulp_errors([one, 0.0, -0.0, np.nan, np.inf, 1.0, 0.0], [1.5, 0.0, 0.0, np.nan, 1e39, np.nan, 1e-40])
+    assert err.tolist() == [1.0, 0.0, math.inf, 0.0, 0.0, math.inf, accuracy.ulp_errors([0.0], [1e-40])[0]]
+    assert err[-1] > 1e3 and accuracy.ulp_errors([0.0], [1e-40], flush=True)[0] == 0
