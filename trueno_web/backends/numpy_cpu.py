@@ -43,9 +43,7 @@ class NumpyExecutor:
             members = [step.node] if isinstance(step, OpStep) else step.nodes
             for nid in members:  # each op on whole arrays; a fused value lives until the step ends
                 node = nodes[nid]
-                result = node.op.row.numpy(node.op, [self._value(nodes, i) for i in node.inputs], node.params,
-                                           node.options)
-                result = self.np.asarray(result, dtype=self.np.float32)
+                result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
                 node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
             for nid in members:
                 if nodes[nid].fused_away:
@@ -63,13 +61,15 @@ class NumpyExecutor:
         for lo in range(0, step.size, CHUNK):
             values = {i: a[lo:lo + CHUNK] for i, a in loads.items()}
             for nid in step.nodes:
-                node = nodes[nid]
-                result = node.op.row.numpy(node.op, [values[i] for i in node.inputs], node.params, node.options)
-                values[nid] = np.asarray(result, dtype=np.float32)
+                values[nid] = self._compute(nodes[nid], [values[i] for i in nodes[nid].inputs])
                 if nid in flat_outs:
                     flat_outs[nid][lo:lo + CHUNK] = values[nid]
         for nid in step.nodes:
             nodes[nid].buffer = outs.get(nid)
+
+    def _compute(self, node: Node, args: list):
+        """One op on its input arrays, the way its kind calls it, as float32."""
+        return self.np.asarray(node.op.row.numpy(node.op, args, node.params, node.options), dtype=self.np.float32)
 
     def _value(self, nodes: list[Node], i: int):
         """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
