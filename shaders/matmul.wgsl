@@ -11,15 +11,21 @@
 // A batch of products C[i] = A[i] @ B[i] runs in the same dispatch: C's are consecutive (M*N apart), and
 // product i reads A and B at element offsets from the batch dimensions' strides (0 where an operand is
 // broadcast: one matrix serves the whole dimension). A 2-D product is a batch of one.
+// Split K over workgroups: with S splits > 1, split s multiplies slices [s*SPAN, (s+1)*SPAN) of K and
+// stores its partial C at s * (batch * M * N) of the binding `c` (then the executor's scratch), and
+// shaders/matmul_sum.wgsl adds the S partials into C in a second dispatch.
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
-// [6] batch dimensions D, [7] this dispatch's first BK-slice of K, then per batch dimension, outermost first:
+// [6] batch dimensions D, [7] this dispatch's first BK-slice of K (within its split), [8] splits S,
+// [9] SPAN (slices of K per split), [10] rows of tiles per group (tile order: N fastest within a group of
+// that many rows of tiles, for L2 reuse; 1 = plain row-major), then per batch dimension, outermost first:
 // size, A stride, B stride (elements).
-// Split K: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's loop
-// budget, less the D trips of LOCATE's loop), so a long K takes several dispatches; each one after the first
-// adds its partial products to C. Workgroups run tiles in a linear order, N fastest, then M, then the batch, on a grid that may
-// be 2-D past 65535. LOCATE finds the workgroup's tile and its product's offsets: shaders/matmul_batch.wgsl,
-// or for a single product (no batch) shaders/matmul_one.wgsl, whose offsets are constant 0 (so a 2-D
-// product compiles to the kernel it was before batches).
+// Bounded loops: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's
+// loop budget, less the D trips of LOCATE's loop), so a longer split takes several dispatches; each one
+// after the first adds its partial products to what the ones before stored. Workgroups run tiles in a
+// linear order: tiles, then the batch, then the split, on a grid that may be 2-D past 65535. LOCATE finds
+// the workgroup's tile and its product's offsets: shaders/matmul_batch.wgsl, or for a single product (no
+// batch) shaders/matmul_one.wgsl, whose A and B offsets are constant 0 (so a 2-D product compiles to the
+// kernel it was before batches).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
@@ -56,13 +62,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let m_total = tw_meta[0];
     let k_total = tw_meta[1];
     let n_total = tw_meta[2];
+    let tiles = tw_meta[3] * tw_meta[4];  // per product
+    let per_split = tiles * tw_meta[5];
+    let linear = wid.y * nwg.x + wid.x;
+    let split = linear / max(per_split, 1u);
+    if (split >= tw_meta[8] || per_split == 0u) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
+    let rest = linear - split * per_split;  // product * tiles + tile
 {{LOCATE}}
+    // the tile's place: groups of tw_meta[10] rows of tiles, N fastest within a group
+    let group = tw_meta[10];
+    let g = tile / (group * tw_meta[3]);
+    let rows_in = min(tw_meta[4] - g * group, group);
+    let within = tile - g * group * tw_meta[3];
+    let row0 = (g * group + within % rows_in) * BM;
+    let col0 = (within / rows_in) * BN;
     let tx = lid % TX;
     let ty = lid / TX;
-    let row0 = (tile / tw_meta[3]) * BM;
-    let col0 = (tile % tw_meta[3]) * BN;
+    // this dispatch's slices of K: [lo, lo + slices) of the split's [split * SPAN, (split + 1) * SPAN)
     let first = tw_meta[7];
-    let slices = min((k_total + BK - 1u) / BK - first, SLICES);
+    let lo = split * tw_meta[9] + first;
+    let hi = min(split * tw_meta[9] + tw_meta[9], (k_total + BK - 1u) / BK);
+    let slices = select(0u, min(hi - lo, SLICES), hi > lo);
 {{ACC_DECL}}
 
     // slice 0 -> stage 0
@@ -74,7 +94,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let cur = (t & 1u);
         let next = t + 1u < slices;
         if (next) {
-            let k0 = (first + t + 1u) * BK;
+            let k0 = (lo + t + 1u) * BK;
 {{FETCH_NEXT}}
         }
         let a_base = cur * A_STAGE;

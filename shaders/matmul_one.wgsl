@@ -1,6 +1,5 @@
-    // LOCATE for one product (shaders/matmul.wgsl): the tile, offsets 0
-    let tile = wid.y * nwg.x + wid.x;
-    if (tile >= tw_meta[3] * tw_meta[4]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
+    // LOCATE for one product (shaders/matmul.wgsl): the tile, A and B at offset 0, C after the earlier splits'
+    let tile = rest;
     let a_off = 0u;
     let b_off = 0u;
-    let c_off = 0u;
+    let c_off = split * m_total * n_total;

@@ -38,7 +38,7 @@ def matmul_dispatches(sa, sb, caps) -> list:
 @pytest.mark.parametrize("dims, batch_a, batch_b", [(0, (), ()), (1, (2,), (2,)), (2, (2, 1), (3,))])
 def test_matmul_dispatches_split_k_within_the_budget(dims, batch_a, batch_b):
     """K in slices of BK: one dispatch up to (budget - batch dimensions) slices, then one more per as many."""
-    caps = kernels.Caps(loop_trips=20, matmul="64x64x8")
+    caps = kernels.Caps(loop_trips=20, matmul="64x64x8", matmul_splits=1)  # no split over workgroups
     per = 20 - dims
     for slices, count in [(1, 1), (per, 1), (per + 1, 2), (2 * per, 2), (2 * per + 1, 3)]:
         k = slices * 8 - 3  # the last slice partly filled

@@ -29,8 +29,11 @@ class Caps:
     enable_subgroups: bool = True  # the WGSL compiler wants `enable subgroups;` (Tint does; naga refuses it)
     map_vpt: int = 2  # vec4s per thread in map kernels
     reduce_partials: int = REDUCE_MAX_PARTIALS  # workgroups of a reduction's first pass at most
+    adapter: str = ""  # the adapter's device name: its measured matmul choices (kernels/matmul_tuned.py)
     matmul: str = ""  # force a matmul.CONFIGS key ("" = pick by shape)
-    matmul_min_groups: int = 256  # a larger tile only when it still gives this many workgroups
+    matmul_splits: int = 0  # force splits of K over workgroups (0 = pick; 1 = none)
+    matmul_group: int = 0  # force the rows of tiles per group of the tile order (0 = pick; 1 = row-major)
+    matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
 
     @classmethod
@@ -43,6 +46,7 @@ class Caps:
             wg_storage=int(limits["max_compute_workgroup_storage_size"]),
             subgroups="subgroups" in driver.features,
             enable_subgroups=driver.wgsl_enable_subgroups,
+            adapter=str(driver.adapter_info.get("device", "")),
         )
 
     def vec_ok(self, elements: int) -> bool:

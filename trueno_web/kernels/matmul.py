@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..graph import Node, OpStep, storage
-from .caps import Caps
-from .source import Dispatch, fill, grid_for, pack_meta, shader
+from .caps import Caps, round16
+from .matmul_tuned import tuned_choice
+from .source import WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
 
 @dataclass(frozen=True)
 class MatmulConfig:
@@ -34,6 +36,8 @@ class MatmulConfig:
 
 
 CONFIGS = {
+    "256x128x8": MatmulConfig(256, 128, 8, 16, 8),
+    "128x256x8": MatmulConfig(128, 256, 8, 8, 16),
     "128x128x8": MatmulConfig(128, 128, 8, 8, 8),
     "128x128x16": MatmulConfig(128, 128, 16, 8, 8),
     "128x64x8": MatmulConfig(128, 64, 8, 8, 4),
@@ -41,21 +45,49 @@ CONFIGS = {
     "64x64x8": MatmulConfig(64, 64, 8, 4, 4),
     "64x64x16": MatmulConfig(64, 64, 16, 4, 4),
 }
+PICK_ORDER = ("128x128x8", "128x64x8", "64x64x8")  # largest first, where the adapter has no tuned choice
+MIN_SPLIT_SLICES = 16  # a split of K gets this many BK-slices at least
+MAX_SPLITS = 16
 
 
-def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> tuple[MatmulConfig, bool]:
-    """The tiling for `batch` (m, k) @ (k, n) products here, and whether the A tile is padded."""
-    names = [caps.matmul] if caps.matmul else ["128x128x8", "128x64x8", "64x64x8"]
+class MatmulChoice(NamedTuple):
+    """How one matmul runs: the tiling, whether the A tile is padded, the splits of K over workgroups
+    (partials added by a second dispatch where > 1), and the rows of tiles per group of the tile order."""
+
+    cfg: MatmulConfig
+    pad: bool
+    splits: int
+    group: int
+
+
+def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulChoice:
+    """The tiling, split and tile order for `batch` (m, k) @ (k, n) products here: what caps forces, else
+    the adapter's measured choice for this shape (kernels/matmul_tuned.py), else the largest tile of
+    PICK_ORDER that, split over K where K is long enough, gives caps.matmul_min_groups workgroups."""
+    tuned = tuned_choice(caps.adapter, m, k, n, batch)
+    names = [caps.matmul] if caps.matmul else [tuned[0]] if tuned else list(PICK_ORDER)
     for i, name in enumerate(names):
         cfg = CONFIGS[name]
-        groups = -(-m // cfg.bm) * -(-n // cfg.bn) * batch
-        last = i == len(names) - 1
-        if not last and groups < caps.matmul_min_groups:
+        pad = next((p for p in (True, False) if cfg.storage(p) <= caps.wg_storage), None)
+        if pad is None:
             continue
-        for pad in (True, False):
-            if cfg.storage(pad) <= caps.wg_storage:
-                return cfg, pad
-    return CONFIGS["64x64x8"], False  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
+        groups = -(-m // cfg.bm) * -(-n // cfg.bn) * batch
+        chosen = caps.matmul_splits or (tuned[1] if tuned else 0)  # forced or measured: as many as K has
+        splits = fit_splits(chosen or -(-caps.matmul_min_groups // max(groups, 1)), bool(chosen), -(-k // cfg.bk),
+                            batch * m * n, caps)
+        if i == len(names) - 1 or groups * splits >= caps.matmul_min_groups:
+            group = caps.matmul_group or (tuned[2] if tuned else 1)
+            return MatmulChoice(cfg, pad, splits, group)
+    return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
+
+
+def fit_splits(want: int, chosen: bool, slices: int, size: int, caps: Caps) -> int:
+    """Splits of `slices` BK-slices, at most `want`, each nonempty and, unless `chosen` (forced or
+    measured), at most MAX_SPLITS of MIN_SPLIT_SLICES at least; the partials (`size` floats each) must
+    fit one binding."""
+    most = slices if chosen else min(slices // MIN_SPLIT_SLICES, MAX_SPLITS)
+    splits = max(min(want, most, caps.binding_limit // max(round16(4 * size), 1)), 1)
+    return -(-slices // -(-slices // splits)) if slices else 1  # no empty split
 
 
 def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
@@ -144,7 +176,7 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
         BM=bm, BN=bn, BK=bk, SLICES=slices, TX=tx, THREADS=threads, SA_PAD=int(pad),
         A_TILE=2 * bk * sa, B_TILE=2 * bk * (bn // 4),
         LOAD_A=load_a, LOAD_B=load_b, ACC_DECL="\n".join(acc),
-        FETCH="    { let k0 = first * BK;\n" + fetch("      ") + "\n    }",
+        FETCH="    { let k0 = lo * BK;\n" + fetch("      ") + "\n    }",
         STASH=stash("    ", "0u"),
         FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute), STORE="\n".join(store),
@@ -152,31 +184,42 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
     )
 
 
-def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int = 0) -> bytes:
-    """The tw_meta words of shaders/matmul.wgsl: sizes, tile counts, the first slice of K, then the batch
-    dimensions."""
+def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int, splits: int, span: int, group: int) -> bytes:
+    """The tw_meta words of shaders/matmul.wgsl: sizes, tile counts, the first slice of K, the splits of K
+    and their length in slices, the tile order's group, then the batch dimensions."""
     o = options
     dims = [w for dim in o["dims"] for w in dim]
+    words = [splits, span, group, *dims]
     return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), first]) + \
-        struct.pack(f"<{len(dims)}I", *dims)
+        struct.pack(f"<{len(words)}I", *words)
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch for the whole batch, tiles_m * tiles_n workgroups per product; a K longer than the loop
-    budget allows (caps.loop_trips slices, less the batch loop's trips) is split over several dispatches."""
+    """One dispatch for the whole batch, tiles_m * tiles_n workgroups per product and split of K; a split
+    longer than the loop budget allows (caps.loop_trips slices, less the batch loop's trips) runs over
+    several dispatches. Split K (splits > 1): the partials go to scratch, and shaders/matmul_sum.wgsl adds
+    them into C."""
     node = nodes[step.node]
     ins = node.inputs
     o = node.options
     m, k, n, batch = o["m"], o["k"], o["n"], o["batch"]
     size_a, size_b = (storage(nodes, i).size for i in ins)
-    cfg, pad = matmul_config(m, k, n, caps, batch)
+    cfg, pad, splits, group = matmul_config(m, k, n, caps, batch)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
     vec_a = k % 4 == 0 and caps.vec_ok(size_a)
     vec_b = n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
-    batched = bool(o["dims"])  # else one product (a folded batch is one too)
+    span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
-    source = matmul_source(cfg, pad, vec_a, vec_b, batched, per)
-    grid = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim)
-    return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), (3, node.id)), grid, matmul_meta(o, tiles_n, tiles_m, first))
-            for first in range(0, max(-(-k // cfg.bk), 1), per)]
+    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per)  # no dims: one product (or folded)
+    grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
+    out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
+    runs = [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), out), grid,
+                     matmul_meta(o, tiles_n, tiles_m, first, splits, span, group), scratch)
+            for first in range(0, span, per)]
+    if splits > 1:
+        count = node.size // 4 if vec_b else node.size
+        runs.append(Dispatch(fill(shader("matmul_sum"), T="vec4<f32>" if vec_b else "f32"), "main",
+                             ((1, "partials"), (2, node.id)), grid_for(-(-count // WORKGROUP), caps.max_per_dim),
+                             pack_meta([count, splits]), scratch))
+    return runs

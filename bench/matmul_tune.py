@@ -1,0 +1,150 @@
+"""Matmul tuning (#13): every tiling, split of K and tile order on the shapes of interest, in one process, GPU-timed
+on resident buffers (bench/grid.py's Resident), against cuBLAS SGEMM with TF32 off where PyTorch has CUDA.
+
+    python bench/matmul_tune.py                      # the sweep; markdown tables on stdout
+    python bench/matmul_tune.py --json tune.json     # also every figure (and the fastest choices) as JSON
+    python bench/matmul_tune.py --write tune.json    # no GPU: the fastest choices of that run -> matmul_tuned.py
+
+Each candidate's result is checked first (max |err| / (|A| @ |B|) in float64) and left out above 1e-5.
+"auto" is what the library picks on this adapter now (its table, else the rule of kernels/matmul.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pprint
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
+from grid import Resident, cuda_time, torch_cuda  # noqa: E402
+from trueno_web.kernels import matmul  # noqa: E402
+from trueno_web.runtime import block_on  # noqa: E402
+
+# (batch, m, k, n): the issue's squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
+# 16 heads: qkv, scores, probabilities @ v, output projection, fc, proj) and its small size's last projection
+SHAPES = "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001,1x1024x1024x3072,16x1024x64x1024,16x1024x1024x64," \
+         "1x1024x4096x1024,1x1024x1024x4096,1x128x1024x256"
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
+TABLE = Path(__file__).resolve().parent.parent / "trueno_web" / "kernels" / "matmul_tuned.py"
+
+
+def candidates(batch, m, k, n, caps):
+    """(tiling, splits, group) to time: every tiling that fits, split while the grid is under ~4 waves of
+    132 SMs and each split keeps 4 slices of K; groups of 4, 8, 16 rows of tiles where there are 16 rows or more."""
+    out = []
+    for name, cfg in matmul.CONFIGS.items():
+        if cfg.storage(False) > caps.wg_storage:
+            continue
+        groups = -(-m // cfg.bm) * -(-n // cfg.bn) * batch
+        slices = -(-k // cfg.bk)
+        for s in SPLITS:
+            if s == 1 or (groups * s <= 4 * 132 and slices >= 4 * s):
+                out.append((name, s, 1))
+        if -(-m // cfg.bm) >= 16:
+            out += [(name, 1, g) for g in (4, 8, 16)]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shapes", default=SHAPES, help="comma list of BATCHxMxKxN")
+    parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--write", metavar="JSON", help="write the fastest choices of that run's JSON into "
+                        "trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
+    args = parser.parse_args()
+    if args.write:
+        return write_table(json.loads(Path(args.write).read_text()))
+    dev = webgpu(TimedDriver, HoldingExecutor)
+    res, caps = Resident(dev), dev.executor.caps
+    torch = torch_cuda()
+    head = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "adapter": caps.adapter, "caps": repr(caps), "command": "python " + " ".join(sys.argv)}
+    for key, value in head.items():
+        print(f"# {key}: {value}", flush=True)
+    results = {"head": head, "shapes": {}}
+    summary = []
+    rng = np.random.default_rng(1)
+    for shape in args.shapes.split(","):
+        batch, m, k, n = (int(v) for v in shape.split("x"))
+        lead = (batch,) if batch > 1 else ()
+        a = rng.standard_normal(lead + (m, k), dtype=np.float32)
+        b = rng.standard_normal(lead + (k, n), dtype=np.float32)
+        ref, mag, t_cublas = reference(torch, a, b)
+        flop = 2.0 * batch * m * k * n
+        rows = []
+        for cand in [None, *candidates(batch, m, k, n, caps)]:
+            name, splits, group = cand or ("", 0, 0)
+            caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
+            picked = matmul.matmul_config(m, k, n, caps, batch)
+            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}"
+            if cand and picked.splits != splits:
+                continue  # clamped to another candidate
+            with res.ex.holding():
+                bt = dev.batch()
+                r = bt.matmul(bt.upload(a), bt.upload(b))
+                block_on(bt.execute())
+                got = block_on(bt.read(r))
+                err = float(np.max(np.abs(got - ref) / np.maximum(mag, 1e-30)))
+                t = res.time(reps=10 if flop > 1e11 else 30) if err <= 1e-5 else float("nan")
+                bt.release()
+            rows.append({"label": ("auto " if cand is None else "") + label, "choice": [name, splits, group],
+                         "ms": t * 1e3, "tflops": flop / t / 1e12, "err": err})
+        caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
+        cub = flop / t_cublas / 1e12 if t_cublas else None
+        print(f"\n### {shape} (cuBLAS: {f'{t_cublas * 1e3:.3f} ms, {cub:.1f} TFLOPS' if cub else 'n/a'})\n")
+        print("| choice | ms | TFLOPS | of cuBLAS | err |\n|---|---|---|---|---|")
+        timed = sorted((r for r in rows if r["ms"] == r["ms"]), key=lambda r: r["ms"])
+        for row in timed + [r for r in rows if r["ms"] != r["ms"]]:
+            pct = f"{100 * row['tflops'] / cub:.0f}%" if cub else ""
+            print(f"| {row['label']} | {row['ms']:.4f} | {row['tflops']:.1f} | {pct} | {row['err']:.1e} |", flush=True)
+        best = next(r for r in timed if not r["label"].startswith("auto"))
+        auto = rows[0]
+        results["shapes"][shape] = {"cublas_ms": t_cublas and t_cublas * 1e3, "rows": rows, "best": best["choice"]}
+        summary.append((shape, auto, best, cub))
+    print("\n| shape | auto | auto TFLOPS | best | best TFLOPS | cuBLAS TFLOPS | auto / cuBLAS | best / cuBLAS |")
+    print("|---|---|---|---|---|---|---|---|")
+    for shape, auto, best, cub in summary:
+        pct = (lambda r: f"{100 * r['tflops'] / cub:.0f}%") if cub else (lambda r: "")
+        print(f"| {shape} | {auto['label'][5:]} | {auto['tflops']:.1f} | {best['label']} | {best['tflops']:.1f} | "
+              f"{cub or float('nan'):.1f} | {pct(auto)} | {pct(best)} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+def reference(torch, a, b):
+    """a @ b and |a| @ |b| in float64, and cuBLAS's seconds per float32 product (None without CUDA)."""
+    if torch is None:
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        return a64 @ b64, np.abs(a64) @ np.abs(b64), None
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    t = cuda_time(torch, lambda: ta @ tb, reps=20)
+    da, db = ta.double(), tb.double()
+    ref, mag = (da @ db).cpu().numpy(), (da.abs() @ db.abs()).cpu().numpy()
+    del ta, tb, da, db
+    return ref, mag, t
+
+
+def write_table(results: dict) -> None:
+    """The fastest choice per shape of a run, under its adapter's name, into matmul_tuned.TUNED."""
+    from trueno_web.kernels.matmul_tuned import TUNED
+
+    table = {shape: tuple(entry["best"]) for shape, entry in results["shapes"].items()}
+    tuned = {**TUNED, results["head"]["adapter"]: table}
+    text = TABLE.read_text()
+    start = text.index("TUNED: dict")
+    end = text.index("\n\n\n", start)
+    TABLE.write_text(text[:start] + "TUNED: dict[str, dict[str, tuple[str, int, int]]] = "
+                     + pprint.pformat(tuned, width=110, sort_dicts=True) + text[end:])
+    print(f"{TABLE}: {len(table)} choices for {results['head']['adapter']!r}")
+
+
+if __name__ == "__main__":
+    main()

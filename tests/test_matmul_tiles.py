@@ -1,0 +1,93 @@
+"""Every matmul tiling, split of K over workgroups and tile order (#13), forced through Caps, on odd shapes
+against NumPy in float64; and how the choice is made (the rule, the measured table, the limits)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trueno_web import kernels
+from trueno_web.graph import Node, OpStep
+from trueno_web.kernels import matmul, matmul_tuned
+from trueno_web.kinds import KINDS, Kind
+from trueno_web.ops import get
+from trueno_web.runtime import block_on
+
+# (a shape, b shape): K and N odd (scalar loads) or multiples of 4 (vec4), edges in M and N, a batch
+PRODUCTS = [((67, 101), (101, 35)), ((130, 200), (200, 132)), ((2, 33, 72), (2, 72, 20))]
+
+
+def run_checked(gpu, shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    for sa, sb in shapes:
+        a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
+        got = block_on((gpu.tensor(a) @ gpu.tensor(b)).numpy())
+        ref, mag = a.astype(np.float64) @ b, np.abs(a).astype(np.float64) @ np.abs(b)
+        assert got.shape == ref.shape
+        assert np.all(np.abs(got - ref) <= 2e-6 * mag + 1e-30), (sa, sb, float(np.max(np.abs(got - ref) / mag)))
+
+
+@pytest.mark.parametrize("config", list(kernels.MATMUL_CONFIGS))
+@pytest.mark.parametrize("splits, group", [(1, 1), (3, 2)])
+def test_every_tiling_split_and_order(gpu, monkeypatch, config, splits, group):
+    caps = gpu.executor.caps
+    for key, value in (("matmul", config), ("matmul_splits", splits), ("matmul_group", group)):
+        monkeypatch.setattr(caps, key, value)
+    run_checked(gpu, PRODUCTS)
+
+
+def test_split_k_within_the_loop_budget_on_the_device(gpu, monkeypatch):
+    """Splits longer than the loop budget (5 slices) take several dispatches each, adding to their partials;
+    and a 2-D grid with spare workgroups (max_per_dim 5)."""
+    caps = gpu.executor.caps
+    for key, value in (("matmul", "64x64x8"), ("matmul_splits", 3), ("loop_trips", 5), ("max_per_dim", 5)):
+        monkeypatch.setattr(caps, key, value)
+    run_checked(gpu, [((9, 161), (161, 70)), ((3, 5, 97), (3, 97, 8)), ((70, 4), (4, 3))], seed=1)
+
+
+def dispatches(sa, sb, caps) -> list:
+    op = get("matmul")
+    shape, o = KINDS[Kind.MATMUL].shape(op, [sa, sb], {})
+    nodes = [Node(0, None, (), (), sa), Node(1, None, (), (), sb), Node(2, op, (0, 1), (), shape, o)]
+    return kernels.dispatches(OpStep(2), nodes, caps)
+
+
+def test_few_tiles_split_k_and_add_the_partials():
+    """1024^3 is 64 tiles of 128x128: split 4 ways over K for 256 workgroups, then one dispatch adds the
+    partials (in vec4s); 4096^3 has 1024 tiles and no split."""
+    caps = kernels.Caps()
+    choice = matmul.matmul_config(1024, 1024, 1024, caps)
+    assert (choice.cfg, choice.splits, choice.group) == (matmul.CONFIGS["128x128x8"], 4, 1)
+    main, add = dispatches((1024, 1024), (1024, 1024), caps)
+    assert main.grid == (256, 1) and main.scratch == 4 * 4 * 1024 ** 2 and (3, "partials") in main.bindings
+    assert add.bindings == ((1, "partials"), (2, 2)) and add.grid == (1024, 1) and "vec4<f32>" in add.source
+    assert matmul.matmul_config(4096, 4096, 4096, caps).splits == 1
+    assert len(dispatches((4096, 4096), (4096, 4096), caps)) == 1
+
+
+def test_split_limits():
+    """No split shorter than MIN_SPLIT_SLICES unless forced, none empty, partials within one binding."""
+    caps = kernels.Caps()
+    assert matmul.matmul_config(64, 8 * 31, 64, caps).splits == 1  # 31 slices: too short to split
+    caps.matmul_splits = 7
+    assert matmul.matmul_config(64, 8 * 10, 64, caps).splits == 5  # 7 splits of 10 slices: 2 each, 5 used
+    assert matmul.matmul_config(64, 3, 64, caps).splits == 1
+    caps.binding_limit = 3 * 4 * 64 * 64
+    assert matmul.matmul_config(64, 8 * 10, 64, caps).splits == 3
+
+
+def test_the_measured_table_decides_for_its_adapter(monkeypatch):
+    monkeypatch.setattr(matmul_tuned, "TUNED", {"Some GPU": {"2x100x300x50": ("64x64x16", 3, 2)}})
+    caps = kernels.Caps(adapter="Some GPU")
+    choice = matmul.matmul_config(100, 300, 50, caps, batch=2)
+    assert (choice.cfg, choice.splits, choice.group) == (matmul.CONFIGS["64x64x16"], 3, 2)
+    assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == \
+        matmul.matmul_config(100, 300, 50, kernels.Caps(), batch=2)
+    caps.matmul = "128x64x8"  # what Caps forces wins
+    assert matmul.matmul_config(100, 300, 50, caps, batch=2).cfg == matmul.CONFIGS["128x64x8"]
+
+
+def test_shipped_table_names_real_choices():
+    for table in matmul_tuned.TUNED.values():
+        for key, (name, splits, group) in table.items():
+            assert len(key.split("x")) == 4 and name in matmul.CONFIGS and splits >= 1 and group >= 1, key
