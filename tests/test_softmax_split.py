@@ -57,3 +57,61 @@ def test_rows_sharing_a_workgroup(dev, shape):
     hold fewer than four vectors."""
     x = np.random.default_rng(shape[0]).standard_normal(shape, dtype=np.float32) * 6
     check(dev, "softmax", x)
+
+
+# ---------------------------------------------------------------- the row kernel: attention, strided loads
+
+
+def dispatches(dev, t):
+    """(t's values, the dispatches its realisation took)."""
+    before = dev.stats.dispatches
+    out = block_on(t.numpy())
+    return out, dev.stats.dispatches - before
+
+
+def positions(dev, n_q, n_k, shape):
+    """Key and query positions broadcast to the scores' shape (as nn.scaled_dot_product_attention has them)."""
+    key = dev.tensor(np.arange(n_k, dtype=np.float32)).expand(shape)
+    query = dev.tensor(np.arange(n_q, dtype=np.float32)).reshape(n_q, 1).expand(shape)
+    return key, query
+
+
+def test_scaled_causal_masked_softmax_is_one_row_pass(dev):
+    """softmax(where(key <= query, s * scale, -inf)): one dispatch, the masked scores never written."""
+    s = np.random.default_rng(3).standard_normal((3, 9, 11), dtype=np.float32) * 4
+    key, query = positions(dev, 9, 11, s.shape)
+    t = tw.Tensor.where(key <= query, dev.tensor(s) * 0.125, -np.inf).softmax(axis=-1)
+    got, n = dispatches(dev, t)
+    z = np.where(np.arange(11) <= np.arange(9)[:, None], s.astype(np.float64) * 0.125, -np.inf)
+    want = np.exp(z - z.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=2e-5, atol=1e-7)
+    assert n == 1
+
+
+def test_causal_attention_is_four_dispatches(dev):
+    """k^T's copy, q @ k^T, ONE row pass (scale, causal mask, softmax), probabilities @ v."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((2, 7, 8), dtype=np.float32) for _ in range(3))
+    got, n = dispatches(dev, tw.scaled_dot_product_attention(dev.tensor(q), dev.tensor(k), dev.tensor(v), causal=True))
+    z = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1) / np.sqrt(8)
+    z = np.where(np.tril(np.ones((7, 7), bool)), z, -np.inf)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v, rtol=1e-5, atol=1e-6)
+    assert n == 4
+
+
+def test_row_reductions_of_strided_views(dev):
+    """Views read by row (transposed, reversed, offset, several dimensions spanning a row, broadcast) and
+    through the flat index (padded) feed row reductions and the softmax's row kernel."""
+    x = np.random.default_rng(5).standard_normal((3, 5, 7), dtype=np.float32)
+    t, x64 = dev.tensor(x), x.astype(np.float64)
+    cases = [
+        (t.permute(0, 2, 1).sum(-1), x64.transpose(0, 2, 1).sum(-1)),
+        (t[:, ::-1, 1:].max(-1), x64[:, ::-1, 1:].max(-1)),
+        (t.permute(1, 0, 2).sum(axis=(-2, -1)), x64.transpose(1, 0, 2).sum(axis=(-2, -1))),
+        (t.softmax(axis=1), np.exp(x64) / np.exp(x64).sum(1, keepdims=True)),
+        ((t[:, :1, :] * t[:1, :, :1]).sum(-1), (x64[:, :1, :] * x64[:1, :, :1]).sum(-1)),
+        (t.pad(((0, 0), (1, 0), (2, 3))).sum(-1), np.pad(x64, ((0, 0), (1, 0), (2, 3))).sum(-1)),
+    ]
+    for got, want in cases:
+        np.testing.assert_allclose(block_on(got.numpy()), want, rtol=1e-5, atol=1e-6)

@@ -2,10 +2,13 @@
 (a graph.RowStep). One group of threads per row computes each reduction's input chain as it reads the
 row, folds it, then the elementwise ops on the row's results; a last pass over the row stores the
 element values something needs afterwards. Element values are recomputed in each pass that needs
-them (loads are cheap next to a round trip through memory); loads may be strided views."""
+them (loads are cheap next to a round trip through memory); loads may be strided views. A strided element
+load whose trailing dimensions span a row (a broadcast position, a transposed or sliced tensor) is read at
+base(row) + col * stride: its row's part of the index arithmetic runs once per thread, not per element."""
 
 from __future__ import annotations
 
+import math
 import struct
 from functools import lru_cache
 
@@ -24,7 +27,8 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
     ref = lambda i: local[step.aliases.get(i, i)]  # noqa: E731
     row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m])
                  for i in nodes[m].inputs}
-    loads = tuple(("r" if i in row_loads else "e", view_key(nodes[i].view)) for i in step.loads)
+    loads = tuple(("r", view_key(nodes[i].view), None) if i in row_loads
+                  else ("e", view_key(nodes[i].view), row_split(nodes[i].view, step.cols)) for i in step.loads)
     members = []
     for nid in step.nodes:
         node = nodes[nid]
@@ -37,6 +41,44 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
     return loads, tuple(members), tuple(local[nid] for nid in step.stores)
 
 
+def row_split(view, cols: int) -> int | None:
+    """How many leading dimensions of an unmasked strided `view` number its rows, where its trailing ones
+    hold exactly `cols` elements (as few trailing ones as can); None: read through the flat index."""
+    if view_key(view) is None or view.mask is not None:
+        return None
+    for d in range(len(view.shape), -1, -1):
+        inner = math.prod(view.shape[d:])
+        if inner == cols:
+            return d
+        if inner > cols:
+            return None
+    return None
+
+
+def split_fns(j: int, rank: int, outer: int, at: int) -> str:
+    """WGSL of a split load j (its view's words in tw_meta from `at`, as index_fn reads them): tw_rb{j}(row),
+    the view's offset plus the row's part; tw_cb{j}(col), the column's part (where more than one dimension
+    spans the row; a single one is col * its stride, inline)."""
+    def part(name: str, arg: str, dims: range, start: str) -> list[str]:
+        lines = [f"fn {name}({arg}: u32) -> i32 {{", f"    var rem = {arg};", f"    var at = {start};"]
+        for d in reversed(dims):
+            lines.append(f"    at = at + i32(rem % tw_meta[{at + 1 + d}u]) * bitcast<i32>(tw_meta[{at + 1 + rank + d}u]);")
+            if d != dims.start:
+                lines.append(f"    rem = rem / tw_meta[{at + 1 + d}u];")
+        return lines + ["    return at;", "}"]
+
+    text = part(f"tw_rb{j}", "row", range(outer), f"bitcast<i32>(tw_meta[{at}u])")
+    if rank - outer > 1:
+        text += part(f"tw_cb{j}", "col", range(outer, rank), "0")
+    return "\n".join(text)
+
+
+def split_load(j: int, rank: int, outer: int, at: int) -> str:
+    """WGSL expression of split load j at column `col` (after split_fns, with `rb{j}` = tw_rb{j}(at_row))."""
+    col = f"tw_cb{j}(col)" if rank - outer > 1 else f"i32(col) * bitcast<i32>(tw_meta[{at + 2 * rank}u])"
+    return f"in{j}[u32(rb{j} + {col})]"
+
+
 @lru_cache(maxsize=256)
 def rows_source(key: tuple) -> str:
     """WGSL of one row-step structure."""
@@ -45,8 +87,14 @@ def rows_source(key: tuple) -> str:
     decls += [f"@group(0) @binding({len(loads) + 1 + s}) var<storage, read_write> out{s}: array<f32>;"
               for s in range(len(stores))]
     at = META_WORDS + sum(m[3] for m in members)
-    for j, (_, vk) in enumerate(loads):
-        decls.append(index_fn(j, vk, at))
+    element_load = {}
+    for j, (_, vk, outer) in enumerate(loads):
+        if outer is None:
+            decls.append(index_fn(j, vk, at))
+            element_load[j] = load_expr(j, vk, "i")
+        else:
+            decls.append(split_fns(j, vk[0], outer, at))
+            element_load[j] = split_load(j, vk[0], outer, at)
         at += meta_len(vk)
     first_param, q = {}, 0
     for k, m in enumerate(members):
@@ -73,11 +121,12 @@ def rows_source(key: tuple) -> str:
             if r not in need and (r[0] == "m" and members[r[1]][0] == "e" or r[0] == "in" and loads[r[1]][0] == "e"):
                 need.add(r)
                 stack.extend(members[r[1]][2] if r[0] == "m" else ())
-        lines = [f"{indent}let e_in{j} = {load_expr(j, loads[j][1], 'i')};" for j in range(len(loads)) if ("in", j) in need]
+        lines = [f"{indent}let e_in{j} = {element_load[j]};" for j in range(len(loads)) if ("in", j) in need]
         return lines + [f"{indent}let e{k} = {call(k, True)};" for k in range(len(members)) if ("m", k) in need]
 
     body = [f"    let p{p} = tw_param({p}u);" for p in range(q)]
-    body += [f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk) in enumerate(loads) if level == "r"]
+    body += [f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk, _) in enumerate(loads) if level == "r"]
+    body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
     loop = "    if (live) {{\n        for (var col = lane; col < cols; col = col + tpr) {{\n            let i = row * cols + col;\n{}\n        }}\n    }}"
     for k, (level, fn, refs, _) in enumerate(members):
         if level == "r":
