@@ -11,40 +11,38 @@ full 2^20 values per op and prints the table of docs/accuracy.md.
 
 from __future__ import annotations
 
+import array
 import math
 from decimal import Decimal, localcontext
 
-import numpy as np
 import pytest
 
+from _cases import flat
 from trueno_web import accuracy, ops, references
+from trueno_web.host import numpy_available
 from trueno_web.runtime import block_on
 
 ELEMENTWISE = [op for op in ops.CATALOG if op.elementwise]
-SWEEP_LOG2N = {"webgpu": 16}  # lavapipe: 2^16 per op keeps CI short; the CPU backends 2^18
+# lavapipe: 2^16 per op keeps CI short; the CPU backends 2^18. Without NumPy (inside Pyodide: e2e/
+# test_accuracy_in_pyodide.py) the references are pure Python: 2^12 values per op, 2^11 through a chain.
+SWEEP_LOG2N = {"webgpu": 16}
+SMALL = not numpy_available()
 
 
 def worst(op: ops.Op, inputs, got, kw, backend: str) -> str:
     """'' when every element is within the op's bound, else the worst element described."""
-    err = accuracy.sweep_errors(op, inputs, got, kw, flush=backend == "webgpu")
-    i = int(np.argmax(err))
-    if err[i] <= op.ulp:
-        return ""
-    at = ", ".join(repr(float(x[i])) for x in inputs)
-    w = accuracy.float64_reference(op, inputs, kw)[i]
-    return (f"{op.name} on {backend}: {int(np.sum(err > op.ulp))} values past {op.ulp} ulp; worst {err[i]:.3g} ulp "
-            f"at ({at}): got {float(np.asarray(got).reshape(-1)[i])!r}, float64 {float(w)!r}")
+    return accuracy.worst(op, inputs, got, kw, flush=backend == "webgpu", where=backend)
 
 
 def sample_size(backend: str) -> int:
-    return 1 << SWEEP_LOG2N.get(backend, 18)
+    return 1 << (12 if SMALL else SWEEP_LOG2N.get(backend, 18))
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda op: op.name)
 def test_sweep_within_the_ulp_bound(dev, op):
     inputs = accuracy.sweep_inputs(op, sample_size(dev.backend))
     kw = accuracy.sweep_params(op)
-    problem = worst(op, inputs, np.asarray(block_on(getattr(dev, op.name)(*inputs, **kw))), kw, dev.backend)
+    problem = worst(op, inputs, block_on(getattr(dev, op.name)(*inputs, **kw)), kw, dev.backend)
     assert not problem, problem
 
 
@@ -52,17 +50,18 @@ def test_sweep_within_the_ulp_bound(dev, op):
                          ids=lambda op: op.name)
 def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
     """The op inside a fused map chain (between two exact negations) and in a tensor expression gives the
-    same accuracy as alone (2^14 values)."""
-    inputs = accuracy.sweep_inputs(op, 1 << 14, seed=5)
+    same accuracy as alone (2^14 values; 2^11 without NumPy)."""
+    inputs = accuracy.sweep_inputs(op, 1 << (11 if SMALL else 14), seed=5)
     kw = accuracy.sweep_params(op)
     b = dev.batch()
     ids = [b.neg(b.neg(b.upload(x))) for x in inputs]
     out = b.neg(b.neg(getattr(b, op.name)(*ids, **kw)))
     block_on(b.execute())
-    problem = worst(op, inputs, np.asarray(block_on(b.read(out))), kw, dev.backend)
+    problem = worst(op, inputs, block_on(b.read(out)), kw, dev.backend)
     assert not problem, "batch: " + problem
     t = getattr(-dev.tensor(inputs[0]), op.name)(**kw)
-    problem = worst(op, [-inputs[0]], np.asarray(block_on((-(-t)).numpy())), kw, dev.backend)
+    negated = array.array("f", (-v for v in inputs[0]))
+    problem = worst(op, [negated], block_on((-(-t)).numpy()), kw, dev.backend)
     assert not problem, "tensor: " + problem
 
 
@@ -71,7 +70,7 @@ def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
 ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's bound, signs of zero too
     ("tanh", 1e-45, 1.401298464324817e-45), ("elu", -1e-45, -1.401298464324817e-45),
     ("selu", -1e-45, -1.7580993408473766 * 1.401298464324817e-45), ("mish", -20.0, -20.0 * math.exp(-20.0)),
-    ("hardswish", 3.4e38, float(np.float32(3.4e38))), ("elu", -0.0, -0.0), ("selu", -0.0, -0.0),
+    ("hardswish", 3.4e38, accuracy.f32(3.4e38)), ("elu", -0.0, -0.0), ("selu", -0.0, -0.0),
     ("gelu", -4.4, None), ("gelu", -10.0, None), ("mish", -12.0, None), ("swish", -100.0, None), ("sin", -0.0, -0.0),
 ]
 
@@ -79,13 +78,13 @@ ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's b
 @pytest.mark.parametrize("name,x,value", ISSUE_CASES, ids=lambda v: repr(v))
 def test_the_issue_cases(dev, name, x, value):
     op = ops.get(name)
-    xs = np.array([x], np.float32)
-    w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op)) if value is None else np.array([value])
-    got = np.asarray(block_on(getattr(dev, name)(xs)), np.float64)
-    assert accuracy.ulp_errors(got, w, flush=dev.backend == "webgpu")[0] <= op.ulp, f"{name}({x!r}) = {got[0]!r}, want {w[0]!r}"
+    xs = array.array("f", [x])
+    w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op))[0] if value is None else value
+    got = float(flat(block_on(getattr(dev, name)(xs)))[0])
+    assert accuracy.ulp_error(got, float(w), flush=dev.backend == "webgpu") <= op.ulp, f"{name}({x!r}) = {got!r}, want {w!r}"
 
 
-POW_SUBNORMAL = [(0.0, 1.1754942e-38), (0.0, -1e-40), (-1e-40, 0.5), (np.inf, 1e-40), (np.inf, -1e-40),
+POW_SUBNORMAL = [(0.0, 1.1754942e-38), (0.0, -1e-40), (-1e-40, 0.5), (math.inf, 1e-40), (math.inf, -1e-40),
                  (-1e-40, 3.0), (2.0, 1e-40), (-2.0, 1e-40), (1.1754942e-38, 0.0005825), (1e-45, 0.01), (3e-39, -0.25)]
 
 
@@ -96,10 +95,10 @@ def test_pow_of_subnormal_operands(dev):
     where its bits had said nonzero, and pow(1.1754942e-38, 0.0005825) 0.9409 for 0.9504, its log2 of a
     subnormal base normalised by a multiply that the GPU flushed to 0."""
     op = ops.get("pow")
-    x, y = (np.array(v, np.float32) for v in zip(*POW_SUBNORMAL))
-    got = np.asarray(block_on(dev.pow(x, y)), np.float64)
+    x, y = (array.array("f", v) for v in zip(*POW_SUBNORMAL))
+    got = flat(block_on(dev.pow(x, y)))
     errors = accuracy.sweep_errors(op, [x, y], got, {}, flush=dev.backend == "webgpu")
-    assert np.all(errors <= op.ulp), [(a, b, g) for a, b, g, e in zip(x, y, got, errors) if not e <= op.ulp]
+    assert all(e <= op.ulp for e in errors), [(a, b, g) for a, b, g, e in zip(x, y, got, errors) if not e <= op.ulp]
 
 
 # ---------------------------------------------------------------- the references themselves
@@ -135,18 +134,18 @@ DECIMAL = {  # op -> its definition in decimal arithmetic (finite x; params as f
 
 @pytest.mark.parametrize("name", sorted(DECIMAL))
 def test_float64_references_agree_with_60_digit_decimals(name):
-    """Op.exact (or Op.numpy in float64) within 2^-40 relative of the definition computed in 60 digits, on
-    1500 sample values (the hard points included) where the result is a normal float32."""
+    """The float64 reference (NumPy's path: Op.exact, else Op.numpy in float64; without NumPy: Op.ref or
+    accuracy.PY_EXACT) within 2^-40 relative of the definition computed in 60 digits, on 1500 sample values
+    (the hard points included) where the result is a normal float32."""
     op = ops.get(name)
-    xs = accuracy.sweep_sample(1500, seed=3)
-    xs = xs[np.isfinite(xs) & (np.abs(xs) < 400)]
+    xs = [x for x in flat(accuracy.sweep_sample(1500, seed=3)) if math.isfinite(x) and abs(x) < 400]
     if name == "log":
-        xs = np.abs(xs[xs != 0])
-    w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op))
+        xs = [abs(x) for x in xs if x != 0]
+    w = flat(accuracy.float64_reference(op, [xs], accuracy.sweep_params(op)))
     bad = []
     with localcontext() as ctx:
-        ctx.prec = 60
-        for x, v in zip(xs.tolist(), w.tolist()):
+        ctx.prec, ctx.Emax, ctx.Emin = 60, 10**8, -10**8  # exp(4e6) for gelu(-400)
+        for x, v in zip(xs, w):
             d = DECIMAL[name](Decimal(x))
             if abs(d) < Decimal(accuracy.F32_TINY) or abs(d) > Decimal(references.F32_MAX):
                 continue
@@ -156,8 +155,56 @@ def test_float64_references_agree_with_60_digit_decimals(name):
 
 
 def test_ulp_errors_counts_what_it_should():
-    """The measure: 1 ulp is 1, the sign of zero, NaN and infinities are exact matches, flushes only where asked."""
-    one = float(np.nextafter(np.float32(1.5), np.float32(2)))
-    err = accuracy.ulp_errors([one, 0.0, -0.0, np.nan, np.inf, 1.0, 0.0], [1.5, 0.0, 0.0, np.nan, 1e39, np.nan, 1e-40])
-    assert err.tolist() == [1.0, 0.0, math.inf, 0.0, 0.0, math.inf, accuracy.ulp_errors([0.0], [1e-40])[0]]
-    assert err[-1] > 1e3 and accuracy.ulp_errors([0.0], [1e-40], flush=True)[0] == 0
+    """The measure: 1 ulp is 1, the sign of zero, NaN and infinities are exact matches, a nonzero result for an
+    exact zero counts in ulps of 2^-149, flushes only where asked."""
+    one = 1.5 + 2.0**-23
+    got = [one, 0.0, -0.0, math.nan, math.inf, 1.0, 0.0, 2.0**-140]
+    err = flat(accuracy.ulp_errors(got, [1.5, 0.0, 0.0, math.nan, 1e39, math.nan, 1e-40, 0.0]))
+    assert err[:-1] == [1.0, 0.0, math.inf, 0.0, 0.0, math.inf, accuracy.ulp_error(0.0, 1e-40)]
+    assert err[-2] > 1e3 and err[-1] == 2.0**9 and accuracy.ulp_errors([0.0], [1e-40], flush=True)[0] == 0
+
+
+# ---------------------------------------------------------------- the pure-Python path (inside Pyodide) = NumPy's
+
+
+def agree(a: float, b: float) -> bool:
+    """Two float64 references the same: both NaN, or equal with the same sign, or within 2^-40 relative (of
+    2^-149 at least: far below a float32 ulp)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if a == b:
+        return math.copysign(1.0, a) == math.copysign(1.0, b)
+    return abs(a - b) <= 2.0**-40 * max(abs(b), 2.0**-149)
+
+
+@pytest.mark.skipif(SMALL, reason="compares with NumPy's path")
+def test_the_pure_python_path_gives_numpys_references_errors_and_sample(monkeypatch):
+    """Without NumPy (accuracy's pure-Python path, as inside Pyodide): every elementwise op's float64 reference
+    agrees with NumPy's path on 2^12 sample values, ulp_error with ulp_errors on results 0, 1 and 3 ulps off and
+    on unrelated values, and the sample holds the edge values and every exponent of both signs."""
+    import numpy as np
+
+    for op in ELEMENTWISE:
+        inputs = accuracy.sweep_inputs(op, 1 << 12, seed=9)
+        kw = accuracy.sweep_params(op)
+        want = accuracy.float64_reference(op, inputs, kw).tolist()
+        with monkeypatch.context() as m:
+            m.setattr(accuracy, "numpy_available", lambda: False)
+            mine = accuracy.float64_reference(op, [x.tolist() for x in inputs], kw)
+        bad = [(x, a, b) for x, a, b in zip(inputs[0].tolist(), mine, want) if not agree(a, b)]
+        assert not bad, f"{op.name}: {len(bad)} references differ, e.g. (x, pure Python, NumPy) {bad[:3]}"
+        i = np.arange(len(want))
+        with np.errstate(all="ignore"):
+            off = (np.asarray(want, np.float32).view(np.int32) + i % 3 * (i % 2 * 2 - 1)).astype(np.int32)
+            got = np.concatenate([off.view(np.float32), inputs[0]]).astype(np.float64)
+        expect = accuracy.ulp_errors(got, want * 2, flush=op.name == "exp").tolist()
+        mine = [accuracy.ulp_error(g, w, flush=op.name == "exp") for g, w in zip(got.tolist(), want * 2)]
+        assert all(agree(a, b) for a, b in zip(mine, expect)), op.name
+    with monkeypatch.context() as m:
+        m.setattr(accuracy, "numpy_available", lambda: False)
+        pure = accuracy.sweep_sample(1 << 12, seed=1)
+    for sample in (pure, accuracy.sweep_sample(1 << 12, seed=1)):
+        bits = set(np.frombuffer(bytes(memoryview(sample)), np.uint32).tolist())
+        assert {int(b) >> 23 for b in bits} == set(range(512))
+        edges = np.array(accuracy.EDGES + tuple(-v for v in accuracy.EDGES), np.float32).view(np.uint32).tolist()
+        assert set(edges) <= bits

@@ -8,50 +8,56 @@ drops 2^-18 of it."""
 
 from __future__ import annotations
 
+import array
 import math
+import random
+from functools import lru_cache
 
-import numpy as np
 import pytest
 
+from _cases import flat
+from trueno_web.accuracy import f32
+from trueno_web.host import numpy_available
 from trueno_web.kernels import softmax as softmax_kernel
 from trueno_web.runtime import block_on
 
-N = 1 << 18
-RNG = np.random.default_rng(14)
+N = 1 << (18 if numpy_available() else 12)  # without NumPy (inside Pyodide) 2^12: the references are pure Python
 
 
 def alternating(n=N):
     """1e8, 1, -1e8, 1, ...: the float64 sum is n / 2, a plain float32 sum 0."""
-    return np.tile(np.array([1e8, 1, -1e8, 1], np.float32), n // 4)
+    return array.array("f", [1e8, 1, -1e8, 1]) * (n // 4)
 
 
-def wide(n=N):
-    """Magnitudes from 1e-15 to 1e15, both signs (the sum of squares stays finite in float32)."""
-    return (RNG.standard_normal(n) * 10.0 ** RNG.integers(-15, 16, n)).astype(np.float32)
+@lru_cache(maxsize=8)
+def normal(seed: int, n=N, spread: int = 0):
+    """n standard normal float32 values, each times 10^k with k uniform in [-spread, spread] (seeded; the same
+    array on each call: nothing changes it)."""
+    rng = random.Random(seed)
+    return array.array("f", (rng.gauss(0.0, 1.0) * 10.0 ** rng.randint(-spread, spread) for _ in range(n)))
 
 
 CASES = {
     "alternating": alternating,
-    "ones past 2^24": lambda: np.ones((1 << 24) + 3, np.float32),  # 16777219: rounds to 16777220, not 2^24
-    "wide range": wide,
-    "random": lambda: RNG.standard_normal(N).astype(np.float32),
+    "ones past 2^24": lambda: array.array("f", [1.0]) * ((1 << 24) + 3),  # 16777219: rounds to 16777220, not 2^24
+    "wide range": lambda: normal(14, spread=15),  # 1e-15 to 1e15, both signs (the sum of squares stays finite)
+    "random": lambda: normal(15),
 }
 
 
 def check(got, terms, rounding=1, what=""):
     """|got - S| within `rounding` roundings of S (float32) plus 2^-44 sum|terms| (float64 terms)."""
     exact = math.fsum(terms)
-    bound = rounding * 2.0 ** -24 * abs(exact) + 2.0 ** -44 * math.fsum(np.abs(terms))
+    bound = rounding * 2.0 ** -24 * abs(exact) + 2.0 ** -44 * math.fsum(map(abs, terms))
     assert abs(float(got) - exact) <= bound, f"{what}: got {float(got)!r}, float64 {exact!r}, bound {bound:.3g}"
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_sum_and_norm_l1(dev, case):
     x = CASES[case]()
-    x64 = x.astype(np.float64)
-    check(block_on(dev.sum(x)), x64, what=f"sum of {case}")
-    if x.size <= N:  # (norm_l1 of ones is their sum)
-        check(block_on(dev.norm_l1(x)), np.abs(x64), what=f"norm_l1 of {case}")
+    check(block_on(dev.sum(x)), x, what=f"sum of {case}")
+    if len(x) <= N:  # (norm_l1 of ones is their sum)
+        check(block_on(dev.norm_l1(x)), [abs(v) for v in x], what=f"norm_l1 of {case}")
 
 
 @pytest.mark.parametrize("case", ["alternating", "wide range", "random"])
@@ -59,40 +65,41 @@ def test_dot_mean_norm_l2_and_axis_sums(dev, case):
     """dot against ones (exact products), mean, norm_l2 (float32 squares: one rounding each, all of one
     sign), sums along the last axis of 4 rows (the row kernel on webgpu)."""
     x = CASES[case]()
-    x64 = x.astype(np.float64)
-    check(block_on(dev.dot(x, np.ones_like(x))), x64, what=f"dot of {case}")
-    check(block_on(dev.tensor(x).mean().numpy()) * x.size, x64, rounding=2, what=f"mean of {case}")
+    check(block_on(dev.dot(x, array.array("f", [1.0]) * len(x))), x, what=f"dot of {case}")
+    check(flat(block_on(dev.tensor(x).mean().numpy()))[0] * len(x), x, rounding=2, what=f"mean of {case}")
     l2 = float(block_on(dev.norm_l2(x)))
-    squares = (x * x).astype(np.float64)
-    assert abs(l2 - math.sqrt(math.fsum(squares))) <= 2.0 ** -23 * math.sqrt(math.fsum(squares)), case
-    rows = block_on(dev.tensor(x.reshape(4, -1)).sum(axis=-1).numpy())
-    for got, row in zip(rows, x64.reshape(4, -1)):
-        check(got, row, what=f"row sum of {case}")
+    root = math.sqrt(math.fsum(f32(v * v) for v in x))
+    assert abs(l2 - root) <= 2.0 ** -23 * root, case
+    cols = len(x) // 4
+    rows = flat(block_on(dev.tensor(x, shape=(4, cols)).sum(axis=-1).numpy()))
+    for r, got in enumerate(rows):
+        check(got, x[r * cols:(r + 1) * cols], what=f"row sum of {case}")
 
 
 def test_dot_of_random_products(dev):
     """Random a . b: the float64 result of the float32 inputs within 1e-6 relative (a GPU rounds each
     product to float32 once: 2^-24 sum|a b| more there)."""
-    a, b = RNG.standard_normal(N).astype(np.float32), RNG.standard_normal(N).astype(np.float32)
-    products = a.astype(np.float64) * b
-    exact = math.fsum(products)
+    a, b = normal(16), normal(17)
+    products = [u * v for u, v in zip(a, b)]  # exact in float64
+    exact, size = math.fsum(products), math.fsum(map(abs, products))
     got = float(block_on(dev.dot(a, b)))
-    assert abs(got - exact) <= 2.0 ** -24 * (abs(exact) + math.fsum(np.abs(products))) + 2.0 ** -44 * math.fsum(np.abs(products))
+    assert abs(got - exact) <= 2.0 ** -24 * (abs(exact) + size) + 2.0 ** -44 * size
 
 
 def softmax_row(cols=1 << 19):
     """Blocks of 1024 elements at the row's max (terms exactly 1) and at max - 12.5 (terms ~2^-18), in turn:
     each GPU thread's running sum of the terms passes 256, past which a plain float32 sum drops every small
     term (3/4 of them: 2^-18.4 of the denominator); on the CPU backends a float64 sum keeps them."""
-    return np.where(np.arange(cols) // 1024 % 2 == 0, 0.0, -12.5).astype(np.float32)
+    return array.array("f", (0.0 if i // 1024 % 2 == 0 else -12.5 for i in range(cols)))
 
 
 def check_softmax(got, x):
     """Every element within 2^-20 relative of exp(x - max) / math.fsum(exp(x - max)) in float64 (exp's
     1.5 ulp, a GPU division's 2.5, the denominator's rounding)."""
-    terms = np.exp(x.astype(np.float64).ravel() - float(x.max()))
-    want = terms / math.fsum(terms)
-    err = np.max(np.abs(np.asarray(got, np.float64).ravel() - want) / want)
+    top = max(x)
+    terms = [math.exp(v - top) for v in x]
+    total = math.fsum(terms)
+    err = max(abs(g - t / total) / (t / total) for g, t in zip(flat(got), terms))
     assert err <= 2.0**-20, f"relative error {err:.3g} (2^{math.log2(err):.1f})"
 
 
@@ -109,7 +116,7 @@ def test_softmax_denominator(dev, monkeypatch, path):
 
 def test_softmax_denominator_as_tensor_ops(dev):
     """exp(x - max) / sum(exp(x - max)) with tensor ops: on webgpu the row kernel's sum."""
-    x = softmax_row().reshape(1, -1)
-    t = dev.tensor(x)
+    x = softmax_row()
+    t = dev.tensor(x, shape=(1, len(x)))
     e = (t - t.max(axis=-1, keepdims=True)).exp()
     check_softmax(block_on((e / e.sum(axis=-1, keepdims=True)).numpy()), x)
