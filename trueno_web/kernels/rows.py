@@ -151,9 +151,14 @@ def rows_source(key: tuple) -> str:
                                       REDUCERS="\n".join(reducers), BODY="\n".join(body))
 
 
+PER_THREAD = 4  # elements (the softmax kernel: vectors) of a row per thread, about
+
+
 def threads_per_row(cols: int) -> int:
-    """The row kernel's threads per row: the row's length rounded up to a power of two, at most 256."""
-    return WORKGROUP if cols >= WORKGROUP else 1 << max(cols - 1, 0).bit_length()
+    """Threads per row of the row kernel and the one-pass softmax: a power of two, about PER_THREAD of the
+    row's `cols` elements (or vectors) each, at most 256 (a workgroup); short rows share a workgroup and fold
+    across fewer threads."""
+    return min(WORKGROUP, 1 << max(-(-cols // PER_THREAD) - 1, 0).bit_length())
 
 
 def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:

@@ -3,9 +3,8 @@ split across workgroups (a statistics pass and a write pass) when there are too 
 
 Memory traffic: the one-pass kernel reads a row twice from one workgroup (the second read from the cache) and
 writes it once; the split kernel reads x twice from memory (its write pass walks backwards, so the start of
-it reads what the stats pass left in the cache) and writes it once. Threads get about VECS_PER_THREAD
-vectors of a row each (four loads in flight per loop trip), so that short rows share a workgroup and fold
-across fewer threads."""
+it reads what the stats pass left in the cache) and writes it once. Threads of the one-pass kernel get
+about rows.PER_THREAD vectors of a row each (rows.threads_per_row); every loop trip has four loads in flight."""
 
 from __future__ import annotations
 
@@ -13,12 +12,12 @@ from functools import lru_cache
 
 from ..graph import Node, OpStep
 from .caps import Caps
+from .rows import threads_per_row
 from .source import ONE_BITS, Dispatch, fill, grid_for, pack_meta, shader
 
 CHUNK_ROWS = 128  # fewer rows than this, and long: split each row across workgroups
 CHUNK_VECS = 2048  # at least this many vectors per chunk
 TARGET_GROUPS = 512  # workgroups of a split softmax (all rows), one wave on a large GPU
-VECS_PER_THREAD = 4
 
 
 @lru_cache(maxsize=None)
@@ -50,8 +49,3 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr, ONE_BITS])
     return [Dispatch(source, "main", ((1, src), (2, node.id)), grid_for(groups, caps.max_per_dim), meta)]
 
-
-def threads_per_row(vectors: int) -> int:
-    """Threads of the one-pass kernel per row of `vectors`: a power of two, about VECS_PER_THREAD vectors
-    each, at most 256 (a workgroup)."""
-    return min(256, 1 << max(-(-vectors // VECS_PER_THREAD) - 1, 0).bit_length())
