@@ -5,10 +5,14 @@ raises LimitError. Small integers, so every result is exact (float64 reference).
 
 from __future__ import annotations
 
-import numpy as np
+import itertools
+import math
+
 import pytest
 
 import trueno_web as tw
+from _cases import as_arg, flat
+from _pyref import Ref
 from trueno_web import kernels
 from trueno_web.graph import Node, OpStep
 from trueno_web.kinds import KINDS, Kind
@@ -18,14 +22,18 @@ from trueno_web.runtime import block_on
 LLVMPIPE = 65535  # LP_MAX_TGSI_LOOP_ITERATIONS
 
 
-def ints(shape, mod: int, shift: int) -> np.ndarray:
+def ints(shape, mod: int, shift: int) -> Ref:
     """Small integers varying along every axis (a wrong or repeated slice of K changes the sum)."""
-    i = np.indices(shape).sum(axis=0)
-    return ((i * 7 + shift) % mod - mod // 2).astype(np.float32)
+    return Ref([(sum(i) * 7 + shift) % mod - mod // 2 for i in itertools.product(*map(range, shape))], shape)
 
 
-def exact_matmul(a, b):
-    return a.astype(np.float64) @ b.astype(np.float64)
+def tensor(dev, r: Ref):
+    return dev.tensor(r.f32(), shape=r.shape)
+
+
+def host(r: Ref):
+    """Host data of r's shape (2-D: a memoryview of that shape; NumPy is not needed)."""
+    return as_arg(r.f32(), r.shape)
 
 
 def matmul_dispatches(sa, sb, caps) -> list:
@@ -57,8 +65,8 @@ def test_matmul_split_k_on_the_device(gpu, monkeypatch):
     for k in (95, 96, 97, 188, 196, 299):
         for sa, sb in [((3, k), (k, 5)), ((2, 3, k), (2, k, 8)), ((2, 1, 5, k), (3, k, 4))]:
             a, b = ints(sa, 7, 1), ints(sb, 5, 2)
-            got = block_on((gpu.tensor(a) @ gpu.tensor(b)).numpy())
-            np.testing.assert_array_equal(got, exact_matmul(a, b), err_msg=f"{sa} @ {sb}")
+            got = block_on((tensor(gpu, a) @ tensor(gpu, b)).numpy())
+            assert flat(got) == (a @ b).flat, f"{sa} @ {sb}"
 
 
 @pytest.mark.slow
@@ -66,8 +74,9 @@ def test_matmul_past_llvmpipes_loop_limit(dev):
     """The issue's case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
     gave 524280), on every backend (~15 s on lavapipe)."""
     k = 8 * LLVMPIPE + 16
-    got = block_on(dev.matmul(np.ones((2, k), np.float32), np.ones((k, 2), np.float32)))
-    np.testing.assert_array_equal(got, np.full((2, 2), k))
+    ones = Ref.full((2, k), 1.0)
+    got = block_on(dev.matmul(host(ones), host(ones.reshape(k, 2))))
+    assert flat(got) == [float(k)] * 4
 
 
 def test_convolve2d_just_below_at_and_past_the_budget(dev):
@@ -75,8 +84,8 @@ def test_convolve2d_just_below_at_and_past_the_budget(dev):
     may run on lavapipe (it stopped there: 1 x 70000 of ones gave 65535)."""
     for n in (LLVMPIPE - 1, LLVMPIPE, LLVMPIPE + 1, 70000, 2 * LLVMPIPE + 1):
         img, ker = ints((1, n), 5, 0), ints((1, n), 3, 1)
-        got = block_on(dev.convolve2d(img, ker))
-        assert got.tolist() == [[float(img[0].astype(np.float64) @ ker[0].astype(np.float64))]], n
+        got = block_on(dev.convolve2d(host(img), host(ker)))
+        assert flat(got) == [math.fsum(u * v for u, v in zip(img.flat, ker.flat))], n
 
 
 def test_convolve2d_split_taps_on_the_device(gpu, monkeypatch):
@@ -85,10 +94,10 @@ def test_convolve2d_split_taps_on_the_device(gpu, monkeypatch):
     for (h, w), (kh, kw) in [((9, 11), (3, 4)), ((6, 20), (2, 7)), ((5, 30), (1, 15)), ((8, 8), (8, 1)),
                              ((4, 5), (1, 1)), ((10, 12), (5, 6))]:
         img, ker = ints((h, w), 9, 2), ints((kh, kw), 5, 1)
-        got = block_on(gpu.convolve2d(img, ker))
-        want = np.array([[np.sum(img[r:r + kh, c:c + kw].astype(np.float64) * ker) for c in range(w - kw + 1)]
-                         for r in range(h - kh + 1)])
-        np.testing.assert_array_equal(got, want, err_msg=f"{(h, w)} * {(kh, kw)}")
+        got = block_on(gpu.convolve2d(host(img), host(ker)))
+        want = [math.fsum(img.flat[(r + p) * w + c + q] * ker.flat[p * kw + q] for p in range(kh) for q in range(kw))
+                for r in range(h - kh + 1) for c in range(w - kw + 1)]
+        assert flat(got) == want, f"{(h, w)} * {(kh, kw)}"
 
 
 def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
@@ -97,9 +106,9 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
     passes (sum, then the row minus it) halve it."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     x = ints((2, 32 * 256), 3, 0)
-    np.testing.assert_array_equal(block_on(gpu.tensor(x).sum(axis=-1).numpy()), x.sum(axis=-1))
-    for t in (gpu.tensor(ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
-              (gpu.tensor(x) - gpu.tensor(x).sum(axis=-1, keepdims=True)).sum(axis=-1)):
+    assert flat(block_on(tensor(gpu, x).sum(axis=-1).numpy())) == x.sum(axis=-1).flat
+    for t in (tensor(gpu, ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
+              (tensor(gpu, x) - tensor(gpu, x).sum(axis=-1, keepdims=True)).sum(axis=-1)):
         with pytest.raises(tw.LimitError, match=r"loop budget of 40 .*llvmpipe.*reshape each row"):
             block_on(t.numpy())
 
@@ -110,8 +119,8 @@ def test_a_row_too_long_for_one_pass_raises_when_recorded(gpu, monkeypatch):
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     b = gpu.batch()
     fits = ints((2, 32 * 256), 3, 0)
-    out = b.record(tw.ops.get("sum"), (fits,), options={"rows": 2})
+    out = b.record(tw.ops.get("sum"), (host(fits),), options={"rows": 2})
     with pytest.raises(tw.LimitError, match=r"rows of 8193 elements .* loop budget of 40 .*llvmpipe.*up to 8192"):
-        b.record(tw.ops.get("sum"), (ints((2, 32 * 256 + 1), 3, 0),), options={"rows": 2})
+        b.record(tw.ops.get("sum"), (host(ints((2, 32 * 256 + 1), 3, 0)),), options={"rows": 2})
     block_on(b.execute())
-    np.testing.assert_array_equal(block_on(b.read(out)), fits.sum(axis=-1))
+    assert flat(block_on(b.read(out))) == fits.sum(axis=-1).flat
