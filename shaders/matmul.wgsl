@@ -11,13 +11,16 @@
 // A batch of products C[i] = A[i] @ B[i] runs in the same dispatch: C's are consecutive (M*N apart), and
 // product i reads A and B at element offsets from the batch dimensions' strides (0 where an operand is
 // broadcast: one matrix serves the whole dimension). A 2-D product is a batch of one.
-// Split K over workgroups: with S splits > 1, split s multiplies slices [s*SPAN, (s+1)*SPAN) of K and
-// stores its partial C at s * (batch * M * N) of the binding `c` (then the executor's scratch), and
-// shaders/matmul_sum.wgsl adds the S partials into C in a second dispatch.
+// Split K over workgroups (SPLIT: shaders/matmul_k_split.wgsl, else matmul_k_whole.wgsl): with S splits,
+// split s multiplies slices [s*SPAN, (s+1)*SPAN) of K and stores its partial C at s * (batch * M * N) of
+// the binding `c` (then the executor's scratch); shaders/matmul_sum.wgsl adds the S partials into C in a
+// second dispatch. ORDER places the tile: shaders/matmul_order_rows.wgsl (N fastest, then M) or
+// matmul_order_groups.wgsl (N fastest within groups of rows of tiles, for L2 reuse). Without a split or
+// groups the kernel keeps only what it needs: on the H100, a few more values live across the K loop
+// cost the 4096^3 product a quarter of its speed (registers: one workgroup per SM instead of two).
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
 // [6] batch dimensions D, [7] this dispatch's first BK-slice of K (within its split), [8] splits S,
-// [9] SPAN (slices of K per split), [10] rows of tiles per group (tile order: N fastest within a group of
-// that many rows of tiles, for L2 reuse; 1 = plain row-major), then per batch dimension, outermost first:
+// [9] SPAN (slices of K per split), [10] rows of tiles per group of the tile order, then per batch dimension, outermost first:
 // size, A stride, B stride (elements).
 // Bounded loops: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's
 // loop budget, less the D trips of LOCATE's loop), so a longer split takes several dispatches; each one
@@ -63,26 +66,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let k_total = tw_meta[1];
     let n_total = tw_meta[2];
     let tiles = tw_meta[3] * tw_meta[4];  // per product
-    let per_split = tiles * tw_meta[5];
     let linear = wid.y * nwg.x + wid.x;
-    let split = linear / max(per_split, 1u);
-    if (split >= tw_meta[8] || per_split == 0u) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
-    let rest = linear - split * per_split;  // product * tiles + tile
+{{SPLIT}}
 {{LOCATE}}
-    // the tile's place: groups of tw_meta[10] rows of tiles, N fastest within a group
-    let group = tw_meta[10];
-    let g = tile / (group * tw_meta[3]);
-    let rows_in = min(tw_meta[4] - g * group, group);
-    let within = tile - g * group * tw_meta[3];
-    let row0 = (g * group + within % rows_in) * BM;
-    let col0 = (within / rows_in) * BN;
+{{ORDER}}
     let tx = lid % TX;
     let ty = lid / TX;
-    // this dispatch's slices of K: [lo, lo + slices) of the split's [split * SPAN, (split + 1) * SPAN)
     let first = tw_meta[7];
-    let lo = split * tw_meta[9] + first;
-    let hi = min(split * tw_meta[9] + tw_meta[9], (k_total + BK - 1u) / BK);
-    let slices = select(0u, min(hi - lo, SLICES), hi > lo);
 {{ACC_DECL}}
 
     // slice 0 -> stage 0

@@ -97,9 +97,11 @@ def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inn
                 OUTER_TOTAL=outer_total, INNER=inner, INNER_TOTAL=inner_total)
 
 
-def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool, slices: int) -> str:
+def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool, slices: int,
+                  split: bool = False, grouped: bool = False) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
-    of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch."""
+    of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
+    `split`, K split over workgroups; with `grouped`, tiles in groups of rows."""
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
@@ -181,6 +183,8 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
         FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute), STORE="\n".join(store),
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
+        SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"),
+        ORDER=shader("matmul_order_groups" if grouped else "matmul_order_rows"),
     )
 
 
@@ -211,7 +215,8 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
-    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per)  # no dims: one product (or folded)
+    # no batch dimensions: one product (or a batch folded into M)
+    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1)
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
     out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
     runs = [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), out), grid,
