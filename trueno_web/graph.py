@@ -6,7 +6,10 @@ were queued. An elementwise node joins the open step of an input of the same siz
 rows (option rows=R) opens a row step, or joins one of the same rows x cols, or turns the open map
 group of its input into one (the chain is computed as the reduction reads it). Elementwise nodes join a
 row step as element values (rows x cols) or as row values (one per row, on its reductions' results);
-an element value may read a row value broadcast along its row (a view the step resolves).
+an element value may read a row value broadcast along its row (a view the step resolves). A full
+reduction takes the chains that compute its inputs out of their open map groups into a ReduceStep (each
+input's ancestors there; the rest of a group stays open), unless a value of those chains is needed
+elsewhere (kept, or read outside them): then the group runs as a map step that writes it, as unfused.
 A step closes when something it does not hold reads one of its values (an op of another kind, a view
 it cannot resolve, a node of another size), or when one more node would need more storage bindings
 than the device has; whatever reads a step's value therefore runs after it. A step writes to memory
@@ -126,13 +129,37 @@ class RowStep:
 
 
 @dataclass
+class ReduceStep:
+    """A full reduction (the last of `nodes`) fused with the elementwise chain that feeds it (the others,
+    in order; kernels/reduce.py): its first pass computes the chain per element from `loads` as it reads
+    them; only the reduction's value is stored. `aliases` maps a reduction input that is a row-major view
+    of a chain value of its size (a reshape) to that value."""
+
+    size: int
+    loads: list[int]
+    nodes: list[int]
+    stores: list[int]
+    aliases: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def node(self) -> int:
+        """The reduction."""
+        return self.nodes[-1]
+
+    def chain(self, nodes: list[Node]) -> MapStep:
+        """The chain alone as a map step storing what the reduction reads (CPU executors run that first)."""
+        reads = (self.aliases.get(i, i) for i in nodes[self.node].inputs)
+        return MapStep(self.size, self.loads, self.nodes[:-1], [i for i in dict.fromkeys(reads) if i in self.nodes])
+
+
+@dataclass
 class OpStep:
-    """A full reduction, softmax, matmul or convolution: one node, its own kernel."""
+    """A full reduction of loaded data, softmax, matmul or convolution: one node, its own kernel."""
 
     node: int
 
 
-Step = MapStep | RowStep | OpStep
+Step = MapStep | RowStep | ReduceStep | OpStep
 
 
 def storage(nodes: list[Node], i: int) -> Node:
@@ -141,9 +168,9 @@ def storage(nodes: list[Node], i: int) -> Node:
     return nodes[node.inputs[0]] if node.view is not None else node
 
 
-def template(step: MapStep | OpStep, nodes: list[Node]) -> str:
+def template(step: Step, nodes: list[Node]) -> str:
     """The kernel template a step runs on (the key of every backend's table)."""
-    if isinstance(step, OpStep):
+    if isinstance(step, (OpStep, ReduceStep)):
         return nodes[step.node].op.row.template
     return "map" if isinstance(step, MapStep) else "rows"
 
@@ -151,6 +178,11 @@ def template(step: MapStep | OpStep, nodes: list[Node]) -> str:
 def row_reduction(node: Node) -> bool:
     """A reduction along rows (the option rows=R): it runs as a RowStep."""
     return node.op is not None and node.options.get("rows") is not None
+
+
+def full_reduction(node: Node) -> bool:
+    """A reduction of all of its input (no option rows): it runs as a ReduceStep or an OpStep."""
+    return node.op is not None and node.op.row.template == "reduce" and node.options.get("rows") is None
 
 
 def row_broadcast(view: View, cols: int) -> bool:
@@ -301,15 +333,55 @@ def _plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) 
             open_steps[m] = trial
         return trial
 
+    def absorb(node: Node) -> ReduceStep | None:
+        """Full reduction `node` with the chains that compute its inputs taken out of their open map groups,
+        or None: no input is such a chain value, a chain value is needed elsewhere, or too many bindings."""
+        aliases = {i: nodes[i].inputs[0] for i in node.inputs if nodes[i].view is not None
+                   and nodes[i].view.identity and nodes[i].size == storage(nodes, i).size}
+        chain: set[int] = set()
+        groups: list[MapStep] = []
+        for i in node.inputs:
+            group = open_steps.get(aliases.get(i, i))
+            if not isinstance(group, MapStep):
+                continue
+            groups += [group] if all(group is not g for g in groups) else []
+            members, stack = set(group.nodes), [aliases.get(i, i)]
+            while stack:  # its ancestors in the group
+                m = stack.pop()
+                if m in members and m not in chain:
+                    chain.add(m)
+                    stack.extend(nodes[m].inputs)
+        aliases = {i: b for i, b in aliases.items() if b in chain}
+        inside = chain | set(aliases) | {node.id}
+        if not chain or any(nodes[m].keep or not all(c in inside for c in used[m]) for m in inside - {node.id}):
+            return None
+        step = ReduceStep(nodes[node.inputs[0]].size, [], sorted(chain) + [node.id], [node.id], aliases)
+        step.loads = loads(set(step.nodes), aliases)
+        if 2 + len(step.loads) > max_bindings:  # the first pass binds tw_meta, the partials and the loads
+            return None
+        for group in groups:
+            group.nodes = [m for m in group.nodes if m not in chain]
+        for m in chain:
+            open_steps.pop(m)
+            nodes[m].fused_away = True
+        node.fused_away = False
+        return step
+
     for nid in pending:
         node = nodes[nid]
         if node.op is None:
             continue
-        step = target(node) if fuse and (node.op.elementwise or row_reduction(node)) else None
+        if fuse and full_reduction(node):
+            step = absorb(node)
+        else:
+            step = target(node) if fuse and (node.op.elementwise or row_reduction(node)) else None
         for i in node.inputs:  # what it reads from a step it does not join is written by then
             other = open_steps.get(storage(nodes, i).id)
             if other is not None and other is not step:
                 close(other)
+        if isinstance(step, ReduceStep):
+            steps.append(step)
+            continue
         if step is None:
             if node.op.elementwise:
                 step = MapStep(node.size, [], [], [])

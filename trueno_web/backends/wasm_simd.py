@@ -14,7 +14,7 @@ import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError
-from ..graph import MapStep, Node, OpStep, RowStep, Step, row_reduction, storage, template
+from ..graph import MapStep, Node, OpStep, ReduceStep, RowStep, Step, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -157,9 +157,20 @@ class WasmExecutor:
             for buf in [*scratch.values(), *gathered.values()]:
                 self.free(buf)
 
-    def _reduce(self, nodes: list[Node], step: OpStep) -> None:
+    def _reduce(self, nodes: list[Node], step: OpStep | ReduceStep) -> None:
         """All of the input as one row, or (option rows) R rows, in one kernel call; a strided input is
-        gathered first."""
+        gathered first. A fused chain (ReduceStep) runs before, storing only what the reduction reads."""
+        if isinstance(step, ReduceStep):
+            chain = step.chain(nodes)
+            try:
+                self._map(nodes, chain)
+                self._reduce(nodes, OpStep(step.node))
+            finally:
+                for nid in chain.stores:
+                    if nodes[nid].buffer is not None:
+                        self.free(nodes[nid].buffer)
+                        nodes[nid].buffer = None
+            return
         node = nodes[step.node]
         rows = node.options.get("rows")
         n = nodes[node.inputs[0]].size

@@ -34,15 +34,27 @@ def fill(text: str, **parts) -> str:
 def accumulator(combine: str, identity: str) -> dict[str, str]:
     """How a reduction's kernels accumulate with the catalog's `combine`. Folds across threads: ACC (the
     type), LIFT (f32 -> ACC), COMBINE, VALUE (ACC -> f32). A thread's own elements: ADD1 (ACC and f32 ->
-    ACC, the row kernel); LANES (the type), START, ADD4 (an expression of `acc` and the vec4 `v`) and DONE
-    (LANES -> ACC) in the reduce kernel. Sums keep (sum, error) float32 pairs, per vec4 lane in a thread
-    (shaders/functions.wgsl: tw_lane_add); other folds one f32."""
+    ACC, the row kernel); in the reduce kernel one lane per vec4 component, branch-free: LANES (the type;
+    DECL declares it where it is a struct), START, ADD4 (an expression of `acc` and the vec4 `v`) and DONE
+    (statements: LANES -> ACC). Sums keep (sum, error) float32 pairs (shaders/functions.wgsl: tw_lane_add);
+    max and min a select on the order per lane and the largest |bits| apart (past 0x7f800000: a NaN),
+    folded with `combine` once done; other folds `combine` per lane."""
     if combine == "tw_add":
         return dict(ACC="vec2<f32>", LIFT="tw_pair", COMBINE="tw_pair_add", VALUE="tw_pair_value", ADD1="tw_lane_add",
-                    LANES="mat4x2<f32>", START="mat4x2<f32>()", ADD4="tw_lanes_add(acc, v)", DONE="tw_lanes_pair")
+                    DECL="", LANES="mat4x2<f32>", START="mat4x2<f32>()", ADD4="tw_lanes_add(acc, v)",
+                    DONE="return tw_lanes_pair(acc);")
     c = combine
-    return dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, LANES="f32", START=identity,
-                ADD4=f"{c}(acc, {c}({c}(v.x, v.y), {c}(v.z, v.w)))", DONE="")
+    acc = dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, DECL="", LANES="vec4<f32>", START=f"vec4<f32>({identity})",
+               ADD4=f"vec4<f32>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
+               DONE=f"return {c}({c}(acc.x, acc.y), {c}(acc.z, acc.w));")
+    order = {"tw_max": ">", "tw_min": "<"}.get(c)
+    if order:
+        acc.update(DECL="struct TwOrder { v: vec4<f32>, bits: vec4<u32> }", LANES="TwOrder",
+                   START=f"TwOrder(vec4<f32>({identity}), vec4<u32>())",
+                   ADD4=f"TwOrder(select(acc.v, v, v {order} acc.v), max(acc.bits, bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)))",
+                   DONE="let b = max(max(acc.bits.x, acc.bits.y), max(acc.bits.z, acc.bits.w));\n    let w = acc.v;\n"
+                        f"    return select({c}({c}(w.x, w.y), {c}(w.z, w.w)), bitcast<f32>(b), b > 0x7f800000u);")
+    return acc
 
 
 @dataclass(frozen=True)
