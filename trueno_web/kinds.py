@@ -40,7 +40,7 @@ class KindRow:
     template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d"
     shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
     work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
-    numpy: Callable  # (op, arrays, params, options) -> array: how op.numpy is called
+    numpy: Callable  # (op, arrays, params, options) -> array: how op.numpy is called (elementwise: out=, see _map_numpy)
     python: Callable  # (op, flat lists, shapes, params, options) -> flat list: how op.ref is called
 
     @property
@@ -240,11 +240,19 @@ def _reduce_python(op, lists, shapes, params, options):
     return [op.ref(*(xs[r * cols:(r + 1) * cols] for xs in lists)) for r in range(rows)]
 
 
+def _map_numpy(op, arrays, params, options, out=None):
+    """op.numpy on the inputs flat, shaped as the first. `out` (a flat float32 array of their length): the
+    result is written there and `out` returned where the op takes out= (Op.writes_out), else a new array."""
+    if out is not None and op.writes_out:
+        return op.numpy(*_flat(arrays), *params, out=out)
+    return _shaped(op.numpy(*_flat(arrays), *params), arrays[0].shape)
+
+
 def _map_row(kind: Kind, inputs: tuple[str, ...]) -> KindRow:
     """An elementwise kind: same-length inputs, one op.numpy call on them flat, op.ref per element."""
     return KindRow(kind, inputs, "map", _map_shape,
                    work=lambda out, ins, o: math.prod(out),
-                   numpy=lambda op, arrays, params, o: _shaped(op.numpy(*_flat(arrays), *params), arrays[0].shape),
+                   numpy=_map_numpy,
                    python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)])
 
 

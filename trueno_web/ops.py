@@ -6,11 +6,13 @@ iterate `CATALOG`; adding an op is adding a row (and its WGSL function in `shade
 Each row carries two references: `numpy`, vectorised (the NumPy backend runs it in float32; desktop
 tests run it in float64 as the reference; a reduction's takes `axis=None`, all of it, or `axis=1` of
 2-D inputs, a value per row), and `ref`, pure Python on `math` in float64 (the reference where NumPy
-is missing, e.g. inside Pyodide, and a cross-check of `numpy`).
+is missing, e.g. inside Pyodide, and a cross-check of `numpy`). An elementwise `numpy` that is one ufunc
+takes `out=` too (`Op.writes_out`): the NumPy backend's fused chains write into their own arrays with it.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -72,6 +74,11 @@ class Op:
     def elementwise(self) -> bool:
         return self.row.elementwise
 
+    @cached_property
+    def writes_out(self) -> bool:
+        """Does `numpy` take `out=`, an array to write its result into? (the NumPy backend's fused chains)"""
+        return "out" in inspect.signature(self.numpy).parameters
+
 
 # ---------------------------------------------------------------- pure-Python scalar helpers
 
@@ -95,7 +102,8 @@ ACT = dict(group="activation")
 F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
 CATALOG: tuple[Op, ...] = (
-    Op("relu", Kind.UNARY, "tw_relu", ref.quiet(lambda x: ref.numpy_module().maximum(x, x.dtype.type(0))),  # np.maximum keeps NaN
+    Op("relu", Kind.UNARY, "tw_relu",  # np.maximum keeps NaN
+       ref.quiet(lambda x, out=None: ref.numpy_module().maximum(x, x.dtype.type(0), out=out)),
        lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_BITS, **ACT),
     Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", ref.quiet(lambda x, s: ref.numpy_module().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
@@ -105,8 +113,8 @@ CATALOG: tuple[Op, ...] = (
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT, ulp=2, exact=ref.exact_elu),
     Op("sigmoid", Kind.UNARY, "tw_sigmoid", F64(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT,
        ulp=3, exact=ref.exact_sigmoid),
-    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x: ref.numpy_module().tanh(x)), math.tanh, "hyperbolic tangent",
-       **T_TRANSCENDENTAL, **ACT, ulp=2),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x, out=None: ref.numpy_module().tanh(x, out=out)),
+       math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT, ulp=2),
     Op("swish", Kind.UNARY, "tw_swish", F64(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
        lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT,
        ulp=4, exact=ref.exact_swish),
@@ -127,38 +135,44 @@ CATALOG: tuple[Op, ...] = (
     Op("clip", Kind.UNARY, "tw_clip",
        ref.quiet(lambda x, lo, hi: ref.numpy_module().minimum(ref.numpy_module().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
        ref.clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_BITS, **ACT),
-    Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s: x * x.dtype.type(s)), lambda x, s: x * s,
-       "x * s", params=(Param("s"),), **T_EXACT, **ACT),
-    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x: -x), lambda x: -x, "-x", **T_BITS),
-    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x: ref.numpy_module().abs(x)), abs, "|x|", **T_BITS),
+    Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s, out=None: ref.numpy_module().multiply(x, x.dtype.type(s), out=out)),
+       lambda x, s: x * s, "x * s", params=(Param("s"),), **T_EXACT, **ACT),
+    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x, out=None: ref.numpy_module().negative(x, out=out)),
+       lambda x: -x, "-x", **T_BITS),
+    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x|", **T_BITS),
     Op("exp", Kind.UNARY, "tw_exp", F64(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP, ulp=1.5,
        exact=ref.exact_exp),
     Op("log", Kind.UNARY, "tw_log", F64(lambda x: ref.numpy_module().log(x)), ref.log,
        "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG, ulp=1.5, exact=ref.exact_log),
-    Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x: ref.numpy_module().sqrt(x)), ref.sqrt, "square root; sqrt(x < 0) = NaN",
-       **T_EXACT, ulp=1),
+    Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x, out=None: ref.numpy_module().sqrt(x, out=out)),
+       ref.sqrt, "square root; sqrt(x < 0) = NaN", **T_EXACT, ulp=1),
     Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
        "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT, ulp=1.5),
-    Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x: ref.numpy_module().square(x)), lambda x: x * x, "x * x", **T_EXACT),
-    Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x: ref.numpy_module().sin(x)), ref.trig(math.sin),
+    Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x, out=None: ref.numpy_module().square(x, out=out)),
+       lambda x: x * x, "x * x", **T_EXACT),
+    Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x, out=None: ref.numpy_module().sin(x, out=out)), ref.trig(math.sin),
        "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
-    Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x: ref.numpy_module().cos(x)), ref.trig(math.cos),
+    Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x, out=None: ref.numpy_module().cos(x, out=out)), ref.trig(math.cos),
        "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
-    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x: ref.numpy_module().floor(x)), ref.floor, "largest integer <= x", **T_BITS),
+    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x, out=None: ref.numpy_module().floor(x, out=out)),
+       ref.floor, "largest integer <= x", **T_BITS),
     Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
        "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS),
-    Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b: a + b), lambda a, b: a + b, "a + b",
-       aliases=("vec_add",), **T_EXACT),
-    Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b: a - b), lambda a, b: a - b, "a - b", **T_EXACT),
-    Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b: a * b), lambda a, b: a * b, "a * b", **T_EXACT),
-    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b: a / b), ref.div, "a / b", **T_FLUSH, ulp=2.5),
+    Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b, out=None: ref.numpy_module().add(a, b, out=out)),
+       lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT),
+    Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b, out=None: ref.numpy_module().subtract(a, b, out=out)),
+       lambda a, b: a - b, "a - b", **T_EXACT),
+    Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b, out=None: ref.numpy_module().multiply(a, b, out=out)),
+       lambda a, b: a * b, "a * b", **T_EXACT),
+    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b, out=None: ref.numpy_module().divide(a, b, out=out)),
+       ref.div, "a / b", **T_FLUSH, ulp=2.5),
     Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3),
-    Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b: ref.numpy_module().maximum(a, b)), ref.nan_or(max),
-       "the larger of a and b; NaN if either is NaN", **T_BITS),
-    Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b: ref.numpy_module().minimum(a, b)), ref.nan_or(min),
-       "the smaller of a and b; NaN if either is NaN", **T_BITS),
+    Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
+       ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS),
+    Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
+       ref.nan_or(min), "the smaller of a and b; NaN if either is NaN", **T_BITS),
     Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: (a < b).astype(a.dtype)), lambda a, b: float(a < b),
        "1.0 where a < b, else 0.0 (NaN: 0.0)", **T_BITS),
     Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: (a <= b).astype(a.dtype)), lambda a, b: float(a <= b),

@@ -4,6 +4,7 @@ per row (`Op.ref`), and NumPy expressions (`Op.numpy`), with the special-value r
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -225,8 +226,10 @@ def np_conv2d(img, ker):
 # np.power with a stride-0 (broadcast) exponent of 0.5 takes a sqrt fast path: pow(-inf, 0.5) = NaN and
 # pow(-0, 0.5) = -0 there, where C99 pow (and our kernels) give +inf and +0; a contiguous exponent does not.
 def quiet(expr: Callable) -> Callable:
-    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here)."""
+    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here); its signature shows
+    through (inspect follows __wrapped__)."""
 
+    @functools.wraps(expr)
     def run(*args, **kwargs):
         with numpy_module().errstate(all="ignore"):
             return expr(*args, **kwargs)

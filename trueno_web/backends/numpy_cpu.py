@@ -8,7 +8,8 @@ import platform
 from ..graph import MapStep, Node, OpStep, Step, storage
 from ..host import HostData
 from ..stats import Stats, tally
-from .base import CPU_LIMITS, upload_pending
+from .array_pool import ArrayPool
+from .base import CPU_LIMITS
 
 
 CHUNK = 65536  # elements of a fused chain evaluated together (256 KiB per value: a few stay in L2)
@@ -26,50 +27,113 @@ class NumpyExecutor:
         self.adapter_info = {"vendor": "numpy", "device": f"NumPy {numpy.__version__} on {platform.machine() or 'CPU'}",
                              "description": "CPU fallback", "software": True}
         self.limits = dict(CPU_LIMITS)
+        self.pool = ArrayPool(numpy)  # uploads and fused chains' stores: their pages are reused
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Host memory is the only limit here."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         data = self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape)
-        return data if host.borrowed else data.copy()
+        if host.borrowed:
+            return data
+        out = self.pool.take(host.shape)
+        self.np.copyto(out, data)
+        return out
 
     async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
-        upload_pending(self, nodes, stats)
-        for step in steps:
-            if isinstance(step, MapStep) and step.size > CHUNK and len(step.nodes) > 1:
-                self._map_chunked(nodes, step)
-                continue
-            members = [step.node] if isinstance(step, OpStep) else step.nodes
-            for nid in members:  # each op on whole arrays; a fused value lives until the step ends
-                node = nodes[nid]
-                result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
-                node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
-            for nid in members:
-                if nodes[nid].fused_away:
-                    nodes[nid].buffer = None
+        fills = self._upload_pending(nodes)
+        try:
+            for step in steps:
+                if isinstance(step, MapStep):
+                    self._map(nodes, step, fills)
+                    continue
+                members = [step.node] if isinstance(step, OpStep) else step.nodes
+                for nid in members:  # each op on whole arrays; a fused value lives until the step ends
+                    node = nodes[nid]
+                    if fills:
+                        self._fill(nodes, node.inputs, fills)
+                    result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
+                    node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
+                for nid in members:
+                    if nodes[nid].fused_away:
+                        nodes[nid].buffer = None
+        finally:
+            self._fill(nodes, list(fills), fills)  # uploads nothing read: the batch may read them
         if steps:
             tally(stats, dispatches=len(steps), submits=1)
 
-    def _map_chunked(self, nodes: list[Node], step: MapStep) -> None:
-        """A fused elementwise chain CHUNK elements at a time: its intermediates stay in cache (whole-array
-        intermediates would each be a pass through memory), only its stored values are written."""
-        np = self.np
-        loads = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy
-        outs = {nid: np.empty(nodes[nid].shape, dtype=np.float32) for nid in step.stores}
-        flat_outs = {nid: out.reshape(-1) for nid, out in outs.items()}
-        for lo in range(0, step.size, CHUNK):
-            values = {i: a[lo:lo + CHUNK] for i, a in loads.items()}
-            for nid in step.nodes:
-                values[nid] = self._compute(nodes[nid], [values[i] for i in nodes[nid].inputs])
-                if nid in flat_outs:
-                    flat_outs[nid][lo:lo + CHUNK] = values[nid]
-        for nid in step.nodes:
-            nodes[nid].buffer = outs.get(nid)
+    def _upload_pending(self, nodes: list[Node]) -> dict:
+        """Give every node still holding host data its array: the data itself where it is borrowed, else a
+        pooled array, filled where it is first read (a chunked chain copies it in while it reads it).
+        Returns those waiting: node id -> its host data, flat."""
+        fills = {}
+        for node in nodes:
+            if node.host is not None and node.buffer is None:
+                if node.host.borrowed:
+                    node.buffer = self.upload(node.host, ())
+                else:
+                    node.buffer = self.pool.take(node.host.shape)
+                    fills[node.id] = self.np.frombuffer(node.host.data, dtype=self.np.float32)
+                node.host = None
+        return fills
 
-    def _compute(self, node: Node, args: list):
-        """One op on its input arrays, the way its kind calls it, as float32."""
-        return self.np.asarray(node.op.row.numpy(node.op, args, node.params, node.options), dtype=self.np.float32)
+    def _fill(self, nodes: list[Node], ids, fills: dict) -> None:
+        """Copy in the host data of the uploads under nodes `ids` that still wait for it."""
+        for i in ids:
+            src = fills.pop(storage(nodes, i).id, None)
+            if src is not None:
+                self.np.copyto(storage(nodes, i).buffer.reshape(-1), src)
+
+    def _map(self, nodes: list[Node], step: MapStep, fills: dict) -> None:
+        """A fused elementwise chain. Ops that take out= write into pooled arrays, in place of an input that
+        nothing reads afterwards where there is one (relu -> scale -> add: one array, as NumPy's own
+        temporaries). A chain longer than CHUNK elements runs CHUNK at a time (its values stay in cache),
+        copying in the uploads it is first to read as it goes."""
+        chunked = step.size > CHUNK and len(step.nodes) > 1
+        self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
+        copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
+        values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy
+        dest = self._destinations(nodes, step, chunked)
+        for lo in range(0, step.size, CHUNK) if chunked else (0,):
+            hi = lo + CHUNK if chunked else step.size
+            for to, src in copies:
+                to[lo:hi] = src[lo:hi]
+            part = {i: a[lo:hi] for i, a in values.items()} if chunked else values
+            for nid in step.nodes:
+                out = dest.get(nid)
+                out = out if out is None or not chunked else out[lo:hi]
+                result = self._compute(nodes[nid], [part[i] for i in nodes[nid].inputs], out)
+                if out is not None and result is not out:
+                    out[...] = result  # an op without out= in a chunked chain: its stored value
+                part[nid] = result
+        for i in step.loads:
+            fills.pop(i, None)  # copied in (were the loop cut short, execute's finally copies it whole)
+        for nid in step.nodes:
+            stored = nid in step.stores
+            nodes[nid].buffer = (dest.get(nid, part[nid]) if stored else None)
+            if stored and nodes[nid].buffer.shape != nodes[nid].shape:
+                nodes[nid].buffer = nodes[nid].buffer.reshape(nodes[nid].shape)
+
+    def _destinations(self, nodes: list[Node], step: MapStep, chunked: bool) -> dict:
+        """member -> the flat array it is written to: the ops taking out=, and in a chunked chain every
+        stored value. An intermediate's array passes to the op that reads it last (in place)."""
+        last = {i: nid for nid in step.nodes for i in nodes[nid].inputs}
+        stores = set(step.stores)
+        dest: dict = {}
+        for nid in step.nodes:
+            node = nodes[nid]
+            if node.op.writes_out:
+                heir = next((i for i in node.inputs if i in dest and i not in stores and last[i] == nid), None)
+                dest[nid] = dest[heir] if heir is not None else self.pool.take((step.size,))
+            elif chunked and nid in stores:
+                dest[nid] = self.pool.take((step.size,))
+        return dest
+
+    def _compute(self, node: Node, args: list, out=None):
+        """One op on its input arrays, the way its kind calls it, as float32; `out` (elementwise ops): written
+        and returned where the op takes out= (kinds._map_numpy)."""
+        result = node.op.row.numpy(node.op, args, node.params, node.options, *(() if out is None else (out,)))
+        return result if result is out else self.np.asarray(result, dtype=self.np.float32)
 
     def _value(self, nodes: list[Node], i: int):
         """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
@@ -92,12 +156,14 @@ class NumpyExecutor:
         return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        if take and buffer.size and buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous:
-            return memoryview(buffer.reshape(-1)).cast("B")  # an array an op made (uploads and views have a base): handed over
+        if take and buffer.size and (self.pool.give_away(buffer) or (
+                buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)):
+            return memoryview(buffer.reshape(-1)).cast("B")  # the pool's or an op's own array: handed over
         return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:
-        """NumPy arrays are freed by the garbage collector."""
+        """Nothing to do: an array goes (back to the pool, or to the allocator) once nothing refers to it."""
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Forget the pool's arrays."""
+        self.pool.clear()
