@@ -17,7 +17,8 @@ SIZES = (0, 1, 4097)
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """4097 elements run as a chunked chain: 5 chunks, the last of one element."""
+    """Every size is pooled, and 4097 elements run as a chunked chain: 5 chunks, the last of one element."""
+    monkeypatch.setattr(numpy_cpu, "POOL_FROM", 0)
     monkeypatch.setattr(numpy_cpu, "CHUNK", 1024)
 
 
@@ -144,3 +145,22 @@ def test_a_failed_execute_leaves_its_uploads_whole(cpu, small_chunks, monkeypatc
     np.testing.assert_array_equal(run(batch.read(u)), x)
     np.testing.assert_array_equal(run(batch.read(out)), chain_ref(x, b))
     batch.release()
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_converted_uploads_are_what_the_data_was(dev, n):
+    """float64 arrays and lists are converted to float32 copies of our own (the NumPy backend uses them in
+    place): a batch's uploads still read as the data was, whatever the caller does to it afterwards."""
+    x64 = np.random.default_rng(n).standard_normal(n)
+    listed = x64[::-1].tolist()
+    with dev.batch() as batch:
+        u, v = batch.upload(x64), batch.upload(listed)
+        out = batch.add(batch.relu(u), v)
+        run(batch.execute())
+        x64[:] = 100.0
+        listed[:] = [100.0] * n
+        x32 = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        want = (np.maximum(x32.astype(np.float64), 0) + x32[::-1]).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(run(batch.read(out))).reshape(-1), want)
+        np.testing.assert_array_equal(np.asarray(run(batch.read(u))).reshape(-1), x32)
+        np.testing.assert_array_equal(np.asarray(run(batch.read(v))).reshape(-1), x32[::-1])

@@ -24,7 +24,8 @@ class HostData:
 
     data: memoryview  # format 'f', 1-D, contiguous
     shape: tuple[int, ...]
-    borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input): a CPU backend may use it in place
+    borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input, or a conversion nobody
+    # else holds): a CPU backend may use it in place
 
     @property
     def size(self) -> int:
@@ -43,7 +44,8 @@ def _from_numpy(x) -> HostData:
     if x.dtype.kind not in "fiub":
         raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers (it is converted to float32)")
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    return HostData(memoryview(flat).cast("B").cast("f"), tuple(int(d) for d in x.shape))
+    return HostData(memoryview(flat).cast("B").cast("f"), tuple(int(d) for d in x.shape),
+                    borrowed=not np.may_share_memory(flat, x))  # a converted copy is ours alone
 
 
 def _from_buffer(x) -> HostData:
@@ -58,7 +60,7 @@ def _from_buffer(x) -> HostData:
     if view.format.lstrip("<=@") not in "bBhHiIlLqQfd":
         raise TruenoTypeError(f"cannot use a buffer of format {view.format!r}; pass float32/float64 or integer data")
     flat = array.array("f", view.tolist() if view.ndim <= 1 else _flatten(view.tolist(), shape))
-    return HostData(memoryview(flat), shape)
+    return HostData(memoryview(flat), shape, borrowed=True)
 
 
 def _flatten(rows, shape):
@@ -95,7 +97,7 @@ def _from_list(x) -> HostData:
 
 def _from_flat(flat, shape: tuple[int, ...]) -> HostData:
     try:
-        return HostData(memoryview(array.array("f", flat)), shape)
+        return HostData(memoryview(array.array("f", flat)), shape, borrowed=True)
     except OverflowError:
         raise TruenoValueError("a number in the list is too large to convert to float; pass values within float range") from None
 
@@ -127,7 +129,7 @@ def to_host(x, shape: tuple[int, ...] | None = None) -> HostData:
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != host.size or any(d < 0 for d in shape):
             raise TruenoValueError(f"shape {shape} does not fit {host.size} elements")
-        host = HostData(host.data, shape)
+        host = HostData(host.data, shape, host.borrowed)
     return host
 
 

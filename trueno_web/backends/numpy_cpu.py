@@ -13,6 +13,7 @@ from .base import CPU_LIMITS
 
 
 CHUNK = 65536  # elements of a fused chain evaluated together (256 KiB per value: a few stay in L2)
+POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
 
 
 class NumpyExecutor:
@@ -34,8 +35,8 @@ class NumpyExecutor:
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         data = self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape)
-        if host.borrowed:
-            return data
+        if host.borrowed or host.size < POOL_FROM:
+            return data if host.borrowed else data.copy()
         out = self.pool.take(host.shape)
         self.np.copyto(out, data)
         return out
@@ -44,7 +45,7 @@ class NumpyExecutor:
         fills = self._upload_pending(nodes)
         try:
             for step in steps:
-                if isinstance(step, MapStep):
+                if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
                     self._map(nodes, step, fills)
                     continue
                 members = [step.node] if isinstance(step, OpStep) else step.nodes
@@ -63,13 +64,13 @@ class NumpyExecutor:
             tally(stats, dispatches=len(steps), submits=1)
 
     def _upload_pending(self, nodes: list[Node]) -> dict:
-        """Give every node still holding host data its array: the data itself where it is borrowed, else a
-        pooled array, filled where it is first read (a chunked chain copies it in while it reads it).
-        Returns those waiting: node id -> its host data, flat."""
+        """Give every node still holding host data its array: the data itself where it is borrowed, a copy
+        where it is small, else a pooled array filled where it is first read (a chunked chain copies it in
+        as it reads it). Returns those waiting: node id -> its host data, flat."""
         fills = {}
         for node in nodes:
             if node.host is not None and node.buffer is None:
-                if node.host.borrowed:
+                if node.host.borrowed or node.size < POOL_FROM:
                     node.buffer = self.upload(node.host, ())
                 else:
                     node.buffer = self.pool.take(node.host.shape)
@@ -85,11 +86,12 @@ class NumpyExecutor:
                 self.np.copyto(storage(nodes, i).buffer.reshape(-1), src)
 
     def _map(self, nodes: list[Node], step: MapStep, fills: dict) -> None:
-        """A fused elementwise chain. Ops that take out= write into pooled arrays, in place of an input that
+        """A fused elementwise chain of two ops or more, of POOL_FROM elements or more (one op runs as NumPy's
+        call alone, its result a new array as NumPy's own). Ops that take out= write into pooled arrays, in place of an input that
         nothing reads afterwards where there is one (relu -> scale -> add: one array, as NumPy's own
         temporaries). A chain longer than CHUNK elements runs CHUNK at a time (its values stay in cache),
         copying in the uploads it is first to read as it goes."""
-        chunked = step.size > CHUNK and len(step.nodes) > 1
+        chunked = step.size > CHUNK
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
         values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy
@@ -156,9 +158,9 @@ class NumpyExecutor:
         return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        if take and buffer.size and (self.pool.give_away(buffer) or (
-                buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)):
-            return memoryview(buffer.reshape(-1)).cast("B")  # the pool's or an op's own array: handed over
+        if take and buffer.size and ((buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)
+                                     or self.pool.give_away(buffer)):
+            return memoryview(buffer.reshape(-1)).cast("B")  # an op's own array or the pool's: handed over
         return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:
