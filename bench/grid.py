@@ -270,7 +270,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         variants += [(not ex.caps.subgroups, ex.caps.reduce_partials)] if ex.caps.subgroups else []
         variants += [(ex.caps.subgroups, p) for p in (264, 528, 2048) if p != ex.caps.reduce_partials]
     for name, arrays, nbytes in (("dot", (x, o), 8 * n), ("sum", (x,), 4 * n), ("norm_l2", (x,), 4 * n),
-                                 ("max", (x,), 4 * n)):
+                                 ("max", (x,), 4 * n), ("min", (x,), 4 * n)):
         for sg, parts in variants:
             saved = ex.caps.subgroups, ex.caps.reduce_partials
             ex.caps.subgroups, ex.caps.reduce_partials = sg, parts
@@ -280,7 +280,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             got = block_on(b.read(r))
             op = tw.ops.get(name)
             ref = op.numpy(*[a.astype(np.float64) for a in arrays])
-            mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in arrays]) if name != "max" else abs(ref)
+            mag = op.numpy(*[np.abs(a.astype(np.float64)) for a in arrays]) if name not in ("max", "min") else abs(ref)
             assert abs(got - ref) <= 1e-4 * mag + 1e-6, (name, got, ref)
             t = res.time(reps=200)
             bw = nbytes / t
@@ -289,6 +289,21 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             out.append((label, f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
             ex.caps.subgroups, ex.caps.reduce_partials = saved
             b.release()
+
+    # fused map-reduce (#13): the chain computed as the partial pass reads x; nothing else is written
+    for name in ("sum", "max"):
+        b = dev.batch()
+        r = getattr(b, name)(b.scale(b.relu(b.upload(x)), 2.0))
+        block_on(b.execute())
+        chain = np.maximum(x, 0).astype(np.float64) * 2
+        want = chain.sum() if name == "sum" else chain.max()
+        assert abs(block_on(b.read(r)) - want) <= 1e-4 * np.abs(chain).sum() + 1e-6, name
+        t = res.time(reps=200)
+        bw = 4 * n / t
+        record("resident", f"{name}_relu_scale_fused", seconds=t, bw=bw)
+        out.append((f"{name}(relu(x) * 2) fused, 2^{n.bit_length() - 1}", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us",
+                    pct(bw), ""))
+        b.release()
 
     # softmax
     for shape in ((4096, n // 4096), (1, n), (n // 64, 64)):
