@@ -12,7 +12,7 @@ from .array_pool import ArrayPool
 from .base import CPU_LIMITS
 
 
-CHUNK = 65536  # elements of a fused chain evaluated together (256 KiB per value: a few stay in L2)
+CHUNK = 262144  # elements of a fused chain run together (1 MiB per value; fewer, and the Python calls per op show)
 POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
 
 
