@@ -6,7 +6,8 @@ on resident buffers (bench/grid.py's Resident), against cuBLAS SGEMM with TF32 o
     python bench/matmul_tune.py --write tune.json    # no GPU: the fastest choices of that run -> matmul_tuned.py
 
 Each candidate's result is checked first (max |err| / (|A| @ |B|) in float64) and left out above 1e-5.
-"auto" is what the library picks on this adapter now (its table, else the rule of kernels/matmul.py).
+"auto" is what the library picks on this adapter now (its table, else the rule of kernels/matmul.py); the fastest
+row of a shape, auto or not, is its choice for --write.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shapes", default=SHAPES, help="comma list of BATCHxMxKxN")
     parser.add_argument("--auto", default="", help="comma list of more shapes, timed with the library's pick only")
+    parser.add_argument("--top", nargs=2, metavar=("N", "JSON"), help="time only the N fastest choices per shape of "
+                        "that earlier run (and the library's pick)")
+    parser.add_argument("--also", default="", help="comma list of TILING:SPLITS:GROUP timed on every shape too")
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument("--write", metavar="JSON", help="write the fastest choices of that run's JSON into "
                         "trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
@@ -73,6 +77,7 @@ def main() -> None:
     results = {"head": head, "shapes": {}}
     summary = []
     rng = np.random.default_rng(1)
+    earlier = json.loads(Path(args.top[1]).read_text())["shapes"] if args.top else {}
     for shape in [s for s in (args.shapes + "," + args.auto).split(",") if s]:
         batch, m, k, n = (int(v) for v in shape.split("x"))
         lead = (batch,) if batch > 1 else ()
@@ -81,7 +86,12 @@ def main() -> None:
         ref, mag, t_cublas = reference(torch, a, b)
         flop = 2.0 * batch * m * k * n
         rows = []
-        for cand in [None, *(candidates(batch, m, k, n, caps) if shape not in args.auto.split(",") else [])]:
+        cands = candidates(batch, m, k, n, caps) if shape not in args.auto.split(",") else []
+        if shape in earlier:
+            ranked = sorted((r for r in earlier[shape]["rows"] if r["choice"][0] and r["ms"] == r["ms"]), key=lambda r: r["ms"])
+            cands = [tuple(r["choice"]) for r in ranked[:int(args.top[0])]]
+        cands += [tuple(int(v) if v.isdigit() else v for v in c.split(":")) for c in args.also.split(",") if c]
+        for cand in [None, *cands]:
             name, splits, group = cand or ("", 0, 0)
             caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
             dev.executor.planned.clear()  # dispatches kept for a graph of the same structure: not these caps
@@ -97,7 +107,8 @@ def main() -> None:
                 err = float(np.max(np.abs(got - ref) / np.maximum(mag, 1e-30)))
                 t = res.time(reps=10 if flop > 1e11 else 30) if err <= 1e-5 else float("nan")
                 bt.release()
-            rows.append({"label": ("auto " if cand is None else "") + label, "choice": [name, splits, group],
+            key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
+            rows.append({"label": ("auto " if cand is None else "") + label, "choice": [key, picked.splits, picked.group],
                          "ms": t * 1e3, "tflops": flop / t / 1e12, "err": err})
         caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
         cub = flop / t_cublas / 1e12 if t_cublas else None
@@ -107,7 +118,7 @@ def main() -> None:
         for row in timed + [r for r in rows if r["ms"] != r["ms"]]:
             pct = f"{100 * row['tflops'] / cub:.0f}%" if cub else ""
             print(f"| {row['label']} | {row['ms']:.4f} | {row['tflops']:.1f} | {pct} | {row['err']:.1e} |", flush=True)
-        best = next((r for r in timed if not r["label"].startswith("auto")), timed[0])
+        best = timed[0]
         auto = rows[0]
         results["shapes"][shape] = {"cublas_ms": t_cublas and t_cublas * 1e3, "rows": rows, "best": best["choice"]}
         summary.append((shape, auto, best, cub))
@@ -138,7 +149,7 @@ def write_table(results: dict) -> None:
     """The fastest choice per shape of a run, under its adapter's name, into matmul_tuned.TUNED."""
     from trueno_web.kernels.matmul_tuned import TUNED
 
-    table = {shape: tuple(entry["best"]) for shape, entry in results["shapes"].items() if entry["best"][0]}
+    table = {shape: tuple(entry["best"]) for shape, entry in results["shapes"].items()}
     tuned = {**TUNED, results["head"]["adapter"]: table}
     text = TABLE.read_text()
     start = text.index("TUNED: dict")

@@ -14,10 +14,9 @@
 // Split K over workgroups (SPLIT: shaders/matmul_k_split.wgsl, else matmul_k_whole.wgsl): with S splits,
 // split s multiplies slices [s*SPAN, (s+1)*SPAN) of K and stores its partial C at s * (batch * M * N) of
 // the binding `c` (then the executor's scratch); shaders/matmul_sum.wgsl adds the S partials into C in a
-// second dispatch. ORDER places the tile: shaders/matmul_order_rows.wgsl (N fastest, then M) or
-// matmul_order_groups.wgsl (N fastest within groups of rows of tiles, for L2 reuse). Without a split or
-// groups the kernel keeps only what it needs: on the H100, a few more values live across the K loop
-// cost the 4096^3 product a quarter of its speed (registers: one workgroup per SM instead of two).
+// second dispatch. A K loop within the loop budget runs in one dispatch, and the kernel then has no word
+// 7 (FIRST is 0u): the 4096^3 product on the H100 took 6.06 ms with it read, 4.45 without. ORDER places the tile: shaders/matmul_order_rows.wgsl (N fastest, then M) or
+// matmul_order_groups.wgsl (N fastest within groups of rows of tiles, for L2 reuse).
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
 // [6] batch dimensions D, [7] this dispatch's first BK-slice of K (within its split), [8] splits S,
 // [9] SPAN (slices of K per split), [10] rows of tiles per group of the tile order, then per batch dimension, outermost first:
@@ -67,12 +66,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n_total = tw_meta[2];
     let tiles = tw_meta[3] * tw_meta[4];  // per product
     let linear = wid.y * nwg.x + wid.x;
+    let first = {{FIRST}};  // this dispatch's first slice of its split (0u: the whole split in one dispatch)
 {{SPLIT}}
 {{LOCATE}}
 {{ORDER}}
     let tx = lid % TX;
     let ty = lid / TX;
-    let first = tw_meta[7];
 {{ACC_DECL}}
 
     // slice 0 -> stage 0

@@ -2,5 +2,5 @@
     let split = 0u;
     if (linear >= tiles * tw_meta[5]) { return; }  // the grid's spare workgroups (uniform: no barrier skipped)
     let rest = linear;  // product * tiles + tile
-    let lo = tw_meta[7];
+    let lo = first;
     let slices = min((k_total + BK - 1u) / BK - lo, SLICES);

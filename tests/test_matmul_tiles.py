@@ -91,3 +91,12 @@ def test_shipped_table_names_real_choices():
     for table in matmul_tuned.TUNED.values():
         for key, (name, splits, group) in table.items():
             assert len(key.split("x")) == 4 and name in matmul.CONFIGS and splits >= 1 and group >= 1, key
+
+
+def test_the_rule_prefers_deep_tiles_that_fit_and_do_not_overhang():
+    """With 48 KiB of workgroup memory the 16-deep 128x128 tile; N = 64 takes a 64-wide tile, not half an
+    empty 128-wide one; tiny products the smallest tile."""
+    caps = kernels.Caps(wg_storage=49152)
+    assert matmul.matmul_config(1024, 1024, 1024, caps).cfg == matmul.CONFIGS["128x128x16"]
+    assert matmul.matmul_config(1024, 1024, 64, caps, batch=16).cfg.bn == 64
+    assert matmul.matmul_config(7, 8, 12, caps).cfg == matmul.CONFIGS["64x64x8"]

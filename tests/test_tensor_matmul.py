@@ -206,7 +206,8 @@ def test_the_grid_past_65535_workgroups():
     assert d.grid == (65535, 2)
     assert list(meta[:8]) == [1, 3, 2, 1, 1, 70000, 1, 0] and list(meta[8:]) == [1, 1, 1, 70000, 3, 6]
     d, meta = _grid((70000, 1, 3), (1, 3, 2), caps)  # one b for all: the batch folds into M
-    assert list(meta[:8]) == [70000, 3, 2, 1, math.ceil(70000 / 128), 1, 0, 0] and meta[8:] == [1, 1, 1]
+    bm = matmul_kernel.matmul_config(70000, 3, 2, caps).cfg.bm
+    assert list(meta[:8]) == [70000, 3, 2, 1, math.ceil(70000 / bm), 1, 0, 0] and meta[8:] == [1, 1, 1]
     cfg = matmul_kernel.matmul_config(130, 8, 129, caps, batch=700).cfg
     d, meta = _grid((700, 130, 8), (700, 8, 129), caps)
     tiles = math.ceil(130 / cfg.bm) * math.ceil(129 / cfg.bn)

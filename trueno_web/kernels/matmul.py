@@ -45,7 +45,9 @@ CONFIGS = {
     "64x64x8": MatmulConfig(64, 64, 8, 4, 4),
     "64x64x16": MatmulConfig(64, 64, 16, 4, 4),
 }
-PICK_ORDER = ("128x128x8", "128x64x8", "64x64x8")  # largest first, where the adapter has no tuned choice
+# where the adapter has no measured choice: largest first (the 16-deep tiles where workgroup memory has room)
+PICK_ORDER = ("128x128x16", "128x128x8", "128x64x8", "64x64x16", "64x64x8")
+MAX_WASTE = 1.25  # a tile whose grid covers more than this times the output only as the last resort
 MIN_SPLIT_SLICES = 16  # a split of K gets this many BK-slices at least
 MAX_SPLITS = 16
 
@@ -63,7 +65,8 @@ class MatmulChoice(NamedTuple):
 def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulChoice:
     """The tiling, split and tile order for `batch` (m, k) @ (k, n) products here: what caps forces, else
     the adapter's measured choice for this shape (kernels/matmul_tuned.py), else the largest tile of
-    PICK_ORDER that, split over K where K is long enough, gives caps.matmul_min_groups workgroups."""
+    PICK_ORDER that fits, wastes little on the edges, and (split over K where K is long enough) gives
+    caps.matmul_min_groups workgroups."""
     tuned = tuned_choice(caps.adapter, m, k, n, batch)
     names = [caps.matmul] if caps.matmul else [tuned[0]] if tuned else list(PICK_ORDER)
     for i, name in enumerate(names):
@@ -71,11 +74,15 @@ def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulC
         pad = next((p for p in (True, False) if cfg.storage(p) <= caps.wg_storage), None)
         if pad is None:
             continue
-        groups = -(-m // cfg.bm) * -(-n // cfg.bn) * batch
+        tiles_m, tiles_n = -(-m // cfg.bm), -(-n // cfg.bn)
+        groups = tiles_m * tiles_n * batch
+        last = i == len(names) - 1
+        if not last and tiles_m * cfg.bm * tiles_n * cfg.bn > MAX_WASTE * m * n:
+            continue
         chosen = caps.matmul_splits or (tuned[1] if tuned else 0)  # forced or measured: as many as K has
         splits = fit_splits(chosen or -(-caps.matmul_min_groups // max(groups, 1)), bool(chosen), -(-k // cfg.bk),
                             batch * m * n, caps)
-        if i == len(names) - 1 or groups * splits >= caps.matmul_min_groups:
+        if last or groups * splits >= caps.matmul_min_groups:
             group = caps.matmul_group or (tuned[2] if tuned else 1)
             return MatmulChoice(cfg, pad, splits, group)
     return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
@@ -98,10 +105,11 @@ def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inn
 
 
 def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool, slices: int,
-                  split: bool = False, grouped: bool = False) -> str:
+                  split: bool = False, grouped: bool = False, resumed: bool = False) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
     of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
-    `split`, K split over workgroups; with `grouped`, tiles in groups of rows."""
+    `split`, K split over workgroups; with `grouped`, tiles in groups of rows; with `resumed`, a split
+    longer than `slices` (later dispatches add to what earlier ones stored)."""
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
@@ -183,7 +191,7 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
         FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute), STORE="\n".join(store),
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
-        SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"),
+        SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"), FIRST="tw_meta[7]" if resumed else "0u",
         ORDER=shader("matmul_order_groups" if grouped else "matmul_order_rows"),
     )
 
@@ -216,7 +224,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
     # no batch dimensions: one product (or a batch folded into M)
-    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1)
+    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per)
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
     out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
     runs = [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), out), grid,
