@@ -14,6 +14,7 @@ Pieces (conftest.py wires them into fixtures):
                          expression, JSON round-tripped; raises PyodideError with the Python
                          traceback when the code raised, PageBroken when it hung (timeout)
     page.run_pytest()    pytest *inside* Pyodide on files written into its FS; returns counts
+    page.run_test_files() a directory of desktop tests copied in and run there, with counts per file
 
 Nothing here needs the network: build/web/ is filled by scripts/fetch_web_assets.py.
 """
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import xml.etree.ElementTree as ET
+from collections import Counter
 import os
 import re
 import shutil
@@ -529,6 +532,28 @@ class PyodidePage:
         return self.run(_RUN_PYTEST, args={"args": args, "rootdir": rootdir},
                         timeout_s=timeout_s)
 
+    def run_test_files(self, local_dir, files, dest: str, *, select: str, marks: str = "not slow", args=(),
+                       timeout_s: float = 900.0) -> dict:
+        """Copy `local_dir`'s *.py into Pyodide's FS at `dest` and run pytest there on `files` (names in it)
+        with `-m marks -k select` (marks "": every mark) and any more pytest `args`.
+        Returns run_pytest's dict plus "per_file" (passed) and "seconds_per_file" (from the JUnit XML
+        report), so a file that stops collecting inside Pyodide shows."""
+        self.write_tree(local_dir, dest, "*.py")
+        report = f"{dest}/junit.xml"
+        pytest_args = ["-q", "-p", "no:cacheprovider", *(["-m", marks] if marks else []), "-k", select,
+                f"--junitxml={report}", *args, *[f"{dest}/{f}" for f in files]]
+        result = self.run_pytest(args=pytest_args, rootdir=dest, timeout_s=timeout_s)
+        cases = list(ET.fromstring(self.run(f"open({report!r}).read()")).iter("testcase"))
+        passed, seconds = Counter(), Counter()
+        for case in cases:
+            name = case.get("classname", "").split(".")[-1] + ".py"
+            seconds[name] += float(case.get("time", 0) or 0)
+            if not any(child.tag in ("failure", "error", "skipped") for child in case):
+                passed[name] += 1
+        result["per_file"] = dict(passed)
+        result["seconds_per_file"] = {name: round(t, 1) for name, t in seconds.items()}
+        return result
+
     def write_tree(self, local_dir, dest: str, pattern: str = "**/*.py") -> list[str]:
         """Copy files under a local directory (matching `pattern`) into Pyodide's FS at `dest`."""
         local_dir = Path(local_dir)
@@ -597,6 +622,15 @@ def _e2e_run_pytest(args, rootdir):
 
 _e2e_run_pytest(E2E_ARGS["args"], E2E_ARGS["rootdir"])
 """
+
+
+def check_counts(result: dict, at_least: int, per_file: dict) -> None:
+    """Assert a run_test_files result: no failure or error, at least `at_least` passed in all and
+    per_file[name] passed in each named file."""
+    assert result["failed"] == 0 and result["errors"] == 0, result["output"][-6000:]
+    assert result["passed"] >= at_least, result["output"][-3000:]
+    for name, least in per_file.items():
+        assert result["per_file"].get(name, 0) >= least, (name, result["per_file"])
 
 
 def run_py(page, code: str, *, args=None, timeout_s: float = 120.0, sync: bool = False):

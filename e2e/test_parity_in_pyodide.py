@@ -9,19 +9,16 @@ pytest's JUnit XML), so a file that stops collecting here fails the test. With W
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from e2e.harness import NO_ADAPTER
+from e2e.harness import NO_ADAPTER, check_counts
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py",
          "test_tensor_join.py", "test_tensor_matmul.py", "test_wasm_views.py"]
 DEST = "/home/pyodide/parity"
-REPORT = f"{DEST}/junit.xml"
 # desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
 # Tests that need NumPy itself (np.asarray, the cross-checks of the references against NumPy) are
 # marked skipif(not HAVE_NUMPY, reason=...) and are not parametrized over a backend, so the backend
@@ -30,38 +27,7 @@ DESELECT = "not slow and not 131072 and not random_graphs"
 
 
 def run_suite(page, backend_expr: str) -> dict:
-    page.write_tree(TESTS, DEST, "*.py")
-    args = ["-q", "-p", "no:cacheprovider", "-m", "not slow", "-k", f"({DESELECT}) and ({backend_expr})",
-            f"--junitxml={REPORT}", *[f"{DEST}/{name}" for name in SUITE]]
-    result = page.run_pytest(args=args, rootdir=DEST, timeout_s=900)
-    junit = page.run(f"open({REPORT!r}).read()")
-    result["per_file"] = passed_per_file(junit)
-    result["seconds_per_file"] = seconds_per_file(junit)
-    return result
-
-
-def passed_per_file(junit_xml: str) -> dict:
-    """{"test_tensor.py": passed, ...} from pytest's JUnit XML report."""
-    passed = Counter()
-    for case in ET.fromstring(junit_xml).iter("testcase"):
-        if not any(child.tag in ("failure", "error", "skipped") for child in case):
-            passed[case.get("classname", "").split(".")[-1] + ".py"] += 1
-    return dict(passed)
-
-
-def seconds_per_file(junit_xml: str) -> dict:
-    """{"test_tensor.py": seconds, ...}: the test cases' times (pytest's JUnit XML) summed per file."""
-    seconds = Counter()
-    for case in ET.fromstring(junit_xml).iter("testcase"):
-        seconds[case.get("classname", "").split(".")[-1] + ".py"] += float(case.get("time", 0) or 0)
-    return {name: round(s, 1) for name, s in seconds.items()}
-
-
-def check(result: dict, at_least: int, per_file: dict) -> None:
-    assert result["failed"] == 0 and result["errors"] == 0, result["output"][-6000:]
-    assert result["passed"] >= at_least, result["output"][-3000:]
-    for name, least in per_file.items():
-        assert result["per_file"].get(name, 0) >= least, (name, result["per_file"])
+    return page.run_test_files(TESTS, SUITE, DEST, select=f"({DESELECT}) and ({backend_expr})")
 
 
 def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
@@ -73,7 +39,7 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
     result = run_suite(page, "webgpu or wasm")
     print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
           f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
-    check(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50,
+    check_counts(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50,
                                            "test_tensor_join.py": 36, "test_tensor_matmul.py": 48})
 
 
@@ -87,7 +53,7 @@ def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
     result = run_suite(page, "wasm")
     print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
           f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
-    check(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25,
+    check_counts(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25,
                                           "test_tensor_join.py": 18, "test_tensor_matmul.py": 24})
 
 
