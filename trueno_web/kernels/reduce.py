@@ -43,8 +43,8 @@ def reduce_source(key: tuple, subgroups: bool = False, enable: bool = True) -> s
     (load, combine, identity, finish), loads, chain, operands = key
     unroll = max(2, 8 // len(loads))
     acc = accumulator(combine, identity)
-    decls = [acc["DECL"]] + [f"@group(0) @binding({3 + j}) var<storage, read> in{j}: array<{'f32' if vk else 'vec4<f32>'}>;"
-                             for j, vk in enumerate(loads)]
+    decls = [acc["DECL"]] + [f"@group(0) @binding({3 + j}) var<storage, read> in{j}: "
+                             f"array<{'f32' if vk else 'vec4<f32>'}>;" for j, vk in enumerate(loads)]
     at = META_WORDS + sum(n_p for _, _, n_p in chain)
     for j, vk in enumerate(loads):
         decls.append(index_fn(j, vk, at))
@@ -52,7 +52,8 @@ def reduce_source(key: tuple, subgroups: bool = False, enable: bool = True) -> s
     name = lambda ref: ("l" if ref[0] == "in" else "t") + str(ref[1])  # noqa: E731
     body, q = [], 0
     for k, (fn, refs, n_p) in enumerate(chain):
-        body.append(f"    let t{k} = {fn}({', '.join([name(r) for r in refs] + [f'tw_param({q + p}u)' for p in range(n_p)])});")
+        args = [name(r) for r in refs] + [f"tw_param({q + p}u)" for p in range(n_p)]
+        body.append(f"    let t{k} = {fn}({', '.join(args)});")
         q += n_p
     xy = [name(r) for r in operands] + ["0.0"]
     body += [f"    let x = {xy[0]};", f"    let y = {xy[1]};"]
@@ -70,7 +71,7 @@ def reduce_source(key: tuple, subgroups: bool = False, enable: bool = True) -> s
                 SG_PASS=", sg_size" if subgroups else "",
                 BINDINGS="\n".join(d for d in decls if d), PARAMS=", ".join(f"l{j}: f32" for j in range(len(loads))),
                 CHAIN="\n".join(body), LOADS="\n".join(reads),
-                LANES4=", ".join(f"tw_value({', '.join(f'a{j}{lane}' for j in range(len(loads)))})" for lane in COMPONENTS),
+                LANES4=", ".join(f"tw_value({', '.join(f'a{j}{c}' for j in range(len(loads)))})" for c in COMPONENTS),
                 UNROLL=unroll, UNROLL_M1=unroll - 1, ACC_FOLD=folds[0],
                 ACC_DECL="\n".join(f"    var acc{u}: {{{{LANES}}}} = {{{{START}}}};" for u in range(n_acc)),
                 UNROLLED="\n".join(f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll))

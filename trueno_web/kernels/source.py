@@ -44,14 +44,16 @@ def accumulator(combine: str, identity: str) -> dict[str, str]:
                     DECL="", LANES="mat4x2<f32>", START="mat4x2<f32>()", ADD4="tw_lanes_add(acc, v)",
                     DONE="return tw_lanes_pair(acc);")
     c = combine
-    acc = dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, DECL="", LANES="vec4<f32>", START=f"vec4<f32>({identity})",
+    acc = dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, DECL="", LANES="vec4<f32>",
+               START=f"vec4<f32>({identity})",
                ADD4=f"vec4<f32>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
                DONE=f"return {c}({c}(acc.x, acc.y), {c}(acc.z, acc.w));")
     order = {"tw_max": ">", "tw_min": "<"}.get(c)
     if order:
         acc.update(DECL="struct TwOrder { v: vec4<f32>, bits: vec4<u32> }", LANES="TwOrder",
                    START=f"TwOrder(vec4<f32>({identity}), vec4<u32>())",
-                   ADD4=f"TwOrder(select(acc.v, v, v {order} acc.v), max(acc.bits, bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)))",
+                   ADD4=f"TwOrder(select(acc.v, v, v {order} acc.v), "
+                        "max(acc.bits, bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)))",
                    DONE="let b = max(max(acc.bits.x, acc.bits.y), max(acc.bits.z, acc.bits.w));\n    let w = acc.v;\n"
                         f"    return select({c}({c}(w.x, w.y), {c}(w.z, w.w)), bitcast<f32>(b), b > 0x7f800000u);")
     return acc
