@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import pprint
 import sys
 from pathlib import Path
 
@@ -31,7 +30,8 @@ from trueno_web.runtime import block_on  # noqa: E402
 
 # (batch, m, k, n): the issue's squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
 # 16 heads: qkv, scores, probabilities @ v, output projection, fc, proj) and its small size's last projection
-SHAPES = "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001,1x1024x1024x3072,16x1024x64x1024,16x1024x1024x64," \
+SHAPES = "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001," \
+         "1x1024x1024x3072,16x1024x64x1024,16x1024x1024x64," \
          "1x1024x4096x1024,1x1024x1024x4096,1x128x1024x256"
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
 TABLE = Path(__file__).resolve().parent.parent / "trueno_web" / "kernels" / "matmul_tuned.py"
@@ -88,7 +88,7 @@ def main() -> None:
         rows = []
         cands = candidates(batch, m, k, n, caps) if shape not in args.auto.split(",") else []
         if shape in earlier:
-            ranked = sorted((r for r in earlier[shape]["rows"] if r["choice"][0] and r["ms"] == r["ms"]), key=lambda r: r["ms"])
+            ranked = sorted((r for r in earlier[shape]["rows"] if r["ms"] == r["ms"]), key=lambda r: r["ms"])
             cands = [tuple(r["choice"]) for r in ranked[:int(args.top[0])]]
         cands += [tuple(int(v) if v.isdigit() else v for v in c.split(":")) for c in args.also.split(",") if c]
         for cand in [None, *cands]:
@@ -108,7 +108,8 @@ def main() -> None:
                 t = res.time(reps=10 if flop > 1e11 else 30) if err <= 1e-5 else float("nan")
                 bt.release()
             key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
-            rows.append({"label": ("auto " if cand is None else "") + label, "choice": [key, picked.splits, picked.group],
+            rows.append({"label": ("auto " if cand is None else "") + label,
+                         "choice": [key, picked.splits, picked.group],
                          "ms": t * 1e3, "tflops": flop / t / 1e12, "err": err})
         caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
         cub = flop / t_cublas / 1e12 if t_cublas else None
@@ -154,8 +155,12 @@ def write_table(results: dict) -> None:
     text = TABLE.read_text()
     start = text.index("TUNED: dict")
     end = text.index("\n\n\n", start)
-    TABLE.write_text(text[:start] + "TUNED: dict[str, dict[str, tuple[str, int, int]]] = "
-                     + pprint.pformat(tuned, width=110, sort_dicts=True) + text[end:])
+    lines = ["TUNED: dict[str, dict[str, tuple[str, int, int]]] = {"]
+    for adapter in sorted(tuned):
+        lines.append(f"    {adapter!r}: {{")
+        lines += [f"        {shape!r}: {tuple(choice)!r}," for shape, choice in sorted(tuned[adapter].items())]
+        lines.append("    },")
+    TABLE.write_text(text[:start] + "\n".join(lines) + "\n}" + text[end:])
     print(f"{TABLE}: {len(table)} choices for {results['head']['adapter']!r}")
 
 

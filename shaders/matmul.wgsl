@@ -15,12 +15,13 @@
 // split s multiplies slices [s*SPAN, (s+1)*SPAN) of K and stores its partial C at s * (batch * M * N) of
 // the binding `c` (then the executor's scratch); shaders/matmul_sum.wgsl adds the S partials into C in a
 // second dispatch. A K loop within the loop budget runs in one dispatch, and the kernel then has no word
-// 7 (FIRST is 0u): the 4096^3 product on the H100 took 6.06 ms with it read, 4.45 without. ORDER places the tile: shaders/matmul_order_rows.wgsl (N fastest, then M) or
-// matmul_order_groups.wgsl (N fastest within groups of rows of tiles, for L2 reuse).
+// 7 (FIRST is 0u): the 4096^3 product on the H100 took 6.06 ms with it read, 4.47 without. ORDER places
+// the tile: shaders/matmul_order_rows.wgsl (N fastest, then M) or matmul_order_groups.wgsl (N fastest
+// within groups of rows of tiles, for L2 reuse).
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
 // [6] batch dimensions D, [7] this dispatch's first BK-slice of K (within its split), [8] splits S,
-// [9] SPAN (slices of K per split), [10] rows of tiles per group of the tile order, then per batch dimension, outermost first:
-// size, A stride, B stride (elements).
+// [9] SPAN (slices of K per split), [10] rows of tiles per group of the tile order, then per batch
+// dimension, outermost first: size, A stride, B stride (elements).
 // Bounded loops: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's
 // loop budget, less the D trips of LOCATE's loop), so a longer split takes several dispatches; each one
 // after the first adds its partial products to what the ones before stored. Workgroups run tiles in a

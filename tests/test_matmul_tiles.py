@@ -83,6 +83,9 @@ def test_the_measured_table_decides_for_its_adapter(monkeypatch):
     assert (choice.cfg, choice.splits, choice.group) == (matmul.CONFIGS["64x64x16"], 3, 2)
     assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == \
         matmul.matmul_config(100, 300, 50, kernels.Caps(), batch=2)
+    small = kernels.Caps(adapter="Some GPU", wg_storage=8192)  # the measured tiling does not fit: the rule
+    rule = matmul.matmul_config(100, 300, 50, kernels.Caps(wg_storage=8192), batch=2)
+    assert matmul.matmul_config(100, 300, 50, small, batch=2) == rule
     caps.matmul = "128x64x8"  # what Caps forces wins
     assert matmul.matmul_config(100, 300, 50, caps, batch=2).cfg == matmul.CONFIGS["128x64x8"]
 

@@ -3,6 +3,7 @@
 The template's per-thread register block (loads of the next slice, the stash into workgroup memory, the
 multiply-adds and the masked store) is written out here statement by statement for one tiling: WGSL
 has no unroll directive, and the compilers keep the accumulators in registers only when unrolled.
+matmul_config picks the tiling, the split of K over workgroups and the tile order per adapter and shape.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulC
     PICK_ORDER that fits, wastes little on the edges, and (split over K where K is long enough) gives
     caps.matmul_min_groups workgroups."""
     tuned = tuned_choice(caps.adapter, m, k, n, batch)
+    if tuned and CONFIGS[tuned[0]].storage(False) > caps.wg_storage:
+        tuned = None  # measured with more workgroup memory than this device has
     names = [caps.matmul] if caps.matmul else [tuned[0]] if tuned else list(PICK_ORDER)
     for i, name in enumerate(names):
         cfg = CONFIGS[name]

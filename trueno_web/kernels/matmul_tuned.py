@@ -5,7 +5,20 @@ listed take kernels.matmul's rule; adapters not listed, the rule for every shape
 from __future__ import annotations
 
 # adapter device name -> {"BxMxKxN": (matmul.CONFIGS key, splits, group)}
-TUNED: dict[str, dict[str, tuple[str, int, int]]] = {}
+TUNED: dict[str, dict[str, tuple[str, int, int]]] = {
+    'NVIDIA H100 80GB HBM3': {
+        '16x1024x1024x64': ('128x64x8', 3, 1),
+        '16x1024x64x1024': ('128x64x8', 1, 1),
+        '1x1000x999x1001': ('128x128x16', 2, 1),
+        '1x1024x1024x1024': ('128x128x16', 2, 1),
+        '1x1024x1024x3072': ('128x128x16', 2, 1),
+        '1x1024x1024x4096': ('128x128x8', 1, 1),
+        '1x1024x4096x1024': ('128x256x8', 4, 1),
+        '1x128x1024x256': ('64x64x16', 16, 1),
+        '1x4095x4093x4097': ('256x128x8', 1, 16),
+        '1x4096x4096x4096': ('128x128x8', 1, 1),
+    },
+}
 
 
 def tuned_choice(adapter: str, m: int, k: int, n: int, batch: int) -> tuple[str, int, int] | None:
