@@ -9,9 +9,10 @@
 // across threads, with LIFT from f32, COMBINE, VALUE to f32; sums keep a compensated (sum, error) pair per
 // lane, then fold as pairs), and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
 // else a tree in workgroup memory).
-// Plain loads are read as vec4 (bindings cover the buffers rounded up to 16 bytes), UNROLL vec4s per
-// thread per round for enough loads in flight, folded into ACCS accumulators; lanes past the element count
-// fold the identity (a strided load reads the last element for them).
+// Plain loads are read as vec4 (bindings cover the buffers rounded up to 16 bytes), UNROLLED: a loop over
+// `unroll` vec4s per thread per round for enough loads in flight (none where unroll is 1), folded into
+// ACC_DECL's accumulators; lanes past the element count fold the identity (a strided load reads the last
+// element for them).
 // tw_meta: [0] = element count, [1] = number of partials, [2] = vec4 count, [7] = 1.0 (tw_one), [8..] the
 // chain's scalar parameters as f32 bits, then the views of the strided loads.
 
@@ -60,9 +61,7 @@ fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let stride = nwg.x * 256u;
     var i = wid.x * 256u + lid;
 {{ACC_DECL}}
-    for (; i + {{UNROLL_M1}}u * stride < nv; i = i + {{UNROLL}}u * stride) {
 {{UNROLLED}}
-    }
     for (; i < nv; i = i + stride) {
         acc0 = tw_add4(acc0, tw_load4(i, n));
     }

@@ -15,6 +15,10 @@ from .map import chain_key, index_fn, load_expr, meta_len, strided, view_meta
 from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, pack_meta, shader
 
 ACCUMULATORS = 2  # per thread, each one lane per vec4 component: the loop carries one fold per lane and load
+# The chain is inlined 4 times (lanes) per vec4 a thread has in flight: at most this many op costs
+# (ops.Op.cost) in all, else fewer vec4s in flight (a long chain is compute-bound: the H100's instruction
+# cache misses on many copies of one, as map kernels found: kernels/map.py)
+CODE_BUDGET = 64
 COMPONENTS = (".x", ".y", ".z", ".w")
 
 
@@ -37,11 +41,18 @@ def reduce_key(step: ReduceStep, nodes: list[Node]) -> tuple:
     return (op.wgsl, op.combine, op.identity, op.finish), loads, chain, operands
 
 
+def unroll_for(step: ReduceStep, nodes: list[Node]) -> int:
+    """vec4s of every load in flight per thread: 8 of one load, 4 of two, ...; fewer where the chain's copies
+    would pass CODE_BUDGET."""
+    weight = sum(nodes[m].op.cost for m in step.nodes[:-1])
+    most = max(1, 8 // len(step.loads))
+    return max(1, min(most, CODE_BUDGET // (4 * weight))) if weight else most
+
+
 @lru_cache(maxsize=256)
-def reduce_source(key: tuple, subgroups: bool = False, enable: bool = True) -> str:
+def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool = True) -> str:
     """WGSL of one reduction structure (reduce_key), `unroll` vec4s of every load in flight per thread."""
     (load, combine, identity, finish), loads, chain, operands = key
-    unroll = max(2, 8 // len(loads))
     acc = accumulator(combine, identity)
     decls = [acc["DECL"]] + [f"@group(0) @binding({3 + j}) var<storage, read> in{j}: "
                              f"array<{'f32' if vk else 'vec4<f32>'}>;" for j, vk in enumerate(loads)]
@@ -72,14 +83,21 @@ def reduce_source(key: tuple, subgroups: bool = False, enable: bool = True) -> s
                 BINDINGS="\n".join(d for d in decls if d), PARAMS=", ".join(f"l{j}: f32" for j in range(len(loads))),
                 CHAIN="\n".join(body), LOADS="\n".join(reads),
                 LANES4=", ".join(f"tw_value({', '.join(f'a{j}{c}' for j in range(len(loads)))})" for c in COMPONENTS),
-                UNROLL=unroll, UNROLL_M1=unroll - 1, ACC_FOLD=folds[0],
-                ACC_DECL="\n".join(f"    var acc{u}: {{{{LANES}}}} = {{{{START}}}};" for u in range(n_acc)),
-                UNROLLED="\n".join(f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll))
-                + "\n" + "\n".join(f"        acc{u % n_acc} = tw_add4(acc{u % n_acc}, v{u});" for u in range(unroll)))
+                ACC_FOLD=folds[0], UNROLLED=unrolled_loop(unroll, n_acc),
+                ACC_DECL="\n".join(f"    var acc{u}: {{{{LANES}}}} = {{{{START}}}};" for u in range(n_acc)))
     text = fill(text, LOAD=load, IDENTITY=identity, FINISH=finish, **acc)
     # `enable` must come before any declaration, so before the shared functions
     head, sep, rest = text.partition("enable subgroups;")
     return (sep + "\n" + shader("functions") + head + rest) if sep else shader("functions") + text
+
+
+def unrolled_loop(unroll: int, n_acc: int) -> str:
+    """The partial pass's main loop: `unroll` vec4 loads, then their folds into `n_acc` accumulators."""
+    if unroll == 1:
+        return ""
+    loads = [f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll)]
+    folds = [f"        acc{u % n_acc} = tw_add4(acc{u % n_acc}, v{u});" for u in range(unroll)]
+    return "\n".join([f"    for (; i + {unroll - 1}u * stride < nv; i = i + {unroll}u * stride) {{", *loads, *folds, "    }"])
 
 
 def dispatches(step: OpStep | ReduceStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
@@ -91,7 +109,7 @@ def dispatches(step: OpStep | ReduceStep, nodes: list[Node], caps: Caps) -> list
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = view_meta(strided(step, nodes))
     meta = pack_meta([n, parts, nv, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
-    source = reduce_source(reduce_key(step, nodes), caps.subgroups, caps.enable_subgroups)
+    source = reduce_source(reduce_key(step, nodes), unroll_for(step, nodes), caps.subgroups, caps.enable_subgroups)
     loads = tuple((3 + j, storage(nodes, i).id) for j, i in enumerate(step.loads))
     return [
         Dispatch(source, "partial", ((1, "partials"),) + loads, (parts, 1), meta, scratch=8 * parts),
