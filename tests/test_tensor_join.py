@@ -1,5 +1,5 @@
 """concatenate, stack and pad against a float64 reference on every backend: padding is a masked view
-(graph.View.mask), composed by every movement op, read by the map kernel (GPU), as zeros plus as_strided
+(layout.View.mask), composed by every movement op, read by the map kernel (GPU), as zeros plus as_strided
 (numpy) and by the gather (wasm-simd); concatenate is one fused kernel; errors at the call.
 
 The reference is _pyref.Ref (pure Python, float64; test_the_reference_joins_like_numpy checks its
@@ -19,7 +19,7 @@ from _cases import HAVE_NUMPY
 from _pyref import INF, NAN, Ref, assert_close, concatenate, flat_values, maximum, pad, stack, uniform
 
 import trueno_web as tw
-from trueno_web.graph import View
+from trueno_web.layout import View
 from trueno_web.kernels import map as map_kernel
 from trueno_web.runtime import block_on
 from trueno_web.views import _sliced, pad_widths

@@ -1,5 +1,5 @@
 """The wasm-simd backend's strided views and row reductions, without NumPy (so it runs inside Pyodide too):
-every kind of view gathered by tw_gather (one call) against graph.View's definition read element by element;
+every kind of view gathered by tw_gather (one call) against layout.View's definition read element by element;
 reductions of R rows in one call bit-identical with each row reduced on its own."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 import trueno_web as tw
 from trueno_web import ops
-from trueno_web.graph import View
+from trueno_web.layout import View
 from trueno_web.runtime import block_on
 
 BASE = 1024

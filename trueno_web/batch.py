@@ -14,7 +14,8 @@ import weakref
 
 from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
-from .graph import Node, View, plan, storage
+from .graph import Node, plan, storage
+from .layout import View
 from .host import HostData, from_host, to_host
 from .kernels.rows import check_budget
 from .ops import Op

@@ -1,5 +1,5 @@
 """Movement ops as views: reshape, permute/transpose, expand, squeeze/unsqueeze, indexing and zero padding
-change how a tensor reads its base's flat storage (a `graph.View`), never the data. The Tensor class
+change how a tensor reads its base's flat storage (a `layout.View`), never the data. The Tensor class
 mixes these in.
 
 Padding is a view with a mask (per dim a valid range [lo, hi); elements outside read as 0.0, tinygrad's
@@ -13,7 +13,7 @@ from numbers import Real
 
 from .errors import TruenoTypeError, TruenoValueError
 from .expr import Expr
-from .graph import View, contiguous_strides
+from .layout import View, contiguous_strides
 
 
 class Views:
