@@ -39,7 +39,7 @@ from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
 from grid import Resident, cuda_time, median, torch_cuda, wall  # noqa: E402
 from trueno_web import kernels  # noqa: E402
 from trueno_web.backends import gpu as gpu_backend  # noqa: E402
-from trueno_web.graph import MapStep, OpStep  # noqa: E402
+from trueno_web.graph import MapStep, OpStep, ReduceStep  # noqa: E402
 from trueno_web.models import TransformerBlock  # noqa: E402
 from trueno_web.runtime import block_on  # noqa: E402
 
@@ -112,7 +112,8 @@ def label(step, nodes) -> str:
         node = nodes[step.node]
         return f"{node.op.name} {'x'.join(map(str, node.shape))}"
     names = [nodes[i].op.name for i in step.nodes if nodes[i].op is not None]
-    return ("map " if isinstance(step, MapStep) else "row ") + "+".join(dict.fromkeys(names))
+    kind = "map " if isinstance(step, MapStep) else "reduce " if isinstance(step, ReduceStep) else "row "
+    return kind + "+".join(dict.fromkeys(names))
 
 
 def kind_of(lbl: str) -> str:
