@@ -13,8 +13,10 @@ from trueno_web.kinds import KINDS, Kind
 from trueno_web.ops import get
 from trueno_web.runtime import block_on
 
-# (a shape, b shape): K and N odd (scalar loads) or multiples of 4 (vec4), edges in M and N, a batch
-PRODUCTS = [((67, 101), (101, 35)), ((130, 200), (200, 132)), ((2, 33, 72), (2, 72, 20))]
+# (a shape, b shape) with edges in M and N: K and N odd (scalar loads) or multiples of 4 (vec4), one product
+# or a batch; each kernel variant gets two of the four cases, the two variants together all four
+SCALAR_2D, VEC4_2D = ((67, 101), (101, 35)), ((130, 200), (200, 132))
+SCALAR_BATCH, VEC4_BATCH = ((2, 33, 71), (2, 71, 19)), ((2, 33, 72), (2, 72, 20))
 
 
 def run_checked(gpu, shapes, seed=0):
@@ -27,22 +29,30 @@ def run_checked(gpu, shapes, seed=0):
         assert np.all(np.abs(got - ref) <= 2e-6 * mag + 1e-30), (sa, sb, float(np.max(np.abs(got - ref) / mag)))
 
 
+def compiled(gpu, *parts) -> bool:
+    """Did the device compile a kernel whose text has all of `parts`? (A fresh device per test: the executor
+    keeps the dispatches of a graph of the same structure, whatever its caps say since.)"""
+    return any(all(p in source for p in parts) for source, _ in gpu.executor.pipelines)
+
+
 @pytest.mark.parametrize("config", list(kernels.MATMUL_CONFIGS))
-@pytest.mark.parametrize("splits, group", [(1, 1), (3, 2)])
-def test_every_tiling_split_and_order(gpu, monkeypatch, config, splits, group):
-    caps = gpu.executor.caps
-    for key, value in (("matmul", config), ("matmul_splits", splits), ("matmul_group", group)):
-        monkeypatch.setattr(caps, key, value)
-    run_checked(gpu, PRODUCTS)
+@pytest.mark.parametrize("splits, group, products", [(1, 1, (SCALAR_2D, VEC4_BATCH)), (3, 2, (VEC4_2D, SCALAR_BATCH))])
+def test_every_tiling_split_and_order(fresh_gpu, config, splits, group, products):
+    cfg, caps = kernels.MATMUL_CONFIGS[config], fresh_gpu.executor.caps
+    caps.matmul, caps.matmul_splits, caps.matmul_group = config, splits, group
+    run_checked(fresh_gpu, products)
+    tiling = (f"const BM: u32 = {cfg.bm}u;", f"const BN: u32 = {cfg.bn}u;", f"const BK: u32 = {cfg.bk}u;")
+    assert compiled(fresh_gpu, *tiling, "ORDER (shaders/matmul.wgsl): " + ("groups" if group > 1 else "tiles N"))
+    assert compiled(fresh_gpu, "var<storage, read> parts") == (splits > 1)
 
 
-def test_split_k_within_the_loop_budget_on_the_device(gpu, monkeypatch):
+def test_split_k_within_the_loop_budget_on_the_device(fresh_gpu):
     """Splits longer than the loop budget (5 slices) take several dispatches each, adding to their partials;
     and a 2-D grid with spare workgroups (max_per_dim 5)."""
-    caps = gpu.executor.caps
-    for key, value in (("matmul", "64x64x8"), ("matmul_splits", 3), ("loop_trips", 5), ("max_per_dim", 5)):
-        monkeypatch.setattr(caps, key, value)
-    run_checked(gpu, [((9, 161), (161, 70)), ((3, 5, 97), (3, 97, 8)), ((70, 4), (4, 3))], seed=1)
+    caps = fresh_gpu.executor.caps
+    caps.matmul, caps.matmul_splits, caps.loop_trips, caps.max_per_dim = "64x64x8", 3, 5, 5
+    run_checked(fresh_gpu, [((9, 161), (161, 70)), ((3, 5, 97), (3, 97, 8)), ((70, 4), (4, 3))], seed=1)
+    assert compiled(fresh_gpu, "let first = tw_meta[7];", "SPLIT for K split over workgroups")
 
 
 def dispatches(sa, sb, caps) -> list:

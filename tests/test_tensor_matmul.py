@@ -216,15 +216,15 @@ def test_the_grid_past_65535_workgroups():
 
 
 @pytest.mark.parametrize("config", ["64x64x8", "128x64x16"])
-def test_a_2d_grid_of_batched_tiles_on_the_device(gpu, monkeypatch, config):
+def test_a_2d_grid_of_batched_tiles_on_the_device(fresh_gpu, config):
     """With max_per_dim = 5 the batch's tiles spread over a 2-D grid with spare workgroups, as past
-    65535 on a real adapter; two tilings, vec4 and scalar edges."""
-    caps = gpu.executor.caps
-    monkeypatch.setattr(caps, "max_per_dim", 5)
-    monkeypatch.setattr(caps, "matmul", config)
+    65535 on a real adapter; two tilings, vec4 and scalar edges (a fresh device each: the executor keeps
+    the dispatches of a graph of the same structure, whatever its caps say since)."""
+    caps = fresh_gpu.executor.caps
+    caps.max_per_dim, caps.matmul = 5, config
     for sa, sb in [((3, 1, 65, 33), (1, 4, 33, 67)), ((7, 9, 16), (7, 16, 132)), ((2, 70, 1), (2, 1, 1))]:
         a, b = data(*sa), data(*sb)
-        check(tensor(gpu, a) @ tensor(gpu, b), a, b)
+        check(tensor(fresh_gpu, a) @ tensor(fresh_gpu, b), a, b)
 
 
 def test_errors_where_written(dev):
