@@ -61,6 +61,8 @@ def main() -> None:
     parser.add_argument("--top", nargs=2, metavar=("N", "JSON"), help="time only the N fastest choices per shape of "
                         "that earlier run (and the library's pick)")
     parser.add_argument("--also", default="", help="comma list of TILING:SPLITS:GROUP timed on every shape too")
+    parser.add_argument("--scalar", action="store_true", help="scalar loads and stores on every shape (Caps.matmul_vec "
+                        "off; odd shapes load so)")
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument("--write", metavar="JSON", help="write the fastest choices of that run's JSON into "
                         "trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
@@ -69,6 +71,7 @@ def main() -> None:
         return write_table(json.loads(Path(args.write).read_text()))
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, caps = Resident(dev), dev.executor.caps
+    caps.matmul_vec = not args.scalar
     torch = torch_cuda()
     head = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "adapter": caps.adapter, "caps": repr(caps), "command": "python " + " ".join(sys.argv)}

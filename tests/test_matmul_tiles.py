@@ -46,6 +46,13 @@ def test_every_tiling_split_and_order(fresh_gpu, config, splits, group, products
     assert compiled(fresh_gpu, "var<storage, read> parts") == (splits > 1)
 
 
+def test_scalar_loads_on_aligned_shapes(fresh_gpu):
+    """Caps.matmul_vec off: whole-vec4 rows load and store as scalars, the odd shapes' path (a tuning choice)."""
+    fresh_gpu.executor.caps.matmul_vec = False
+    run_checked(fresh_gpu, (VEC4_2D, VEC4_BATCH))
+    assert not compiled(fresh_gpu, "array<vec4<f32>>") and compiled(fresh_gpu, "var<storage, read> a: array<f32>")
+
+
 def test_split_k_within_the_loop_budget_on_the_device(fresh_gpu):
     """Splits longer than the loop budget (5 slices) take several dispatches each, adding to their partials;
     and a 2-D grid with spare workgroups (max_per_dim 5)."""

@@ -221,8 +221,8 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     size_a, size_b = (storage(nodes, i).size for i in ins)
     cfg, pad, splits, group = matmul_config(m, k, n, caps, batch)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
-    vec_a = k % 4 == 0 and caps.vec_ok(size_a)
-    vec_b = n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
+    vec_a = caps.matmul_vec and k % 4 == 0 and caps.vec_ok(size_a)
+    vec_b = caps.matmul_vec and n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
