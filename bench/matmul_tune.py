@@ -3,7 +3,9 @@ on resident buffers (bench/grid.py's Resident), against cuBLAS SGEMM with TF32 o
 
     python bench/matmul_tune.py                      # the sweep; markdown tables on stdout
     python bench/matmul_tune.py --json tune.json     # also every figure (and the fastest choices) as JSON
-    python bench/matmul_tune.py --write tune.json    # no GPU: the fastest choices of that run -> matmul_tuned.py
+    python bench/matmul_tune.py --scalar --json s.json  # the same with scalar loads on every shape
+    python bench/matmul_tune.py --write tune.json s.json  # no GPU: the fastest choice per shape of those runs
+                                                          # -> matmul_tuned.py
 
 Each candidate's result is checked first (max |err| / (|A| @ |B|) in float64) and left out above 1e-5.
 "auto" is what the library picks on this adapter now (its table, else the rule of kernels/matmul.py); the fastest
@@ -64,11 +66,11 @@ def main() -> None:
     parser.add_argument("--scalar", action="store_true", help="scalar loads and stores on every shape (Caps.matmul_vec "
                         "off; odd shapes load so)")
     parser.add_argument("--json", help="write every figure here")
-    parser.add_argument("--write", metavar="JSON", help="write the fastest choices of that run's JSON into "
-                        "trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
+    parser.add_argument("--write", metavar="JSON", nargs="+", help="write the fastest choice per shape of those runs' "
+                        "JSON into trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
     args = parser.parse_args()
     if args.write:
-        return write_table(json.loads(Path(args.write).read_text()))
+        return write_table([json.loads(Path(p).read_text()) for p in args.write])
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, caps = Resident(dev), dev.executor.caps
     caps.matmul_vec = not args.scalar
@@ -95,11 +97,12 @@ def main() -> None:
             cands = [tuple(r["choice"]) for r in ranked[:int(args.top[0])]]
         cands += [tuple(int(v) if v.isdigit() else v for v in c.split(":")) for c in args.also.split(",") if c]
         for cand in [None, *cands]:
-            name, splits, group = cand or ("", 0, 0)
+            name, splits, group = (cand or ("", 0, 0))[:3]
             caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
             dev.executor.planned.clear()  # dispatches kept for a graph of the same structure: not these caps
             picked = matmul.matmul_config(m, k, n, caps, batch)
-            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}"
+            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + \
+                ("" if picked.vec else " scalar")
             if cand and picked.splits != splits:
                 continue  # clamped to another candidate
             with res.ex.holding():
@@ -112,7 +115,7 @@ def main() -> None:
                 bt.release()
             key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
             rows.append({"label": ("auto " if cand is None else "") + label,
-                         "choice": [key, picked.splits, picked.group],
+                         "choice": [key, picked.splits, picked.group, picked.vec],
                          "ms": t * 1e3, "tflops": flop / t / 1e12, "err": err})
         caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
         cub = flop / t_cublas / 1e12 if t_cublas else None
@@ -149,22 +152,30 @@ def reference(torch, a, b):
     return ref, mag, t
 
 
-def write_table(results: dict) -> None:
-    """The fastest choice per shape of a run, under its adapter's name, into matmul_tuned.TUNED."""
+def write_table(runs: list[dict]) -> None:
+    """The fastest choice per shape over runs on one adapter, under its name, into matmul_tuned.TUNED."""
     from trueno_web.kernels.matmul_tuned import TUNED
 
-    table = {shape: tuple(entry["best"]) for shape, entry in results["shapes"].items()}
-    tuned = {**TUNED, results["head"]["adapter"]: table}
+    adapter = runs[0]["head"]["adapter"]
+    if any(r["head"]["adapter"] != adapter for r in runs):
+        raise SystemExit("--write: the runs come from different adapters")
+    best: dict = {}
+    for shape, entry in ((s, e) for r in runs for s, e in r["shapes"].items()):
+        row = min((r for r in entry["rows"] if r["ms"] == r["ms"]), key=lambda r: r["ms"])
+        if shape not in best or row["ms"] < best[shape]["ms"]:
+            best[shape] = row
+    table = {shape: tuple(row["choice"]) for shape, row in best.items()}
+    tuned = {**TUNED, adapter: table}
     text = TABLE.read_text()
     start = text.index("TUNED: dict")
     end = text.index("\n\n\n", start)
-    lines = ["TUNED: dict[str, dict[str, tuple[str, int, int]]] = {"]
+    lines = ["TUNED: dict[str, dict[str, tuple[str, int, int, bool]]] = {"]
     for adapter in sorted(tuned):
         lines.append(f"    {adapter!r}: {{")
         lines += [f"        {shape!r}: {tuple(choice)!r}," for shape, choice in sorted(tuned[adapter].items())]
         lines.append("    },")
     TABLE.write_text(text[:start] + "\n".join(lines) + "\n}" + text[end:])
-    print(f"{TABLE}: {len(table)} choices for {results['head']['adapter']!r}")
+    print(f"{TABLE}: {len(table)} choices for {adapter!r}")
 
 
 if __name__ == "__main__":

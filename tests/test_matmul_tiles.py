@@ -94,10 +94,10 @@ def test_split_limits():
 
 
 def test_the_measured_table_decides_for_its_adapter(monkeypatch):
-    monkeypatch.setattr(matmul_tuned, "TUNED", {"Some GPU": {"2x100x300x50": ("64x64x16", 3, 2)}})
+    monkeypatch.setattr(matmul_tuned, "TUNED", {"Some GPU": {"2x100x300x50": ("64x64x16", 3, 2, False)}})
     caps = kernels.Caps(adapter="Some GPU")
     choice = matmul.matmul_config(100, 300, 50, caps, batch=2)
-    assert (choice.cfg, choice.splits, choice.group) == (matmul.CONFIGS["64x64x16"], 3, 2)
+    assert (choice.cfg, choice.splits, choice.group, choice.vec) == (matmul.CONFIGS["64x64x16"], 3, 2, False)
     assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == \
         matmul.matmul_config(100, 300, 50, kernels.Caps(), batch=2)
     small = kernels.Caps(adapter="Some GPU", wg_storage=8192)  # the measured tiling does not fit: the rule
@@ -109,8 +109,9 @@ def test_the_measured_table_decides_for_its_adapter(monkeypatch):
 
 def test_shipped_table_names_real_choices():
     for table in matmul_tuned.TUNED.values():
-        for key, (name, splits, group) in table.items():
+        for key, (name, splits, group, vec) in table.items():
             assert len(key.split("x")) == 4 and name in matmul.CONFIGS and splits >= 1 and group >= 1, key
+            assert isinstance(vec, bool), key
 
 
 def test_the_rule_prefers_deep_tiles_that_fit_and_do_not_overhang():

@@ -33,7 +33,8 @@ class Caps:
     matmul: str = ""  # force a matmul.CONFIGS key ("" = pick by shape)
     matmul_splits: int = 0  # force splits of K over workgroups (0 = pick; 1 = none)
     matmul_group: int = 0  # force the rows of tiles per group of the tile order (0 = pick; 1 = row-major)
-    matmul_vec: bool = True  # vec4 loads and stores where rows are whole vec4s (False: scalar, as odd shapes)
+    matmul_vec: bool = True  # False: scalar loads and stores always (True: vec4 where rows are whole vec4s,
+    # unless the measured choice says scalar)
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
 

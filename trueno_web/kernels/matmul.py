@@ -55,12 +55,14 @@ MAX_SPLITS = 16
 
 class MatmulChoice(NamedTuple):
     """How one matmul runs: the tiling, whether the A tile is padded, the splits of K over workgroups
-    (partials added by a second dispatch where > 1), and the rows of tiles per group of the tile order."""
+    (partials added by a second dispatch where > 1), the rows of tiles per group of the tile order, and
+    whether rows that are whole vec4s load and store as vec4s (else as scalars, like odd shapes)."""
 
     cfg: MatmulConfig
     pad: bool
     splits: int
     group: int
+    vec: bool = True
 
 
 def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulChoice:
@@ -87,8 +89,8 @@ def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulC
                             batch * m * n, caps)
         if last or groups * splits >= caps.matmul_min_groups:
             group = caps.matmul_group or (tuned[2] if tuned else 1)
-            return MatmulChoice(cfg, pad, splits, group)
-    return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
+            return MatmulChoice(cfg, pad, splits, group, caps.matmul_vec and (tuned[3] if tuned else True))
+    return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1, caps.matmul_vec)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
 
 
 def fit_splits(want: int, chosen: bool, slices: int, size: int, caps: Caps) -> int:
@@ -219,10 +221,10 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     o = node.options
     m, k, n, batch = o["m"], o["k"], o["n"], o["batch"]
     size_a, size_b = (storage(nodes, i).size for i in ins)
-    cfg, pad, splits, group = matmul_config(m, k, n, caps, batch)
+    cfg, pad, splits, group, vec = matmul_config(m, k, n, caps, batch)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
-    vec_a = caps.matmul_vec and k % 4 == 0 and caps.vec_ok(size_a)
-    vec_b = caps.matmul_vec and n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
+    vec_a = vec and k % 4 == 0 and caps.vec_ok(size_a)
+    vec_b = vec and n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
