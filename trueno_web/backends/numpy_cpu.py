@@ -12,7 +12,7 @@ from .array_pool import ArrayPool
 from .base import CPU_LIMITS
 
 
-CHUNK = 262144  # elements of a fused chain run together (1 MiB per value; fewer, and the Python calls per op show)
+CHUNK = 262144  # elements of a fused chain run together (1 MiB a value; smaller chunks pay each op's Python call more often)
 POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
 
 
@@ -28,15 +28,17 @@ class NumpyExecutor:
         self.adapter_info = {"vendor": "numpy", "device": f"NumPy {numpy.__version__} on {platform.machine() or 'CPU'}",
                              "description": "CPU fallback", "software": True}
         self.limits = dict(CPU_LIMITS)
-        self.pool = ArrayPool(numpy)  # uploads and fused chains' stores: their pages are reused
+        self.pool = ArrayPool(numpy)  # uploads and fused chains' values: their pages are reused
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Host memory is the only limit here."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         data = self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape)
-        if host.borrowed or host.size < POOL_FROM:
-            return data if host.borrowed else data.copy()
+        if host.borrowed:
+            return data
+        if host.size < POOL_FROM:
+            return data.copy()
         out = self.pool.take(host.shape)
         self.np.copyto(out, data)
         return out
