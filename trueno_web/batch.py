@@ -194,8 +194,12 @@ class GpuCommandBatch:
         self.device.check_open()
         pending, self._pending = self._pending, []
         steps = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
+        stats = (self.stats, self.device.stats)
         try:
-            await executor.execute(self._nodes, steps, (self.stats, self.device.stats))
+            if self.private and getattr(executor, "joins_read", False):  # a one-shot call: its read follows
+                await executor.execute(self._nodes, steps, stats, read_next=True)
+            else:
+                await executor.execute(self._nodes, steps, stats)
         except BaseException:
             self._pending = pending + self._pending
             for nid in pending:

@@ -8,7 +8,7 @@ lives here once.
 from __future__ import annotations
 
 import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import kernels
 from ..errors import GpuError, LimitError
@@ -37,14 +37,18 @@ class BufferPool:
         self.driver = driver
         self.idle: dict[int, list[object]] = {}
         self.idle_bytes = 0
-        self.live = 0  # buffers handed out and not yet given back
+        self.live = 0  # buffers handed out and not yet given back (those kept with plans not counted)
+        self.kept = 0  # buffers handed out to be kept (a plan's parameters)
         self.largest = 0  # the largest capacity handed out: a loop over arrays that size reuses them
 
-    def take(self, nbytes: int) -> GpuBuffer:
+    def take(self, nbytes: int, kept: bool = False) -> GpuBuffer:
         # kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room
         capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
         capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 16 * 16, kernels.round16(nbytes), 256))
-        self.live += 1
+        if kept:
+            self.kept += 1
+        else:
+            self.live += 1
         self.largest = max(self.largest, capacity)
         free = self.idle.get(capacity)
         if free:
@@ -52,8 +56,11 @@ class BufferPool:
             return GpuBuffer(free.pop(), capacity, nbytes)
         return GpuBuffer(self.driver.create_buffer(capacity), capacity, nbytes)
 
-    def give(self, buf: GpuBuffer) -> None:
-        self.live -= 1
+    def give(self, buf: GpuBuffer, kept: bool = False) -> None:
+        if kept:
+            self.kept -= 1
+        else:
+            self.live -= 1
         if self.idle_bytes + buf.capacity > max(POOL_BYTES, 2 * self.largest):
             self.driver.destroy_buffer(buf.raw)
             return
@@ -68,10 +75,24 @@ class BufferPool:
         self.idle_bytes = 0
 
 
+@dataclass(eq=False)
+class Planned:
+    """The dispatches of a plan's steps, their pipelines, and their parameters written once into `meta`
+    (dispatch i's at byte offsets[i])."""
+
+    steps: list
+    key: tuple | None  # the scalars and options they were made for (None: not kept)
+    dispatches: list
+    offsets: list = field(default_factory=list)
+    pipelines: list = field(default_factory=list)
+    meta: GpuBuffer | None = None
+
+
 class GpuExecutor:
     """The webgpu backend: same kernels on the desktop and in the browser."""
 
     backend = "webgpu"
+    joins_read = True  # execute() takes read_next (one-shot calls)
 
     def __init__(self, driver):
         self.driver = driver
@@ -80,7 +101,7 @@ class GpuExecutor:
         self.pool = BufferPool(driver)
         self.pipelines: dict[tuple[str, str], object] = {}
         self.caps = kernels.Caps.for_driver(driver)
-        self.planned: dict[int, tuple] = {}  # id(steps) -> (steps, scalars and options, its dispatches)
+        self.planned: dict[int, Planned] = {}  # id(steps) -> its dispatches, for the scalars and options in it
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
@@ -107,62 +128,91 @@ class GpuExecutor:
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...],
+                      read_next: bool = False) -> None:
+        """Run the steps in one submit. `read_next`: a read follows at once (a one-shot call), so where the
+        driver can hold the submit (hold_next), the read's copy joins it."""
         work, release = self.prepare(nodes, steps, stats)
         if not work:
             return
+        hold = getattr(self.driver, "hold_next", None) if read_next else None
         try:
+            if hold is not None:
+                hold()
             self.driver.submit(work)
             tally(stats, dispatches=len(work), submits=1)
             try:
                 await self.driver.settle()
             except GpuError:
-                self.pipelines.clear()  # one of them may be invalid: compile afresh next time
+                self.forget()  # one pipeline may be invalid: compile afresh next time
+                self.pipelines.clear()
                 raise
         finally:
             release()
 
-    def dispatches(self, nodes: list[Node], steps: list[MapStep | OpStep]) -> list:
-        """kernels.dispatches of every step. graph.plan hands a graph of the same structure the same steps
-        object; with the same scalars (bit for bit: -0.0 is not 0.0) and options its dispatches are the same,
-        and are reused (256 kept)."""
+    def dispatches(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> Planned:
+        """kernels.dispatches of every step, with their parameters in one device buffer. graph.plan hands a
+        graph of the same structure the same steps object; with the same scalars (bit for bit: -0.0 is not
+        0.0) and options its dispatches and parameters are the same, and are reused (256 kept): a repeated
+        call neither builds kernel sources nor writes parameters."""
         key = tuple((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None)
         try:
             hit = self.planned.get(id(steps))
-            if hit is not None and hit[0] is steps and hit[1] == key:
-                return hit[2]
+            if hit is not None and hit.steps is steps and hit.key == key:
+                return hit
             hash(key)
         except TypeError:  # an option that does not hash: nothing to compare against
             key = None
-        planned = [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)]
+        planned = Planned(steps, key, [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)])
+        if not planned.dispatches:
+            return planned
+        meta_bytes = bytearray()
+        for d in planned.dispatches:
+            planned.offsets.append(len(meta_bytes))
+            meta_bytes += d.meta + bytes(-len(d.meta) % META_ALIGN)
+        planned.meta = self.pool.take(len(meta_bytes), kept=key is not None)
+        try:
+            self.driver.write_buffer(planned.meta.raw, memoryview(meta_bytes))
+            planned.pipelines = [self.pipeline(d.source, d.entry, stats) for d in planned.dispatches]
+        except BaseException:
+            self.pool.give(planned.meta, kept=key is not None)
+            raise
         if key is not None:
+            self.forget(id(steps))  # the same plan with other scalars
             if len(self.planned) >= 256:
-                del self.planned[next(iter(self.planned))]
-            self.planned[id(steps)] = steps, key, planned
+                self.forget(next(iter(self.planned)))
+            self.planned[id(steps)] = planned
         return planned
 
+    def forget(self, plan_id: int | None = None) -> None:
+        """Drop a kept plan's dispatches (every plan's where `plan_id` is None), its parameters back to the pool."""
+        for pid in list(self.planned) if plan_id is None else [plan_id]:
+            gone = self.planned.pop(pid, None)
+            if gone is not None:
+                self.pool.give(gone.meta, kept=True)
+
     def prepare(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]):
-        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps,
-        with their parameters written; `release()` gives the scratch buffers back once it is submitted."""
+        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps;
+        `release()` gives the scratch buffer (where a dispatch needs one) and parameters not kept back once
+        it is submitted."""
         upload_pending(self, nodes, stats)
-        planned = self.dispatches(nodes, steps)
-        if not planned:
+        planned = self.dispatches(nodes, steps, stats)
+        if not planned.dispatches:
             return [], lambda: None
-        scratch = self.pool.take(max(16, max(d.scratch for d in planned)))
-        meta_bytes = bytearray()
-        offsets = []
-        for d in planned:
-            offsets.append(len(meta_bytes))
-            meta_bytes += d.meta + bytes(-len(d.meta) % META_ALIGN)
-        meta = self.pool.take(len(meta_bytes))
+        need = max(d.scratch for d in planned.dispatches)
+        scratch = self.pool.take(max(16, need)) if need else None
+        meta = planned.meta
+        kept = planned.key is not None
 
         def release():
-            self.pool.give(scratch)
-            self.pool.give(meta)
+            if scratch is not None:
+                self.pool.give(scratch)
+            if not kept:
+                self.pool.give(meta)
 
         try:
             work = []
-            for d, offset in zip(planned, offsets):
+            for d, offset, pipeline in zip(planned.dispatches, planned.offsets, planned.pipelines):
                 binds = [(0, meta.raw, offset, len(d.meta))]
                 for index, ref in d.bindings:
                     if ref == "partials":
@@ -173,8 +223,7 @@ class GpuExecutor:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)
                     binds.append((index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity)))
-                work.append((self.pipeline(d.source, d.entry, stats), tuple(binds), d.grid))
-            self.driver.write_buffer(meta.raw, memoryview(meta_bytes))
+                work.append((pipeline, tuple(binds), d.grid))
         except BaseException:
             release()
             raise
@@ -192,6 +241,7 @@ class GpuExecutor:
         self.pool.give(buffer)
 
     def close(self) -> None:
+        self.forget()
         self.pool.clear()
         self.pipelines.clear()
         self.driver.close()

@@ -1,8 +1,10 @@
 """Moving bytes on the desktop driver: the MAP_WRITE upload ring, pooled MAP_READ staging, multi-threaded
-host copies and their Tuning. WgpuNativeDriver mixes these in."""
+host copies and their Tuning; and the held submit (a call's kernels and its read back go to the queue in one
+submit). WgpuNativeDriver mixes these in."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import dataclasses
 import os
@@ -17,15 +19,19 @@ class Tuning:
     chunk sizes and thread counts) are there for bench/'s sweeps (bench/grid.py --explore and --map-wait,
     bench/debug_latency.py). Change them with `driver.retune()`."""
 
-    direct_write_max: int = 1 << 20  # up to this, queue.write_buffer; above it, the staging ring
+    direct_write_max: int = 4 << 20  # up to this, queue.write_buffer (wgpu copies it at the next submit, in
+    # the same one as the kernels: at 2^20 floats the H200 ran the fused 3-op chain 1.31 ms so, 1.55 ms through
+    # the ring); above it, the staging ring
     chunk_bytes: int = 32 << 20  # staging chunk: the bus moves one while the CPU copies the next
     upload_depth: int = 4  # MAP_WRITE staging buffers in the ring
     read_depth: int = 4  # MAP_READ staging buffers per large read
     copy_threads: int = dataclasses.field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))  # host
     # copies split over this many threads: 8, or the CPUs here where there are fewer
     copy_split_min: int = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
-    map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile), "sync"
-    # (blocks on wgpu-py's poller thread) or "poll" (polls the device on this thread)
+    map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile, after a
+    # first `block_s`), "sync" (blocks on wgpu-py's poller thread) or "poll" (blocks polling the device here)
+    block_s: float = 0.002  # "await" first blocks this long for the map: a short call's read then costs no
+    # event-loop round trips (two or more, each a wake-up through the loop's self-pipe)
     eager_remap: bool = False  # map an upload staging buffer again right after its copy (True) or when next needed
 
     def __post_init__(self):
@@ -88,12 +94,55 @@ class Transfers:
         self._uploads: list = []  # MAP_WRITE staging ring, mapped while idle
         self._pool = None  # copy threads, made on first large copy
         self.tuning = Tuning()
+        self._held: list = []  # finished command buffers not submitted yet (see hold)
+        self._failed: Exception | None = None  # a held submit's error, raised by the next call (_check)
+
+    # ------------------------------------------------------------ the held submit
+
+    def hold(self, command_buffer) -> None:
+        """Keep a finished command buffer for the next queue submit, where the read that follows puts its
+        copy (a one-shot call's kernels and read back are one submit, as in a hand-written round trip). Any
+        other use of the queue (a submit, a write, a destroy) sends it first, and so does the event loop's
+        next turn, should no read come. Without a running event loop it is submitted at once."""
+        self._held.append(command_buffer)
+        if len(self._held) > 1:
+            return  # a send is already due
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.send_held()
+            return
+        loop.call_soon(self._send_held_later)
+
+    def send_held(self, also=()) -> None:
+        """Submit the held command buffers, and `also` after them, in one queue submit."""
+        buffers = self._held + list(also)
+        self._held = []
+        if buffers:
+            gpu_call("running kernels", self.device.queue.submit, buffers)
+
+    def _send_held_later(self) -> None:
+        """send_held() from the event loop: a failure is kept for the driver's next call to raise."""
+        if self.lost:
+            self._held = []
+            return
+        try:
+            self.send_held()
+        except Exception as exc:  # noqa: BLE001 - raised again by _check
+            self._failed = exc
+
+    def _raise_failed(self) -> None:
+        """Raise the error of a held submit sent from the event loop, once."""
+        if self._failed is not None:
+            exc, self._failed = self._failed, None
+            raise exc
 
     def write_buffer(self, raw, data: memoryview) -> None:
         """Host bytes into a buffer. Small writes go through queue.write_buffer; large ones are copied
         (on several threads) into pooled, already-mapped MAP_WRITE staging buffers, a chunk at a time,
         each chunk's GPU copy submitted at once so the bus works while the next chunk is copied."""
         self._check()
+        self.send_held()  # the queue's own write would land before the held work
         data = data.cast("B")
         nbytes = data.nbytes
         tuning = self.tuning
@@ -169,7 +218,7 @@ class Transfers:
 
         Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
         queued at once, and each is copied out (on several threads) as soon as it lands, while the
-        later ones are still on the bus. One host copy in all."""
+        later ones are still on the bus. One host copy in all. The first copies join the held submit."""
         self._check()
         out = _fresh(nbytes)
         if nbytes == 0:
@@ -192,14 +241,14 @@ class Transfers:
                 for j in range(first, min(first + len(taken), len(pieces))):
                     off, n = pieces[j]
                     encoder.copy_buffer_to_buffer(raw, off, taken[j % len(taken)], 0, -(-n // 4) * 4)
-                self.device.queue.submit([encoder.finish()])
+                self.send_held([encoder.finish()])
 
             for j, (off, n) in enumerate(pieces):
                 staging = taken[j % len(taken)]
                 if j % len(taken) == 0:
                     gpu_call("copying a result", copy, j)
-                try:
-                    await self._wait_map(staging.map_async(wgpu.MapMode.READ, 0, size))
+                try:  # no sync submit before the map (wgpu-py's READ): the copy was just submitted
+                    await self._wait_map(staging.map_async("READ_NOSYNC", 0, size))
                     self._check()  # destroyed meanwhile: no further copy or submit
                 except DeviceLostError:
                     raise
@@ -221,15 +270,19 @@ class Transfers:
         return out
 
     async def _wait_map(self, promise) -> None:
-        """Wait for a map as `tuning.map_wait` says. "await" gives up with DeviceLostError once the device
-        is destroyed (a map cut short by destroy() never calls back)."""
+        """Wait for a map as `tuning.map_wait` says. "await" blocks up to `tuning.block_s` on the promise's
+        thread event (set by wgpu-py's poller thread), then awaits it, giving up with DeviceLostError once
+        the device is destroyed (a map cut short by destroy() never calls back; the promise is left
+        pending: wgpu-py keeps it, and the callback wgpu-native holds, alive)."""
         if self.tuning.map_wait != "await":
             if self.tuning.map_wait == "poll":
                 self._poll()
             promise.sync_wait()
             return
-        import asyncio
-
+        settled = getattr(promise, "_thread_event", None)  # wgpu-py's GPUPromise sets it from any thread
+        if settled is not None and settled.wait(self.tuning.block_s):
+            promise.sync_wait()  # resolves it here (raises a failed map's error)
+            return
         task = asyncio.ensure_future(promise)
         try:
             while not task.done():
@@ -269,7 +322,9 @@ class Transfers:
         self._uploads.clear()
 
     def _close_transfers(self) -> None:
-        """Free the staging buffers and let the copy threads go."""
+        """Submit what is held, free the staging buffers and let the copy threads go."""
+        if not self.lost:
+            self.send_held()
         self._free_staging()
         if self._pool is not None:
             self._pool.shutdown(wait=False)

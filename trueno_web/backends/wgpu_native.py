@@ -64,6 +64,7 @@ class WgpuNativeDriver(Transfers, Opens):
         self._groups: dict = {}  # (pipeline, binds) -> bind group
         self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
         self._layouts: dict = {}  # pipeline -> bind group layout
+        self._hold_next = False  # hold the next submit (hold_next)
         self.lost = False
 
     @classmethod
@@ -75,12 +76,15 @@ class WgpuNativeDriver(Transfers, Opens):
     def _check(self):
         if self.lost:
             raise DeviceLostError("the GPU device was lost or destroyed; create a new GpuDevice")
+        self._raise_failed()
 
     def create_buffer(self, nbytes: int):
         self._check()
         return gpu_call("creating a buffer", self.device.create_buffer, size=nbytes, usage=self.storage_usage)
 
     def destroy_buffer(self, raw) -> None:
+        if self._held and not self.lost:
+            self.send_held()  # held work may use it
         for key in self._groups_of.pop(raw, ()):
             self._groups.pop(key, None)
         raw.destroy()
@@ -92,7 +96,22 @@ class WgpuNativeDriver(Transfers, Opens):
                         layout="auto", compute={"module": module, "entry_point": entry})
 
     def submit(self, work) -> None:
-        """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit."""
+        """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit;
+        after hold_next(), held for the read that follows."""
+        held, self._hold_next = self._hold_next, False
+        command_buffer = self._encode(work)
+        if held:
+            self.hold(command_buffer)
+        else:
+            self.send_held([command_buffer])
+
+    def hold_next(self) -> None:
+        """The next submit() is held for the read that follows (Transfers.hold): its copy joins the same queue
+        submit. Not in the driver protocol: GpuExecutor calls it where a driver has it, for one-shot calls."""
+        self._hold_next = True
+
+    def _encode(self, work):
+        """A finished command buffer of one compute pass running `work` (validated here)."""
         self._check()
 
         def run():
@@ -100,9 +119,9 @@ class WgpuNativeDriver(Transfers, Opens):
             pass_ = encoder.begin_compute_pass()
             self.record(pass_, work)
             pass_.end()
-            self.device.queue.submit([encoder.finish()])
+            return encoder.finish()
 
-        gpu_call("running kernels", run)
+        return gpu_call("running kernels", run)
 
     def record(self, compute_pass, work) -> None:
         """Set pipeline and bind group and dispatch, for every entry of `work` (as submit() takes it), into
@@ -138,7 +157,8 @@ class WgpuNativeDriver(Transfers, Opens):
         self._check()
 
     def destroy(self) -> None:
-        """Destroy the device (as a loss would): later calls raise DeviceLostError."""
+        """Destroy the device (as a loss would): later calls raise DeviceLostError; held work is dropped."""
+        self._held = []
         self.device.destroy()
         self.lost = True
 

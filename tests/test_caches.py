@@ -1,0 +1,121 @@
+"""What the one-shot path caches and holds never shows: pooled buffers, cached bind groups, a plan's kept
+parameters and the webgpu driver's held submit (a one-shot call's kernels and its read back in one queue
+submit; a one-shot call's batch is private: GpuCommandBatch(dev, private=True)). Results stay right across
+repeated calls with other data, sizes and scalars; a freed buffer is never bound again; held work runs
+before a later write and without any read; a failed held submit is reported and the device goes on."""
+
+from __future__ import annotations
+
+import pytest
+from _cases import f32, flat, run, uniform
+
+import trueno_web as tw
+from trueno_web.batch import GpuCommandBatch
+
+SIZES = (0, 1, 4097, 1, 0, 4097, 3)
+
+
+def chain_ref(x, other, s: float) -> list[float]:
+    """relu -> scale(s) -> add, each step rounded to float32 (exact in float64 before the rounding)."""
+    s32 = f32([s])[0]
+    scaled = f32(max(v, 0.0) * s32 for v in x)
+    return list(f32(a + b for a, b in zip(scaled, other)))
+
+
+def test_repeated_calls_with_other_data_sizes_and_scalars(dev):
+    for k, n in enumerate(SIZES):
+        x, other = uniform(n, seed=k), uniform(n, seed=k + 50)
+        assert flat(run(dev.relu(x))) == [max(v, 0.0) for v in x], n
+        s = (2.0, -0.5, 3.0)[k % 3]
+        with dev.batch() as b:
+            out = b.add(b.scale(b.relu(b.upload(x)), s), b.upload(other))
+            run(b.execute())
+            assert flat(run(b.read(out))) == chain_ref(x, other, s), (n, s)
+
+
+def test_held_work_runs_before_a_later_write(dev):
+    """A one-shot batch reads a resident array; the array is released and its pooled buffer handed to a new
+    upload before the batch's kernels were submitted (held for the read): they still see the old data."""
+    old, new = uniform(300, seed=1), uniform(300, seed=2)
+
+    async def scenario():
+        a = await dev.upload(old)
+        b = GpuCommandBatch(dev, private=True)
+        out = b.relu(a)
+        await b.execute()  # held on webgpu: nothing in here yields to the event loop
+        a.release()
+        fresh = await dev.upload(new)  # takes the pooled buffer back on webgpu
+        got = await b.read(out)
+        b.release()
+        return got, await fresh.read()
+
+    got, fresh = run(scenario())
+    assert flat(got) == [max(v, 0.0) for v in old]
+    assert flat(fresh) == list(f32(new))
+
+
+def test_freed_buffers_are_never_bound_again(fresh_gpu):
+    """Every pooled buffer destroyed between two runs of the same batch structure: the second run binds
+    new buffers (no cached bind group names a destroyed one) and is right."""
+    ex, driver = fresh_gpu.executor, fresh_gpu.executor.driver
+    destroyed = set()
+    real_destroy = driver.destroy_buffer
+
+    def destroy(raw):
+        destroyed.add(id(raw))
+        real_destroy(raw)
+
+    driver.destroy_buffer = destroy
+    for k in range(3):
+        x, other = uniform(4097, seed=k), uniform(4097, seed=k + 9)
+        with fresh_gpu.batch() as b:
+            out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(other))
+            run(b.execute())
+            assert flat(run(b.read(out))) == chain_ref(x, other, 2.0), k
+        ex.pool.clear()
+        assert destroyed and not any(id(raw) in destroyed for key in driver._groups for _, raw, _, _ in key[1])
+    assert ex.pool.live == 0
+
+
+def test_held_work_is_submitted_without_a_read(fresh_gpu):
+    driver = fresh_gpu.executor.driver
+    b = GpuCommandBatch(fresh_gpu, private=True)
+    out = b.relu(b.upload([-1.0, 2.0]))
+
+    async def execute():
+        await b.execute()
+        return len(driver._held)
+
+    assert run(execute()) == 1, "held for a read"
+    assert driver._held == [], "sent when the event loop turned"
+    assert flat(run(b.read(out))) == [0.0, 2.0]
+    b.release()
+
+
+def test_a_failed_held_submit_is_reported_and_the_device_goes_on(fresh_gpu, monkeypatch):
+    driver = fresh_gpu.executor.driver
+    real = driver.device
+
+    class Queue:
+        def __getattr__(self, name):
+            return getattr(real.queue, name)
+
+        def submit(self, buffers):
+            raise RuntimeError("simulated: the queue refused the submit")
+
+    class Device:
+        queue = Queue()
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    b = GpuCommandBatch(fresh_gpu, private=True)
+    out = b.relu(b.upload([-1.0, 2.0]))
+    monkeypatch.setattr(driver, "device", Device())
+    run(b.execute())  # recorded and held; the submit from the event loop fails
+    monkeypatch.undo()
+    with pytest.raises(tw.GpuError, match="running kernels failed.*simulated"):
+        run(b.read(out))
+    b.release()
+    assert flat(run(fresh_gpu.relu([-3.0, 4.0]))) == [0.0, 4.0]
+    assert fresh_gpu.executor.pool.live == 0
