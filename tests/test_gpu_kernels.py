@@ -84,6 +84,28 @@ def test_map_vec4_tails(vpt, monkeypatch):
             assert block_on(b.read(kept)).shape == (n,)
 
 
+def test_long_chain_is_one_dispatch_of_one_copy():
+    """A chain past kernels.map.CODE_BUDGET runs as one f32 dispatch (the chain once per thread, not 4 x vpt
+    times); its results match float64 NumPy, on sizes around the vec4 tail."""
+    dev = device()
+    names = ("relu", "sigmoid", "tanh", "gelu")
+    for n in (1, 4097):
+        x = rng(n).standard_normal(n, dtype=np.float32)
+        with dev.batch() as b:
+            v = b.upload(x)
+            for i in range(40):
+                v = getattr(b, names[i % 4])(v)
+            block_on(b.execute())
+            got = block_on(b.read(v))
+        assert b.stats.dispatches == 1
+        ref = x.astype(np.float64)
+        for i in range(40):
+            ref = tw.ops.get(names[i % 4]).numpy(ref)
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    source = [s for s, _ in dev.executor.pipelines if s.count("tw_gelu(") >= 10]
+    assert source and all("array<f32>" in s and "vec4<f32>(" not in s.split("fn tw_chain")[1] for s in source)
+
+
 @pytest.mark.parametrize("subgroups", [False, True])
 def test_reductions_sizes(subgroups, monkeypatch):
     dev = device()

@@ -142,11 +142,31 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
                                       BODY="\n".join(body), VPT=vpt, LOOP=loop)
 
 
+# A kernel holds its chain once per element it handles in a thread (4 lanes x vpt vec4s, or 1 on f32): at
+# most this many op costs (ops.Op.cost: 4 for exp/tanh/log ops, 1 for most) in all; longer chains run on
+# fewer copies, down to f32 (one copy). A 100-op chain of relu/sigmoid/tanh/gelu on vec4 x 2 is 800
+# inlined calls of our exp/tanh-based functions, tens of thousands of GPU instructions run once each: the
+# instruction cache misses all the way (the H100 ran it slower than the same ops as 100 dispatches, #13),
+# and it compiles slowly.
+CODE_BUDGET = 64
+
+
+def form(step: MapStep, nodes: list[Node], caps: Caps) -> tuple[bool, int]:
+    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain and the chain's copies
+    fit CODE_BUDGET, else f32 with strided loads indexed."""
+    if any(strided(step, nodes)) or not caps.vec_ok(step.size):
+        return False, 1
+    weight = sum(nodes[nid].op.cost for nid in step.nodes)
+    for vpt in dict.fromkeys((max(1, caps.map_vpt), 1)):
+        if 4 * vpt * weight <= CODE_BUDGET:
+            return True, vpt
+    return False, 1
+
+
 def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch: vec4 access where every load is plain, else f32 with strided loads indexed."""
+    """One dispatch of the step's chain, in the form `form` picks."""
     views = strided(step, nodes)
-    vec = caps.vec_ok(step.size) and not any(views)
-    vpt = max(1, caps.map_vpt) if vec else 1
+    vec, vpt = form(step, nodes, caps)
     source = map_source(chain_key(step, nodes), vec, vpt)
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     loads = [storage(nodes, i).id for i in step.loads]
