@@ -3,8 +3,9 @@
     python bench/auto.py [--sizes 10,14,16,18,20,22,24] [--repeat 5]
 
 For each op of a grid (elementwise, fused chain, reduction, softmax, matmul, convolution) and size,
-one-shot calls (upload, run, read back) on webgpu, numpy and auto; prints ms, the best single backend
-and auto's ratio to it (the issue's bound: at most 1.20).
+one-shot calls (upload, run, read back) on webgpu, numpy and auto; prints ms, the best single backend,
+auto's ratio to it (#13's bound: at most 1.10), the step's work in the units of auto's thresholds, and per
+kernel template where the GPU started to win in this run next to auto.GPU_FROM (the data to retune it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 import numpy as np
 
 import trueno_web as tw
+from trueno_web.backends import auto
 from trueno_web.runtime import block_on
 
 
@@ -61,6 +63,34 @@ def timed(devices: dict, make, repeat: int, warmup: int) -> dict[str, float]:
     return {name: sorted(r)[len(r) // 2] * 1e3 for name, r in runs.items()}
 
 
+def spy_on_work(executor) -> list:
+    """The (template, work) of the largest step of every execute() the auto executor routes, as it sees them."""
+    seen: list = []
+    pick = executor.pick
+
+    def spying(nodes, steps, used):
+        seen.append(max((auto.work(s, nodes) for s in steps), key=lambda w: w[1]))
+        return pick(nodes, steps, used)
+
+    executor.pick = spying
+    return seen
+
+
+def crossovers(cells: list) -> dict:
+    """Per template, the least work from which webgpu was faster in every measured cell of that much work or
+    more (None: never), from cells [(template, work, webgpu faster?)]."""
+    found = {}
+    for kind in sorted({c[0] for c in cells}):
+        mine = sorted((w, fast) for k, w, fast in cells if k == kind)
+        start = None
+        for w, fast in reversed(mine):
+            if not fast:
+                break
+            start = w
+        found[kind] = start
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10,14,16,18,20,22,24")
@@ -71,8 +101,10 @@ def main() -> None:
     devices = {name: block_on(tw.GpuDevice.create(name)) for name in ("webgpu", "numpy", "auto")}
     print(f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
           f" ({devices['auto'].adapter_info.get('device', '')})")
-    print("| case | webgpu ms | numpy ms | auto ms | best | auto / best |")
-    print("|---|---|---|---|---|---|")
+    routed = devices["auto"].backend == "auto"  # a hardware GPU: auto routes each call
+    seen = spy_on_work(devices["auto"].executor) if routed else []
+    print("| case | webgpu ms | numpy ms | auto ms | best | auto / best | work (template) |")
+    print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     sizes = [int(s) for s in args.sizes.split(",")]
     for _ in range(args.passes - 1):  # earlier passes only warm: new staging buffers slow a device's first few dozen
@@ -80,14 +112,21 @@ def main() -> None:
             for make in cases(p, rng).values():
                 timed(devices, make, 1, 1)
     worst = 0.0
+    cells = []
     for p in sizes:
         for label, make in cases(p, rng).items():
             t = timed(devices, make, args.repeat, args.warmup)
             best = min(("webgpu", "numpy"), key=t.get)
             ratio = t["auto"] / t[best]
             worst = max(worst, ratio)
-            print(f"| {label} | {t['webgpu']:.3f} | {t['numpy']:.3f} | {t['auto']:.3f} | {best} | {ratio:.2f} |")
-    print(f"\nworst auto / best: {worst:.2f} (bound 1.20)")
+            kind, amount = seen[-1] if seen else ("", 0)
+            cells.append((kind, amount, best == "webgpu"))
+            print(f"| {label} | {t['webgpu']:.3f} | {t['numpy']:.3f} | {t['auto']:.3f} | {best} | {ratio:.2f} | "
+                  f"{amount} ({kind}) |")
+    print(f"\nworst auto / best: {worst:.2f} (bound 1.10)")
+    if routed:
+        print("GPU faster from (work units, this run) vs auto.GPU_FROM: " + ", ".join(
+            f"{kind} {start if start is not None else 'never'} vs {auto.GPU_FROM[kind]}" for kind, start in crossovers(cells).items()))
 
 
 if __name__ == "__main__":

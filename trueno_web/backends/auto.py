@@ -47,6 +47,7 @@ class AutoExecutor:
     """Routes each execute() to the GPU executor or the CPU one; buffers say where they live."""
 
     backend = "auto"
+    joins_read = True  # execute() takes read_next (one-shot calls)
 
     def __init__(self, gpu: GpuExecutor, cpu):
         self.gpu = gpu
@@ -68,23 +69,34 @@ class AutoExecutor:
         big = host.size >= GPU_FROM["map"] and self.fits_gpu(host.size * 4)
         return (self.gpu if big else self.cpu).upload(host, stats)
 
-    def pick(self, nodes: list[Node], steps: list[Step]):
-        """The executor for these steps: the GPU when any step is large and every array fits it."""
-        used = {i for step in steps for i in step_inputs(step, nodes)}
-        arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, OpStep)]
-        if not all(self.fits_gpu(n.size * 4) for n in arrays):
-            return self.cpu
-        if any(amount >= GPU_FROM[kind] for kind, amount in (work(s, nodes) for s in steps)):
-            return self.gpu
-        resident = [nodes[i] for i in used if nodes[i].buffer is not None]
-        on_gpu = sum(n.size for n in resident if self.owner(n.buffer) is self.gpu)
-        return self.gpu if on_gpu * 2 > sum(n.size for n in resident) > 0 else self.cpu
+    def pick(self, nodes: list[Node], steps: list[Step], used: set[int]):
+        """The executor for these steps, which read the storage nodes `used`: the GPU when any step is large
+        or most of the resident data they read lives there, and every array fits it; else the CPU."""
+        gpu = any(amount >= GPU_FROM[kind] for kind, amount in (work(s, nodes) for s in steps))
+        if not gpu:
+            on_gpu = on_cpu = 0
+            for i in used:
+                buffer = nodes[i].buffer
+                if buffer is not None:
+                    if isinstance(buffer, GpuBuffer):
+                        on_gpu += nodes[i].size
+                    else:
+                        on_cpu += nodes[i].size
+            gpu = on_gpu > on_cpu
+        if gpu:
+            arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, OpStep)]
+            gpu = all(self.fits_gpu(n.size * 4) for n in arrays)
+        return self.gpu if gpu else self.cpu
 
-    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...],
+                      read_next: bool = False) -> None:
+        """Run the steps where `pick` says, moving the inputs that live on the other side first (`read_next`:
+        as GpuExecutor.execute takes it, for the GPU)."""
         if not steps:
             return
-        target = self.pick(nodes, steps)
-        for i in {i for step in steps for i in step_inputs(step, nodes)}:
+        used = {i for step in steps for i in step_inputs(step, nodes)}
+        target = self.pick(nodes, steps, used)
+        for i in used:
             node = nodes[i]
             if node.buffer is not None and self.owner(node.buffer) is not target:
                 data = await self.owner(node.buffer).read(node.buffer, node.size, stats)
@@ -92,7 +104,10 @@ class AutoExecutor:
                 if not node.imported:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
-        await target.execute(nodes, steps, stats)
+        if target is self.gpu:
+            await target.execute(nodes, steps, stats, read_next)
+        else:
+            await target.execute(nodes, steps, stats)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         return await self.owner(buffer).read(buffer, size, stats, take)
