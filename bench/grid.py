@@ -552,9 +552,16 @@ def section_small_ops(dev, out):
         t = wall(fn, repeat=15, warm=2)
         record("small_ops", label, us_per_op=t / 100 * 1e6)
         out.append((label + ", 1K elements", f"{t / 100 * 1e6:.1f} us/op", f"{t * 1e3:.2f} ms/batch", "", ""))
-    t = wall(lambda: block_on(dev.relu(x)), repeat=30, warm=3)
-    record("small_ops", "one-shot relu 1K", us=t * 1e6)
-    out.append(("one-shot relu, 1K elements", f"{t * 1e6:.0f} us/call", "", "", ""))
+    import chain as ch
+
+    raw = ch.RawWgpu(kernel="relu")
+    t = ch.timed({"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x),
+                  "fresh": lambda: raw.run(x)}, 100, warm=10)  # ms, the three taking turns
+    record("small_ops", "one-shot relu 1K", us=t["ours"] * 1e3, raw_cached_us=t["cached"] * 1e3,
+           raw_fresh_us=t["fresh"] * 1e3)
+    out.append(("one-shot relu, 1K elements", f"{t['ours'] * 1e3:.0f} us/call",
+                f"raw wgpu-py {t['cached'] * 1e3:.0f} us cached / {t['fresh'] * 1e3:.0f} us fresh",
+                f"ours/raw {t['ours'] / t['cached']:.2f} / {t['ours'] / t['fresh']:.2f}", ""))
 
 
 def section_crossover(dev, out, max_log2=24):
