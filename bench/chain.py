@@ -115,10 +115,11 @@ async def batched(dev, x, other, five, fuse):
         return await b.read(out)
 
 
-def timed(fns: dict, repeat: int, warm: int = 3) -> dict:
+def timed(fns: dict, repeat: int, warm: int = 3, clock=time.perf_counter) -> dict:
     """Median ms per function of `repeat` calls after `warm` untimed ones each, the functions taking turns in
     a rotating order (a busy machine slows them alike; on an NVIDIA adapter the first large transfers of a
-    process leave submits slow for a few dozen calls: docs/benchmarks.md)."""
+    process leave submits slow for a few dozen calls: docs/benchmarks.md). `clock`: time.thread_time gives
+    this thread's CPU time (the host's own cost, what a loaded machine distorts least)."""
     for fn in fns.values():
         for _ in range(warm):
             fn()
@@ -126,27 +127,29 @@ def timed(fns: dict, repeat: int, warm: int = 3) -> dict:
     names = list(fns)
     for r in range(repeat):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            start = time.perf_counter()
+            start = clock()
             fns[name]()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return {name: sorted(t)[len(t) // 2] * 1e3 for name, t in times.items()}
 
 
 def one_shot_table(dev, sizes, repeat: int) -> None:
     """A one-shot relu (upload, kernel, read back) against the same round trip written in raw wgpu-py,
-    cached (buffers and bind group kept, write_buffer) and fresh (new buffers and bind group per call)."""
+    cached (buffers and bind group kept, write_buffer) and fresh (new buffers and bind group per call):
+    wall-clock, and this thread's CPU time."""
     raw = RawWgpu(kernel="relu")
-    print("\n| one-shot relu | ours us | raw cached us | raw fresh us | ours/cached | ours/fresh |")
-    print("|---|---|---|---|---|---|")
+    print("\n| one-shot relu | ours us | raw cached us | raw fresh us | ours/cached | ours/fresh | CPU: ours/cached |")
+    print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(1)
     for p in sizes:
         x = rng.standard_normal(1 << p, dtype=np.float32)
         for result in (block_on(dev.relu(x)), raw.run(x), raw.run_cached(x)):
             np.testing.assert_array_equal(result, np.maximum(x, 0))
-        t = timed({"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x),
-                   "fresh": lambda: raw.run(x)}, repeat, warm=10)
+        fns = {"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x), "fresh": lambda: raw.run(x)}
+        t = timed(fns, repeat, warm=10)
+        cpu = timed(fns, repeat, warm=0, clock=time.thread_time)
         print(f"| 2^{p} | {t['ours'] * 1e3:.0f} | {t['cached'] * 1e3:.0f} | {t['fresh'] * 1e3:.0f} | "
-              f"{t['ours'] / t['cached']:.2f} | {t['ours'] / t['fresh']:.2f} |")
+              f"{t['ours'] / t['cached']:.2f} | {t['ours'] / t['fresh']:.2f} | {cpu['ours'] / cpu['cached']:.2f} |")
 
 
 def main() -> None:
