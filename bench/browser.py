@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Browser benchmark (issue #4): trueno_web under Pyodide in headless Chromium (WebGPU on SwiftShader).
 
-    .venv/bin/python bench/browser.py [--repeat 7] [--cold-runs 5]
+    .venv/bin/python bench/browser.py [--repeat 7] [--cold-runs 5] [--only chain]
 
 Fetches the browser assets (scripts/fetch_web_assets.py) and builds the scalar WASM module
 (`wasm/build.py --scalar` -> build/kernels-scalar.wasm) where missing or stale, serves build/web/ and
@@ -9,8 +9,11 @@ the scalar module on 127.0.0.1 (e2e.harness.AssetServer), and measures inside Py
 
   1. the chain relu -> scale(2) -> add at 2^16 and 2^20, end to end (upload, compute, read back):
      one-shot ops on webgpu, one fused batch on webgpu, one fused batch on wasm-simd (and, for
-     reference, on the scalar build of the same C, and the fused kernel hand-written in JS against
-     WebGPU on the same GPUDevice: the floor for the library's overhead);
+     reference, on the scalar build of the same C); and the fused batch's own kernel (its pipeline and
+     parameters, taken from a submit) driven by hand-written JS against WebGPU on the same GPUDevice:
+     two writes, one dispatch and the copy to a MAP_READ buffer in one submit, mapAsync, one copy into
+     the Python result: the floor for the library's overhead (#13), timed in alternation with the
+     fused batch (pairs of timed runs; the ratio is the median of the pairs' ratios);
   2. relu, add and dot at 2^20 on the shipped SIMD128 module vs the same C built without -msimd128,
      both through a WasmExecutor: the kernel itself (one export call over the whole array, data
      already in linear memory) and the op through a batch on resident data (chunked, no read);
@@ -22,7 +25,8 @@ the scalar module on 127.0.0.1 (e2e.harness.AssetServer), and measures inside Py
 Figures are medians of --repeat runs after a warm-up, in ms per call. The timer is performance.now(),
 which Chromium coarsens to 0.1 ms without cross-origin isolation, so each timed run repeats the work
 until it lasts --min-ms. Results are checked before they are timed.
-Prints markdown tables and the targets of issue #4.
+Prints markdown tables and the targets of issue #4. `--only chain`: the chain alone (no cold start, no
+WASM kernels).
 """
 
 from __future__ import annotations
@@ -136,6 +140,27 @@ async def atimed(fn, repeat, warmup=1, min_ms=MIN_MS):
     return statistics.median(samples)
 
 
+async def atimed_pair(fa, fb, repeat, warmup=2, min_ms=MIN_MS):
+    # fa and fb in alternation, each timed run repeating its call for >= min_ms: (median a, median b,
+    # median of the runs' a/b): load from other processes hits both sides of a pair alike
+    for _ in range(warmup):
+        await fa()
+        await fb()
+    inner = 0
+    t = time.perf_counter()
+    while (time.perf_counter() - t) * 1e3 < min_ms:
+        await fa()
+        inner += 1
+    a, b = [], []
+    for _ in range(repeat):
+        for fn, out in ((fa, a), (fb, b)):
+            t = time.perf_counter()
+            for _ in range(inner):
+                await fn()
+            out.append((time.perf_counter() - t) * 1e3 / inner)
+    return statistics.median(a), statistics.median(b), statistics.median(x / y for x, y in zip(a, b))
+
+
 def timed(fn, repeat, warmup=1, min_ms=MIN_MS):
     for _ in range(warmup):
         fn()
@@ -165,7 +190,7 @@ async def fused(dev, x, o):
 
 SETUP = r"""
 from pyodide.code import run_js
-from pyodide.ffi import create_proxy
+from pyodide.ffi import create_proxy, to_js
 from pyodide.http import pyfetch
 
 GPU = await tw.GpuDevice.create("webgpu")
@@ -175,15 +200,52 @@ WASM_SCALAR = tw.GpuDevice(await WasmExecutor.create(SCALAR_BYTES))
 assert GPU.backend == "webgpu"
 assert "SIMD128" in WASM.adapter_info["device"], WASM.adapter_info
 assert "scalar" in WASM_SCALAR.adapter_info["device"], WASM_SCALAR.adapter_info
-RAW = run_js(E2E_ARGS["raw_js"])(GPU.executor.driver.device)
+
+
+async def fused_kernel(n):
+    # the fused batch's dispatch at size n as the driver sees it: [pipeline, binds, gx, gy], each bind
+    # [binding, role or buffer, offset, size] with role "x" / "o" / "y" for the chain's inputs and output
+    drv = GPU.executor.driver
+    seen = {"written": []}
+    submit, write, read = drv.submit, drv.write_buffer, drv.read_buffer
+
+    def spy_write(raw, data):
+        seen["written"].append(raw)
+        return write(raw, data)
+
+    def spy_submit(work):
+        seen["work"] = work
+        return submit(work)
+
+    async def spy_read(raw, nbytes):
+        seen["read"] = raw
+        return await read(raw, nbytes)
+
+    x, o = bench_data(n, 1), bench_data(n, 7)
+    await fused(GPU, x, o)  # a first call writes the kept parameters too
+    drv.submit, drv.write_buffer, drv.read_buffer = spy_submit, spy_write, spy_read
+    try:
+        await fused(GPU, x, o)
+    finally:
+        del drv.submit, drv.write_buffer, drv.read_buffer
+    (pipeline, binds, grid), = seen["work"]
+    roles = {id(seen["written"][0]): "x", id(seen["written"][1]): "o", id(seen["read"]): "y"}
+    return [pipeline, [[i, roles.get(id(raw), raw), off, size] for i, raw, off, size in binds], grid[0], grid[1]]
+
+
+RAW_KERNEL = run_js(E2E_ARGS["raw_js"])
+RAW_KERNELS = {}  # n -> the JS function
 
 
 async def raw_webgpu(x, o):
-    # the fused chain hand-written in JS on the same GPUDevice: the floor for the library's overhead
-    out = bytearray(len(x) * 4)
+    # the fused batch's own kernel driven by hand-written JS on the same GPUDevice: the library's floor
+    n = len(x)
+    if n not in RAW_KERNELS:
+        RAW_KERNELS[n] = RAW_KERNEL(GPU.executor.driver.device, to_js(await fused_kernel(n), depth=3))
+    out = bytearray(n * 4)
     xp, op, outp = create_proxy(x), create_proxy(o), create_proxy(out)
     try:
-        await RAW(xp, op, outp, len(x))
+        await RAW_KERNELS[n](xp, op, outp, n)
     finally:
         xp.destroy(), op.destroy(), outp.destroy()
     return memoryview(out).cast("f")
@@ -193,53 +255,40 @@ async def raw_webgpu(x, o):
  "scalar_bytes": len(SCALAR_BYTES)}
 """
 
-# The fused chain written directly against WebGPU in JS: buffers kept per size, two writeBuffer, one
-# dispatch, a copy into a MAP_READ buffer, mapAsync, one copy into the Python result.
+# The fused batch's kernel (pipeline, bindings and grid taken from its submit) driven directly from JS:
+# buffers of its own for x, o and y (the parameters stay the library's kept buffer), one bind group, two
+# writeBuffer, one submit with the dispatch and the copy into a MAP_READ buffer, mapAsync, one copy into the
+# Python result.
 RAW_JS = r"""
-(device) => {
-  const code = `
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> o: array<f32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.y * nwg.x * 256u + gid.x;
-  if (i < arrayLength(&y)) { y[i] = max(x[i], 0.0) * 2.0 + o[i]; }
-}`;
-  const pipeline = device.createComputePipeline({layout: "auto",
-    compute: {module: device.createShaderModule({code}), entryPoint: "main"}});
-  const sets = new Map();
+(device, [pipeline, binds, gx, gy]) => {
   const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const own = {};
+  for (const [, role, , size] of binds) {
+    if (typeof role === "string") own[role] = device.createBuffer({size, usage: S});
+  }
+  const entries = binds.map(([binding, role, offset, size]) =>
+    ({binding, resource: {buffer: typeof role === "string" ? own[role] : role, offset, size}}));
+  const group = device.createBindGroup({layout: pipeline.getBindGroupLayout(0), entries});
+  let staging = null;
   return async (xp, op, outp, n) => {
     const nbytes = n * 4;
-    let b = sets.get(n);
-    if (!b) {
-      const x = device.createBuffer({size: nbytes, usage: S});
-      const o = device.createBuffer({size: nbytes, usage: S});
-      const y = device.createBuffer({size: nbytes, usage: S});
-      const r = device.createBuffer({size: nbytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
-      const group = device.createBindGroup({layout: pipeline.getBindGroupLayout(0), entries: [
-        {binding: 0, resource: {buffer: x}}, {binding: 1, resource: {buffer: o}}, {binding: 2, resource: {buffer: y}}]});
-      b = {x, o, y, r, group};
-      sets.set(n, b);
-    }
-    for (const [proxy, buf] of [[xp, b.x], [op, b.o]]) {
+    if (!staging) staging = device.createBuffer({size: nbytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+    for (const [proxy, buf] of [[xp, own.x], [op, own.o]]) {
       const v = proxy.getBuffer("u8");
       try { device.queue.writeBuffer(buf, 0, v.data, 0, nbytes); } finally { v.release(); }
     }
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, b.group);
-    const groups = Math.ceil(n / 256);
-    pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535), 1);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(gx, gy, 1);
     pass.end();
-    enc.copyBufferToBuffer(b.y, 0, b.r, 0, nbytes);
+    enc.copyBufferToBuffer(own.y, 0, staging, 0, nbytes);
     device.queue.submit([enc.finish()]);
-    await b.r.mapAsync(GPUMapMode.READ, 0, nbytes);
+    await staging.mapAsync(GPUMapMode.READ, 0, nbytes);
     const v = outp.getBuffer("u8");
-    try { v.data.set(new Uint8Array(b.r.getMappedRange(0, nbytes))); } finally { v.release(); }
-    b.r.unmap();
+    try { v.data.set(new Uint8Array(staging.getMappedRange(0, nbytes))); } finally { v.release(); }
+    staging.unmap();
   };
 }
 """
@@ -256,10 +305,12 @@ errs = {
     "wasm_scalar": max_err(await fused(WASM_SCALAR, x, o), want),
 }
 assert max(errs.values()) <= 1e-6, errs
+fused_ms, raw_ms, fused_raw = await atimed_pair(lambda: fused(GPU, x, o), lambda: raw_webgpu(x, o), repeat)
 res = {
     "one_shot": await atimed(lambda: one_shot(GPU, x, o), repeat, warmup=2),
-    "fused": await atimed(lambda: fused(GPU, x, o), repeat, warmup=2),
-    "raw": await atimed(lambda: raw_webgpu(x, o), repeat, warmup=2),
+    "fused": fused_ms,
+    "raw": raw_ms,
+    "fused_raw": fused_raw,
     "wasm": await atimed(lambda: fused(WASM, x, o), repeat, warmup=2),
     "wasm_scalar": await atimed(lambda: fused(WASM_SCALAR, x, o), repeat, warmup=2),
 }
@@ -281,7 +332,7 @@ for label, dev in (("simd", WASM), ("scalar", WASM_SCALAR)):
     kernels = {
         "relu": lambda: call("tw_relu", px, py, n),
         "add": lambda: call("tw_add", px, po, py, n),
-        "dot": lambda: call("tw_dot", px, po, n),
+        "dot": lambda: call("tw_dot", px, po, py, 1, n),  # one row of n: the result in y[0]
     }
 
     async def via_batch(name):
@@ -290,7 +341,8 @@ for label, dev in (("simd", WASM), ("scalar", WASM_SCALAR)):
         await b.execute()
         b.release()
 
-    results[label] = {"dot": kernels["dot"]()}
+    kernels["dot"]()
+    results[label] = {"dot": ex.module.read(ya.buffer.ptr, 4).cast("f")[0]}
     for name, fn in kernels.items():
         out[(label, name, "kernel")] = timed(fn, repeat, warmup=3)
         out[(label, name, "batch")] = await atimed(lambda: via_batch(name), repeat, warmup=2)
@@ -366,10 +418,11 @@ def warm_bench(pw, server, args) -> dict:
                 log(f"chain at 2^{p} ...")
                 chain[p] = page.run(CHAIN, args={"n": 1 << p, "repeat": args.repeat}, timeout_s=600)
                 log(f"chain at 2^{p}: {chain[p]}")
-            log("wasm kernels at 2^20 ...")
-            rows = page.run(KERNELS, args={"n": 1 << 20, "repeat": args.repeat},
-                            timeout_s=600)
-            kernels = {(a, b, c): v for a, b, c, v in rows}
+            kernels = {}
+            if args.only != "chain":
+                log("wasm kernels at 2^20 ...")
+                rows = page.run(KERNELS, args={"n": 1 << 20, "repeat": args.repeat}, timeout_s=600)
+                kernels = {(a, b, c): v for a, b, c, v in rows}
             problems = check_page(page, "warm benchmark")
             return {"browser_version": browser.version, "setup": setup, "chain": chain, "kernels": kernels,
                     "pyodide": page.pyodide_version, "problems": problems,
@@ -380,7 +433,8 @@ def warm_bench(pw, server, args) -> dict:
         browser.close()
 
 
-def report(warm: dict, cold: list[dict], boot: dict, wheel: Path) -> tuple[str, dict]:
+def chain_table(warm: dict) -> list[str]:
+    """The chain's markdown table, with the adapter line above it."""
     lines = []
     gpu = warm["setup"]["gpu"]
     lines.append(f"Chromium {warm['browser_version']} headless, --enable-unsafe-webgpu; Pyodide {warm['pyodide']}; "
@@ -390,13 +444,18 @@ def report(warm: dict, cold: list[dict], boot: dict, wheel: Path) -> tuple[str, 
     lines.append("Chain relu -> scale(2) -> add, end to end (upload, compute, read back), ms, median:")
     lines.append("")
     lines.append("| n | webgpu one-shot | webgpu fused batch | wasm-simd batch | wasm scalar batch "
-                 "| raw JS WebGPU (floor) | one-shot / fused | fused / raw JS | fused / wasm-simd |")
+                 "| raw JS WebGPU, same kernel (floor) | one-shot / fused | fused / raw JS | fused / wasm-simd |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for p, c in warm["chain"].items():
         lines.append(f"| 2^{p} | {c['one_shot']:.2f} | {c['fused']:.2f} | {c['wasm']:.2f} | {c['wasm_scalar']:.2f} "
-                     f"| {c['raw']:.2f} | {c['one_shot'] / c['fused']:.2f}x | {c['fused'] / c['raw']:.2f}x "
+                     f"| {c['raw']:.2f} | {c['one_shot'] / c['fused']:.2f}x | {c['fused_raw']:.2f}x "
                      f"| {c['fused'] / c['wasm']:.2f}x |")
     lines.append("")
+    return lines
+
+
+def report(warm: dict, cold: list[dict], boot: dict, wheel: Path) -> tuple[str, dict]:
+    lines = chain_table(warm)
     lines.append("WASM SIMD128 vs the same C without -msimd128, 2^20 floats, ms, median (kernel: one export call, "
                  "data in linear memory; batch: the op through a GpuCommandBatch on resident data, no read):")
     lines.append("")
@@ -445,6 +504,7 @@ def main(argv=None) -> int:
                     help="each timed run repeats the work until it lasts this long (ms); the figure is per call")
     ap.add_argument("--cold-runs", type=int, default=5, help="fresh browsers for the cold-start figure")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    ap.add_argument("--only", choices=("all", "chain"), default="all", help="chain: the chain table alone")
     args = ap.parse_args(argv)
 
     ensure_assets()
@@ -458,9 +518,9 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     with AssetServer(routes={SCALAR_ROUTE: ("application/wasm", SCALAR.read_bytes())}) as server, \
             sync_playwright() as pw:
-        cold, boot = cold_start(pw, server, args.cold_runs)
+        cold, boot = cold_start(pw, server, args.cold_runs) if args.only == "all" else ([], {})
         warm = warm_bench(pw, server, args)
-    text, met = report(warm, cold, boot, wheel)
+    text, met = report(warm, cold, boot, wheel) if args.only == "all" else ("\n".join(chain_table(warm)), {})
     text = f"Sources: {source_state()}.\n" + text
     load_after = os.getloadavg()
     print(f"# trueno_web browser benchmark, {datetime.date.today().isoformat()} ({time.perf_counter() - t0:.0f} s; "
