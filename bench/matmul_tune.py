@@ -99,7 +99,6 @@ def main() -> None:
         for cand in [None, *cands]:
             name, splits, group = (cand or ("", 0, 0))[:3]
             caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
-            dev.executor.forget()  # dispatches (and parameters) kept for a graph of the same structure: not these caps
             picked = matmul.matmul_config(m, k, n, caps, batch)
             label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + \
                 ("" if picked.vec else " scalar")

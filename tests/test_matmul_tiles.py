@@ -30,8 +30,8 @@ def run_checked(gpu, shapes, seed=0):
 
 
 def compiled(gpu, *parts) -> bool:
-    """Did the device compile a kernel whose text has all of `parts`? (A fresh device per test: the executor
-    keeps the dispatches of a graph of the same structure, whatever its caps say since.)"""
+    """Did the device compile a kernel whose text has all of `parts`? (A fresh device per test: pipelines
+    another test compiled do not count.)"""
     return any(all(p in source for p in parts) for source, _ in gpu.executor.pipelines)
 
 
@@ -51,6 +51,16 @@ def test_scalar_loads_on_aligned_shapes(fresh_gpu):
     fresh_gpu.executor.caps.matmul_vec = False
     run_checked(fresh_gpu, (VEC4_2D, VEC4_BATCH))
     assert not compiled(fresh_gpu, "array<vec4<f32>>") and compiled(fresh_gpu, "var<storage, read> a: array<f32>")
+
+
+def test_kept_dispatches_follow_the_caps(fresh_gpu):
+    """A graph of the same structure run again after its caps changed gets the kernel those caps ask for."""
+    caps = fresh_gpu.executor.caps
+    for config in ("64x64x8", "128x128x16"):
+        cfg = kernels.MATMUL_CONFIGS[config]
+        caps.matmul = config
+        run_checked(fresh_gpu, (VEC4_2D,))
+        assert compiled(fresh_gpu, f"const BN: u32 = {cfg.bn}u;", f"const BK: u32 = {cfg.bk}u;"), config
 
 
 def test_split_k_within_the_loop_budget_on_the_device(fresh_gpu):

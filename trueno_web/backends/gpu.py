@@ -153,9 +153,10 @@ class GpuExecutor:
     def dispatches(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> Planned:
         """kernels.dispatches of every step, with their parameters in one device buffer. graph.plan hands a
         graph of the same structure the same steps object; with the same scalars (bit for bit: -0.0 is not
-        0.0) and options its dispatches and parameters are the same, and are reused (256 kept): a repeated
-        call neither builds kernel sources nor writes parameters."""
-        key = tuple((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None)
+        0.0), options and caps (tests and benchmarks change them) its dispatches and parameters are the same,
+        and are reused (256 kept): a repeated call neither builds kernel sources nor writes parameters."""
+        key = (tuple(vars(self.caps).values()),
+               *((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None))
         try:
             hit = self.planned.get(id(steps))
             if hit is not None and hit.steps is steps and hit.key == key:
