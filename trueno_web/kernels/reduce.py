@@ -11,14 +11,12 @@ from functools import lru_cache
 
 from ..graph import Node, OpStep, ReduceStep, storage
 from .caps import Caps
-from .map import chain_key, index_fn, load_expr, meta_len, strided, view_meta
+from .map import CODE_BUDGET, chain_key, index_fn, load_expr, meta_len, strided, view_meta
 from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, pack_meta, shader
 
 ACCUMULATORS = 2  # per thread, each one lane per vec4 component: the loop carries one fold per lane and load
-# The chain is inlined 4 times (lanes) per vec4 a thread has in flight: at most this many op costs
-# (ops.Op.cost) in all, else fewer vec4s in flight (a long chain is compute-bound: the H100's instruction
-# cache misses on many copies of one, as map kernels found: kernels/map.py)
-CODE_BUDGET = 64
+# The chain is inlined 4 times (lanes) per vec4 a thread has in flight: at most map.CODE_BUDGET op costs
+# (ops.Op.cost) in all, else fewer vec4s in flight (the same instruction-cache limit as map kernels)
 COMPONENTS = (".x", ".y", ".z", ".w")
 
 
