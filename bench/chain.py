@@ -37,6 +37,13 @@ RAW_KERNELS = {  # name -> (inputs, WGSL body storing y[i] from x0[i], x1[i] ...
 }
 
 
+def raw_source(kernel: str) -> tuple[int, str]:
+    """(inputs, WGSL) of one of RAW_KERNELS: inputs x0, x1, ... at bindings 0, 1, ..., y after them."""
+    inputs, body = RAW_KERNELS[kernel]
+    decls = "\n".join(f"@group(0) @binding({j}) var<storage, read> x{j}: array<f32>;" for j in range(inputs))
+    return inputs, RAW_WGSL.replace("{DECLS}", decls).replace("{OUT}", str(inputs)).replace("{BODY}", body)
+
+
 class RawWgpu:
     """A kernel written directly against wgpu-py (the floor for our overhead): `run` makes buffers and a bind
     group per call, `run_cached` keeps them per size (write, one dispatch, read back)."""
@@ -48,9 +55,7 @@ class RawWgpu:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         wanted = ("max-storage-buffer-binding-size", "max-buffer-size")
         self.device = adapter.request_device_sync(required_limits={k: adapter.limits[k] for k in wanted})
-        self.inputs, body = RAW_KERNELS[kernel or ("chain5" if five else "chain3")]
-        decls = "\n".join(f"@group(0) @binding({j}) var<storage, read> x{j}: array<f32>;" for j in range(self.inputs))
-        code = RAW_WGSL.replace("{DECLS}", decls).replace("{OUT}", str(self.inputs)).replace("{BODY}", body)
+        self.inputs, code = raw_source(kernel or ("chain5" if five else "chain3"))
         module = self.device.create_shader_module(code=code)
         self.pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         self.usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC

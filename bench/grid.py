@@ -323,7 +323,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
 
 
 def raw_resident(x, o, copy_bw):
-    from chain import RAW_WGSL
+    from chain import raw_source
 
     import wgpu
 
@@ -332,7 +332,7 @@ def raw_resident(x, o, copy_bw):
     features = [f for f in ("timestamp-query",) if f in adapter.features]
     device = adapter.request_device_sync(required_features=features,
                                          required_limits={k: adapter.limits[k] for k in wanted})
-    module = device.create_shader_module(code=RAW_WGSL.replace("BODY", "v"))
+    module = device.create_shader_module(code=raw_source("chain3")[1])
     pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
     bx = device.create_buffer_with_data(data=x, usage=usage)
@@ -387,7 +387,10 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
         a = rng.standard_normal((m, k), dtype=np.float32)
         b_ = rng.standard_normal((k, n), dtype=np.float32)
         if torch is not None:
-            ta, tb = torch.from_numpy(a).cuda().double(), torch.from_numpy(b_).cuda().double()
+            ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b_).cuda()
+            t = cuda_time(torch, lambda: ta @ tb, reps=20)  # cuBLAS SGEMM at this shape (TF32 off)
+            record("matmul", f"torch_{m}x{k}x{n}", seconds=t, tflops=2 * m * n * k / t / 1e12)
+            ta, tb = ta.double(), tb.double()
             ref = (ta @ tb).cpu().numpy()
             mag = (ta.abs() @ tb.abs()).cpu().numpy()
             del ta, tb
@@ -413,7 +416,8 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
                 continue
             tflops = 2 * m * n * k / t / 1e12
             record("matmul", f"{m}x{k}x{n}_{name}", seconds=t, tflops=tflops, err=err)
-            ref_note = f"{100 * tflops / sgemm:.0f}% of cuBLAS" if sgemm else ""
+            cublas = RESULTS.get("matmul", {}).get(f"torch_{m}x{k}x{n}", {}).get("tflops") or sgemm
+            ref_note = f"{100 * tflops / cublas:.0f}% of cuBLAS" if cublas else ""
             out.append((f"matmul {m}x{k}x{n} [{name}]", f"{tflops:.1f} TFLOPS", f"{t * 1e3:.2f} ms", ref_note,
                         f"err {err:.1e}"))
             bt.release()
@@ -625,6 +629,49 @@ def latency_probe(dev) -> str:
     return f"one-shot probe {median(ts) * 1e6:.0f} us"
 
 
+def targets() -> list[str]:
+    """Issue #13's table from this run's figures: each figure, its target, and whether it holds here."""
+    r = lambda section, name: RESULTS.get(section, {}).get(name)  # noqa: E731
+    rows = []
+    ceil = r("ceilings", "torch") or {}
+
+    def row(what, now, target, ok):
+        rows.append(f"| {what} | {now} | {target} | {'' if ok is None else 'yes' if ok else 'no'} |")
+
+    mm = RESULTS.get("matmul", {})
+    for shape, cublas, want in (("4096x4096x4096", ceil.get("sgemm_tflops"), 0.75),
+                                ("1024x1024x1024", None, 0.65), ("1000x999x1001", None, 0.65)):
+        ours = next((v["tflops"] for k, v in mm.items() if k.startswith(shape + "_auto=")), None)
+        ref = (mm.get(f"torch_{shape}") or {}).get("tflops") or cublas
+        if ours and ref:
+            row(f"matmul {shape} vs cuBLAS", f"{ours:.1f} / {ref:.1f} TFLOPS = {100 * ours / ref:.0f}%", f">= {want:.0%}",
+                ours / ref >= want)
+    copy = ceil.get("copy_bw")
+    for name, want in (("softmax_1x" + str(1 << 24), 0.80), ("max_sg0_p1024", 0.85), ("max_sg1_p1024", 0.85)):
+        fig = r("resident", name)
+        if fig and copy:
+            row(name.replace("_", " "), f"{100 * fig['bw'] / copy:.0f}% of copy", f">= {want:.0%}", fig["bw"] / copy >= want)
+    fused, unfused = r("small_ops", "100 ops, one batch, fused (1 dispatch)"), \
+        r("small_ops", "100 ops, one batch, unfused (100 dispatches)")
+    if fused and unfused:
+        f, u = fused["us_per_op"], unfused["us_per_op"]
+        row("100 ops fused, 1K elements", f"{f:.1f} us/op (unfused {u:.1f})", "< unfused, <= 20 us/op", f < u and f <= 20)
+    one = r("small_ops", "one-shot relu 1K")
+    if one:
+        ratio = one["us"] / one["raw_cached_us"]
+        row("one-shot relu 1K vs raw wgpu-py (cached)", f"{one['us']:.0f} / {one['raw_cached_us']:.0f} us = {ratio:.2f}",
+            "<= 1.20", ratio <= 1.20)
+    e2e = r("end_to_end", "2^20")
+    if e2e:
+        ratio = e2e["fused"] / e2e["raw"]
+        row("fused 3-op batch 2^20 vs raw wgpu-py", f"{ratio:.2f}", "<= 1.05", ratio <= 1.05)
+    if AUTO:
+        row("auto vs the faster single backend (crossover grid)", f"worst {max(AUTO):.2f}x", "<= 1.10", max(AUTO) <= 1.10)
+    if not rows:
+        return []
+    return ["", "#13's targets (this run):", "", "| figure | now | target | met |", "|---|---|---|---|", *rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--explore", action="store_true", help="also the tuning sweeps")
@@ -683,7 +730,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for row in out:
         print("| " + " | ".join(str(c) for c in row) + " |")
-    for line in EXTRA:
+    for line in EXTRA + targets():
         print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(RESULTS, indent=1, default=str))
