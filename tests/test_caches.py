@@ -30,7 +30,10 @@ def test_repeated_calls_with_other_data_sizes_and_scalars(dev):
         with dev.batch() as b:
             out = b.add(b.scale(b.relu(b.upload(x)), s), b.upload(other))
             run(b.execute())
-            assert flat(run(b.read(out))) == chain_ref(x, other, s), (n, s)
+            got, want = flat(run(b.read(out))), chain_ref(x, other, s)
+            # the product's rounding may be skipped where a GPU contracts scale -> add into a multiply-add
+            scale = [abs(w) + abs(max(v, 0.0) * s) for v, w in zip(x, want)]
+            assert len(got) == n and all(abs(g - w) <= 2 ** -24 * m for g, w, m in zip(got, want, scale)), (n, s)
 
 
 def test_held_work_runs_before_a_later_write(dev):
