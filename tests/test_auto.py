@@ -99,8 +99,8 @@ def test_a_large_batch_moves_small_cpu_resident_data_to_the_gpu(routed):
 
 
 def test_map_work_counts_each_ops_cost(routed):
-    """gelu costs 4 units per element (exp/tanh), relu 1: the same size can go either way."""
-    n = SMALL // 2  # relu: 32 units, the CPU; gelu: 128 units, the GPU
+    """gelu weighs 16 units per element (cost 4, squared: exp/tanh), relu 1: the same size can go either way."""
+    n = SMALL // 8  # relu: 8 units, the CPU; gelu: 128 units, the GPU (weighed by its cost alone: 32, the CPU)
     before = routed.stats.uploads
     run(routed.relu([1.0] * n))
     assert routed.stats.uploads == before

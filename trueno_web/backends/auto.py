@@ -16,24 +16,26 @@ from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
 
-# where the GPU starts to win, in units of work (see `work`): one-shot calls on the H200 host,
-# bench/auto.py, 2026-11-21 (GPU vs NumPy ms, docs/benchmarks.md)
+# where the GPU starts to win, in units of work (see `work`): one-shot calls on the lent H100's host,
+# bench/auto.py, 2026-11-23 (GPU vs NumPy ms, docs/benchmarks.md)
 GPU_FROM = {
-    "map": 1 << 20,  # elements x op cost: relu 1.6 vs 2.4 at 2^20, 0.76 vs 0.28 at 2^18; 3-op chain 2.5 vs 4.3
-    # at 2^20, 0.92 vs 0.56 at 2^18; gelu (cost 4) wins from 2^18 and loses at 2^16
-    "reduce": 1 << 22,  # input elements: sum 1.56 vs 2.02 at 2^22, 1.08 vs 0.56 at 2^20
-    "rows": 1 << 22,  # input elements x op cost, as a full reduction (not measured on its own yet)
-    "softmax": 1 << 18,  # elements: 0.79 vs 0.80 at 2^18 (even), 1.39 vs 6.32 at 2^20
-    "matmul": 1 << 29,  # m*k*n: 256^3 0.72 vs 0.24; 1024^3 1.9 vs 2.7, 512^3 0.85 vs 0.60 (bench/grid.py)
-    "conv2d": 1 << 21,  # output x kernel elements: 512^2 x 5x5 0.65 vs 3.2, 256^2 x 5x5 0.65 vs 0.58
+    "map": 1 << 21,  # elements x op cost^2: relu 1.65 vs 0.57 at 2^20, 3.23 vs 3.23 at 2^22; 3-op chain 2.10 vs
+    # 2.81 at 2^20, 0.99 vs 0.70 at 2^18; gelu (cost 4: 16) 1.20 vs 4.49 at 2^18, 0.64 vs 0.55 at 2^16
+    "reduce": 1 << 22,  # input elements: sum 2.22 vs 3.74 at 2^22, 1.18 vs 1.10 at 2^20
+    "rows": 1 << 22,  # input elements x op cost^2, as a full reduction (not measured on its own yet)
+    "softmax": 1 << 18,  # elements: 0.99 vs 1.10 at 2^18, 0.67 vs 0.39 at 2^16
+    "matmul": 1 << 29,  # m*k*n: 256^3 1.03 vs 0.36; 1024^3 2.52 vs 2.45, 512^3 1.05 vs 0.50 (bench/grid.py)
+    "conv2d": 1 << 20,  # output x kernel elements: 256^2 x 5x5 0.64 vs 0.82, 128^2 x 5x5 0.54 vs 0.34
 }
 
 
 def work(step: Step, nodes: list[Node]) -> tuple[str, int]:
-    """(template, amount) of a plan step, in GPU_FROM's units (map work weighs each op by its cost)."""
+    """(template, amount) of a plan step, in GPU_FROM's units. Each op weighs by its cost squared: the host's
+    time per element grows faster than the cost says (NumPy's float64 gelu takes 30x relu's time at 2^20),
+    while a GPU map kernel stays memory-bound."""
     ids = [step.node] if isinstance(step, OpStep) else step.nodes
-    amount = sum(nodes[i].op.cost * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs],
-                                                          nodes[i].options) for i in ids)
+    amount = sum(nodes[i].op.cost ** 2 * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs],
+                                                               nodes[i].options) for i in ids)
     return template(step, nodes), amount
 
 
