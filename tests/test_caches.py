@@ -31,9 +31,10 @@ def test_repeated_calls_with_other_data_sizes_and_scalars(dev):
             out = b.add(b.scale(b.relu(b.upload(x)), s), b.upload(other))
             run(b.execute())
             got, want = flat(run(b.read(out))), chain_ref(x, other, s)
-            # the product's rounding may be skipped where a GPU contracts scale -> add into a multiply-add
+            # the product's rounding may be skipped where a GPU contracts scale -> add into a multiply-add: the
+            # sum's input moves by half an ulp of the product, its rounding by one ulp of the result
             scale = [abs(w) + abs(max(v, 0.0) * s) for v, w in zip(x, want)]
-            assert len(got) == n and all(abs(g - w) <= 2 ** -24 * m for g, w, m in zip(got, want, scale)), (n, s)
+            assert len(got) == n and all(abs(g - w) <= 2 ** -23 * m for g, w, m in zip(got, want, scale)), (n, s)
 
 
 def test_held_work_runs_before_a_later_write(dev):
