@@ -114,6 +114,19 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
             block_on(t.numpy())
 
 
+def test_one_long_row_reduces_as_a_whole(gpu, monkeypatch):
+    """A single row longer than tensor.ONE_ROW_MAX is a full reduction (partials over many workgroups, not
+    one workgroup's loop): past the row kernel's budget it still sums, and softmax (max, sum) keeps working."""
+    monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
+    x = ints((1, 70001), 3, 0)
+    assert flat(block_on(tensor(gpu, x).sum(axis=-1).numpy())) == x.sum(axis=-1).flat
+    assert flat(block_on(tensor(gpu, x).max(axis=1, keepdims=True).numpy())) == [1.0]
+    got = flat(block_on(tensor(gpu, x).softmax().numpy()))
+    e = [math.exp(v - 1.0) for v in x.flat]
+    total = math.fsum(e)
+    assert all(abs(g - w / total) <= 1e-5 * w / total for g, w in zip(got, e))
+
+
 def test_a_row_too_long_for_one_pass_raises_when_recorded(gpu, monkeypatch):
     """A reduction whose rows are too long for its own pass raises at record, before execute, with the
     message execute gives; the longest row that fits records and runs."""

@@ -245,6 +245,9 @@ def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
                                          options=options))
 
 
+ONE_ROW_MAX = 1 << 16  # a single row longer than this reduces as a full reduction (many workgroups, no loop limit)
+
+
 def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
     """A reduction over `axis` (None: all): rows of the reduced axes, one per element of the kept ones."""
     op = ops.get(name)
@@ -254,12 +257,12 @@ def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
         tuple(t.shape[d] for d in kept)
     if not axes:
         return t.contiguous().reshape(out_shape)
-    if not kept:  # all of it: the full reduction reads row-major memory
+    rows = math.prod(t.shape[d] for d in kept)
+    if not kept or (rows == 1 and t.size > ONE_ROW_MAX):  # all of it: the full reduction reads row-major memory
         out = _record(op, [t.contiguous()])
     else:  # rows of the reduced axes: the row kernel reads any view, and the chain feeding it
         order = kept + list(axes)
-        out = _record(op, [t if order == sorted(order) else t.permute(order)], (),
-                      {"rows": math.prod(t.shape[d] for d in kept)})
+        out = _record(op, [t if order == sorted(order) else t.permute(order)], (), {"rows": rows})
     return out if out.shape == out_shape else out.reshape(out_shape)
 
 
