@@ -164,3 +164,23 @@ def test_converted_uploads_are_what_the_data_was(dev, n):
         np.testing.assert_array_equal(np.asarray(run(batch.read(out))).reshape(-1), want)
         np.testing.assert_array_equal(np.asarray(run(batch.read(u))).reshape(-1), x32)
         np.testing.assert_array_equal(np.asarray(run(batch.read(v))).reshape(-1), x32[::-1])
+
+
+@pytest.mark.parametrize("n", (1, 4097, 70000))
+def test_unreachable_uploads_are_read_in_place(n):
+    """An upload no BufferId reaches at execute (`b.relu(b.upload(x))`) is read from the caller's memory, not
+    copied; one whose BufferId (or a view's) lives on is a copy: it reads as the data was at execute after
+    the caller changes it. Results right either way."""
+    dev = run(tw.GpuDevice.create("numpy"))
+    x, b = data(n, seed=5)
+    with dev.batch() as bt:
+        kept, out = queue_chain(bt, x, b)  # x's BufferId kept; b's dropped
+        view = bt.view(kept, (n,), (1,))
+        del kept
+        run(bt.execute())
+        assert np.array_equal(run(bt.read(out)), chain_ref(x, b))
+        up_x, up_b = (node.buffer for node in bt._nodes if node.op is None and node.view is None)
+        assert not np.shares_memory(up_x, x) and np.shares_memory(up_b, b)
+        before = x.copy()
+        x[:] = 7.0
+        assert np.array_equal(run(bt.read(view)), before)

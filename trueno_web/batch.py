@@ -64,6 +64,7 @@ class GpuCommandBatch:
         self._nodes: list[Node] = []
         self._pending: list[int] = []
         self._executed = False
+        self._handles: dict[int, list] = {}  # upload not yet run -> weak refs to the BufferIds of it and its views
         self._finalizer = weakref.finalize(self, _release, self.executor, self._nodes)
 
     # ------------------------------------------------------------ recording
@@ -82,7 +83,21 @@ class GpuCommandBatch:
         self._nodes.append(node)
         if node.op is not None:
             self._pending.append(node.id)
-        return BufferId(self, node.id, node.shape)
+        buf = BufferId(self, node.id, node.shape)
+        if node.host is not None:
+            self._handles[node.id] = [weakref.ref(buf)]
+        elif node.view is not None and node.inputs[0] in self._handles:
+            self._handles[node.inputs[0]].append(weakref.ref(buf))
+        return buf
+
+    def _borrow_unreachable(self) -> None:
+        """Uploads that no BufferId reaches any more (`b.relu(b.upload(x))`) can be read by this execute only:
+        a CPU backend uses their data in place instead of copying it (nothing can read it later)."""
+        for nid, refs in self._handles.items():
+            host = self._nodes[nid].host
+            if host is not None and not host.borrowed and all(r() is None for r in refs):
+                self._nodes[nid].host = HostData(host.data, host.shape, borrowed=True)
+        self._handles.clear()
 
     def upload(self, data, shape: tuple[int, ...] | None = None) -> BufferId:
         """Queue host data for upload at the next execute(); a DeviceArray is imported instead."""
@@ -172,6 +187,8 @@ class GpuCommandBatch:
             return self.record_checked(op, ids, params, shape, options)
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
+            for nid in [n for n in self._handles if n >= first_new]:
+                del self._handles[nid]
             raise
 
     def record_checked(self, op: Op, ids: list, params: tuple, shape: tuple, options: dict) -> BufferId:
@@ -195,6 +212,7 @@ class GpuCommandBatch:
         pending, self._pending = self._pending, []
         steps = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
         stats = (self.stats, self.device.stats)
+        self._borrow_unreachable()
         try:
             if self.private and getattr(executor, "joins_read", False):  # a one-shot call: its read follows
                 await executor.execute(self._nodes, steps, stats, read_next=True)
