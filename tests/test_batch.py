@@ -544,8 +544,10 @@ def test_pooled_buffers_hold_no_stale_data(dev2):
         assert run(dev2.sum(x)) == pytest.approx(math.fsum(x), rel=1e-5, abs=1e-5 * sum(map(abs, x)))
 
 
-def test_numpy_backend_runs_long_fused_chains_in_chunks_bit_for_bit(cpu):
-    """Past numpy_cpu.CHUNK elements a fused chain runs a chunk at a time: every value it stores (result,
+@pytest.mark.parametrize("curve", ["sigmoid", "tanh"])
+def test_numpy_backend_runs_long_fused_chains_bit_for_bit(cpu, curve):
+    """Past numpy_cpu.CHUNK elements a fused chain with an op that makes temporaries (sigmoid) runs a chunk
+    at a time, one whose every op writes out= (tanh) runs whole: either way every value it stores (result,
     kept intermediate) is what the ops give on whole arrays, broadcast views included."""
     import numpy as np
     from trueno_web.backends.numpy_cpu import CHUNK
@@ -558,12 +560,12 @@ def test_numpy_backend_runs_long_fused_chains_in_chunks_bit_for_bit(cpu):
     a, c = b.upload(x), b.upload(col)
     r = b.relu(a)
     t = b.keep(b.add(b.scale(r, 2.0), b.view(c, (rows, cols), (1, 0))))
-    out = b.mul(b.sigmoid(t), a)
+    out = b.mul(getattr(b, curve)(t), a)
     run(b.execute())
     assert b.stats.dispatches == 1, b.stats
-    ops_ = {name: ops.get(name).numpy for name in ("relu", "scale", "add", "sigmoid", "mul")}
+    ops_ = {name: ops.get(name).numpy for name in ("relu", "scale", "add", curve, "mul")}
     want_t = ops_["add"](ops_["scale"](ops_["relu"](x), 2.0), np.broadcast_to(col, (rows, cols)))
-    want = ops_["mul"](ops_["sigmoid"](want_t), x)
+    want = ops_["mul"](ops_[curve](want_t), x)
     assert np.array_equal(run(b.read(t)), want_t) and np.array_equal(run(b.read(out)), want)
 
 
