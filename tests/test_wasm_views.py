@@ -125,10 +125,13 @@ def rows_of(rows: int, cols: int, seed: int, specials: bool) -> array.array:
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("op", REDUCE, ids=lambda op: op.name)
 def test_row_reductions_wasm_in_one_call_match_each_row_alone(wasm, calls, op, rows, cols, specials):
-    if cols == 0 and rows and not op.empty:
-        pytest.skip(f"{op.name} of an empty row is an error")
     inputs = [rows_of(rows, cols, seed, specials) for seed in range(len(op.inputs))]
     b = wasm.batch()
+    if cols == 0 and rows and not op.empty:  # max/min of an empty row: refused where it is written
+        with pytest.raises(tw.TruenoValueError, match="empty axis"):
+            b.record(op, tuple(b.upload(x, shape=(rows, cols)) for x in inputs), (), {"rows": rows})
+        assert b.num_operations == 0 and block_on(wasm.max([1.0, 3.0])) == 3.0  # nothing left behind; still usable
+        return
     out = b.record(op, tuple(b.upload(x, shape=(rows, cols)) for x in inputs), (), {"rows": rows})
     block_on(b.execute())
     got = as_bits(block_on(b.read(out)))
