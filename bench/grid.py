@@ -570,9 +570,13 @@ def section_small_ops(dev, out):
 
 def section_crossover(dev, out, max_log2=24):
     """One-shot calls (upload, run, read) on webgpu and on NumPy by size: where the GPU starts to pay.
-    The data for `auto`'s per-op thresholds."""
+    The data for `auto`'s per-op thresholds. The three devices take turns (bench/auto.py's `timed`), so a
+    burst of load on the shared host slows them alike."""
+    from auto import timed
+
     cpu = block_on(tw.GpuDevice.create("numpy"))
     auto = block_on(tw.GpuDevice.create("auto"))
+    devices = {"webgpu": dev, "numpy": cpu, "auto": auto}
     rng = np.random.default_rng(4)
     cases = [("relu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
              ("add", lambda n: (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))),
@@ -586,10 +590,8 @@ def section_crossover(dev, out, max_log2=24):
         cells = []
         for p in sizes:
             args = make(1 << p)
-            reps = 9 if p <= 20 else 3
-            tg = wall(lambda: block_on(getattr(dev, name)(*args)), repeat=reps)
-            tc = wall(lambda: block_on(getattr(cpu, name)(*args)), repeat=reps)
-            ta = wall(lambda: block_on(getattr(auto, name)(*args)), repeat=reps)
+            ms = timed(devices, lambda d: getattr(d, name)(*args), repeat=9 if p <= 20 else 5, warmup=1)
+            tg, tc, ta = (ms[k] / 1e3 for k in devices)
             record("crossover", f"{name} 2^{p}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
             AUTO.append(ta / min(tg, tc))
             cells.append(f"{tg * 1e3:.2f} / {tc * 1e3:.2f} / {ta * 1e3:.2f}")
@@ -597,10 +599,8 @@ def section_crossover(dev, out, max_log2=24):
     cells = []
     for m in (64, 128, 256, 512, 1024, 2048):
         a = rng.standard_normal((m, m), dtype=np.float32)
-        reps = 9 if m <= 512 else 3
-        tg = wall(lambda: block_on(dev.matmul(a, a)), repeat=reps)
-        tc = wall(lambda: block_on(cpu.matmul(a, a)), repeat=reps)
-        ta = wall(lambda: block_on(auto.matmul(a, a)), repeat=reps)
+        ms = timed(devices, lambda d: d.matmul(a, a), repeat=9 if m <= 512 else 5, warmup=1)
+        tg, tc, ta = (ms[k] / 1e3 for k in devices)
         record("crossover", f"matmul {m}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
         AUTO.append(ta / min(tg, tc))
         cells.append(f"{m}: {tg * 1e3:.2f} / {tc * 1e3:.2f} / {ta * 1e3:.2f}")
