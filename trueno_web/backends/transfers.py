@@ -81,6 +81,23 @@ def _drop(staging, wait: bool = True) -> None:
     staging.destroy()
 
 
+def _unhook(promise) -> bool:
+    """Keep the event loop out of a pending wgpu-py map promise: once settled, its poller thread only sets
+    the promise's thread event, instead of also waking the loop (call_soon_threadsafe: a self-pipe write and
+    a loop turn, ~30 us of CPU a read on lavapipe). True where that wake-up was already sent."""
+    with promise._lock:  # the poller thread settles the promise under it
+        woke = promise._state != "pending" and promise._call_soon_threadsafe is not None
+        promise._call_soon_threadsafe = None
+    return woke
+
+
+def _hook(promise) -> None:
+    """Undo _unhook for a promise still pending (it is awaited: the loop must hear when it settles)."""
+    with promise._lock:
+        if promise._state == "pending":
+            promise._call_soon_threadsafe = asyncio.get_running_loop().call_soon_threadsafe
+
+
 def _mapped_address(view) -> int:
     """The address of a whole mapped range from wgpu-py (a view over a ctypes array at its start)."""
     return ctypes.addressof(view.obj)
@@ -271,18 +288,24 @@ class Transfers:
 
     async def _wait_map(self, promise) -> None:
         """Wait for a map as `tuning.map_wait` says. "await" blocks up to `tuning.block_s` on the promise's
-        thread event (set by wgpu-py's poller thread), then awaits it, giving up with DeviceLostError once
-        the device is destroyed (a map cut short by destroy() never calls back; the promise is left
-        pending: wgpu-py keeps it, and the callback wgpu-native holds, alive)."""
+        thread event (set by wgpu-py's poller thread) with the event loop kept out of it (`_unhook`), then
+        awaits it, giving up with DeviceLostError once the device is destroyed (a map cut short by destroy()
+        never calls back; the promise is left pending: wgpu-py keeps it, and the callback wgpu-native holds,
+        alive)."""
         if self.tuning.map_wait != "await":
             if self.tuning.map_wait == "poll":
                 self._poll()
             promise.sync_wait()
             return
         settled = getattr(promise, "_thread_event", None)  # wgpu-py's GPUPromise sets it from any thread
-        if settled is not None:  # short work: done by then, and the await below takes one loop turn
-            settled.wait(self.tuning.block_s)  # (resolving it with sync_wait() here grew native memory on the
-            # H100: ~3.7 KB per read, test_ten_thousand_batches_keep_memory_and_buffers_flat)
+        if settled is not None:
+            woke = _unhook(promise)
+            if settled.wait(self.tuning.block_s):  # short work: done by then, resolved here
+                promise.sync_wait()  # (raises a failed map's error)
+                if woke:  # its loop callback is queued: let it run, or a loop that never yields
+                    await asyncio.sleep(0)  # piles them up (~3.7 KB each: test_ten_thousand_batches_...)
+                return
+            _hook(promise)
         task = asyncio.ensure_future(promise)
         try:
             while not task.done():
