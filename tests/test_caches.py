@@ -175,3 +175,32 @@ def test_reads_that_outlast_the_blocking_wait_are_awaited(fresh_gpu):
     assert run(_one_shots(fresh_gpu, 12))
     assert run(together())
     assert fresh_gpu.executor.pool.live == 0
+
+
+def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
+    """A one-shot call's read copy is recorded with its kernels (the last node's: stage_read). A private batch
+    read elsewhere (a kept intermediate, then the last node), a read past one staging chunk, and one-shot
+    calls after them are all right, and no staging buffer is lost or made per call."""
+    driver = fresh_gpu.executor.driver
+    x = uniform(4097, seed=3)
+    relu = [max(v, 0.0) for v in x]
+
+    def staging() -> set:  # the staging buffers themselves (kept alive here: a new one cannot take an old id)
+        return {buf for bufs in driver.staging.values() for buf in bufs} | ({driver._staged[2]} if driver._staged else set())
+
+    counts = []
+    for _ in range(4):  # the first round makes the staging buffers of both sizes
+        b = GpuCommandBatch(fresh_gpu, private=True)
+        y = b.keep(b.relu(b.upload(x)))
+        z = b.scale(y, 2.0)
+        run(b.execute())
+        assert flat(run(b.read(y))) == relu, "the staged copy is z's"
+        assert flat(run(b.read(z))) == [2.0 * v for v in relu]
+        b.release()
+        assert flat(run(fresh_gpu.relu(x[:5]))) == relu[:5]
+        assert flat(run(fresh_gpu.relu(x))) == relu
+        counts.append(staging())
+    assert all(c == counts[0] for c in counts), "staging buffers made after the first round"
+    driver.retune(chunk_bytes=4096)  # a read of several chunks: not staged
+    assert flat(run(fresh_gpu.relu(x))) == relu
+    assert driver._staged is None and fresh_gpu.executor.pool.live == 0

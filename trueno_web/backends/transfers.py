@@ -113,6 +113,7 @@ class Transfers:
         self.tuning = Tuning()
         self._held: list = []  # finished command buffers not submitted yet (see hold)
         self._failed: Exception | None = None  # a held submit's error, raised by the next call (_check)
+        self._staged: tuple | None = None  # (raw, nbytes, staging) of stage_read, its copy submitted or held
 
     # ------------------------------------------------------------ the held submit
 
@@ -228,6 +229,40 @@ class Transfers:
         for job in jobs:
             job.result()
 
+    def _read_staging(self, nbytes: int) -> tuple[int, list]:
+        """(size, free list) of the MAP_READ staging buffers a read of `nbytes` takes (one chunk each)."""
+        chunk = min(self.tuning.chunk_bytes, nbytes)
+        size = max(256, 1 << (chunk - 1).bit_length())
+        return size, self.staging.setdefault(size, [])
+
+    def _take_staging(self, size: int, free: list):
+        """A MAP_READ staging buffer of `size` from its free list, or a new one."""
+        wgpu = self.wgpu
+        return free.pop() if free else gpu_call("creating a staging buffer", self.device.create_buffer, size=size,
+                                                usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    def stage_read(self, encoder, raw, nbytes: int) -> tuple | None:
+        """Record the copy of a read expected next (one chunk at most) into `encoder`, after its kernels: the
+        read then finds the result in that staging buffer (one command encoder fewer). (raw, nbytes, staging)
+        for `_staged` once the encoder is finished, or None where the read is not one chunk."""
+        if not 0 < nbytes <= self.tuning.chunk_bytes:
+            return None
+        size, free = self._read_staging(nbytes)
+        staging = self._take_staging(size, free)
+        try:
+            encoder.copy_buffer_to_buffer(raw, 0, staging, 0, -(-nbytes // 4) * 4)
+        except BaseException:
+            free.append(staging)
+            raise
+        return raw, nbytes, staging
+
+    def unstage(self, staged: tuple | None) -> None:
+        """Give a staged read's staging buffer back to its pool (a later copy into it is queued after its own)."""
+        if staged is not None:
+            self._read_staging(staged[1])[1].append(staged[2])
+            if staged is self._staged:
+                self._staged = None
+
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
         """The first `nbytes` of a buffer: a new uint8 NumPy array the caller owns (where NumPy imports:
         no zero-filling, and the page faults of fresh memory spread over the copy threads), else a
@@ -235,7 +270,8 @@ class Transfers:
 
         Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
         queued at once, and each is copied out (on several threads) as soon as it lands, while the
-        later ones are still on the bus. One host copy in all. The first copies join the held submit."""
+        later ones are still on the bus. One host copy in all. The first copies join the held submit; a
+        read staged with the kernels (stage_read) copies nothing more."""
         self._check()
         out = _fresh(nbytes)
         if nbytes == 0:
@@ -243,17 +279,20 @@ class Transfers:
         dst = _address_of(out)
         chunk = min(self.tuning.chunk_bytes, nbytes)
         pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
-        size = max(256, 1 << (chunk - 1).bit_length())
-        free = self.staging.setdefault(size, [])
-        wgpu = self.wgpu
-        taken = []
+        size, free = self._read_staging(nbytes)
+        staged, self._staged = self._staged, None
+        if staged is not None and (staged[0] is not raw or staged[1] != nbytes):
+            self.unstage(staged)  # not this read: its copy runs, unused
+            staged = None
+        taken = [] if staged is None else [staged[2]]
         try:
-            for _ in range(min(len(pieces), self.tuning.read_depth)):
-                taken.append(free.pop() if free else gpu_call(
-                    "creating a staging buffer", self.device.create_buffer, size=size,
-                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST))
+            for _ in range(min(len(pieces), self.tuning.read_depth) - len(taken)):
+                taken.append(self._take_staging(size, free))
 
             def copy(first: int):
+                if staged is not None:  # the copy went with the kernels (stage_read)
+                    self.send_held()
+                    return
                 encoder = self.device.create_command_encoder()
                 for j in range(first, min(first + len(taken), len(pieces))):
                     off, n = pieces[j]
@@ -336,6 +375,7 @@ class Transfers:
 
     def _free_staging(self) -> None:
         """Free every staging buffer (they are made again on demand)."""
+        self.unstage(self._staged)
         for bufs in self.staging.values():
             for b in bufs:
                 b.destroy()
