@@ -30,8 +30,8 @@ class Tuning:
     copy_split_min: int = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
     map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile, after a
     # first `block_s`), "sync" (blocks on wgpu-py's poller thread) or "poll" (blocks polling the device here)
-    block_s: float = 0.002  # "await" first blocks this long for the map: a short call's read then finds it
-    # done when it awaits (no wake-up through the loop's self-pipe from wgpu-py's poller thread)
+    block_s: float = 0.002  # "await" first blocks this long for the map: a short call's read is then done
+    # without the event loop (no wake-up through its self-pipe from wgpu-py's poller thread, no loop turn)
     eager_remap: bool = False  # map an upload staging buffer again right after its copy (True) or when next needed
 
     def __post_init__(self):
