@@ -123,3 +123,84 @@ def test_a_failed_held_submit_is_reported_and_the_device_goes_on(fresh_gpu, monk
     b.release()
     assert flat(run(fresh_gpu.relu([-3.0, 4.0]))) == [0.0, 4.0]
     assert fresh_gpu.executor.pool.live == 0
+
+
+
+async def _one_shots(dev, count: int) -> bool:
+    """`count` pairs of one-shot calls in one coroutine (relu, and scale with another scalar each time, sizes
+    from SIZES): True where every result equals its reference."""
+    right = True
+    for k in range(count):
+        x, s = uniform(SIZES[k % len(SIZES)], seed=k), (2.0, -0.5, 3.0)[k % 3]
+        right &= flat(await dev.relu(x)) == [max(v, 0.0) for v in x]
+        right &= flat(await dev.scale(x, s)) == list(f32(v * f32([s])[0] for v in x))
+    return right
+
+
+def test_a_read_done_within_the_blocking_wait_does_not_wake_the_event_loop(fresh_gpu):
+    """The driver keeps the event loop out of a read's map (wgpu-py would wake it from its poller thread
+    through call_soon_threadsafe once the map is done): reads that settle within the blocking wait do not
+    wake it (but where a map settled before the driver could unhook it: rare, never most of the time)."""
+    import asyncio
+
+    fresh_gpu.executor.driver.retune(block_s=5.0)  # every map here settles within it
+    wakes = []
+
+    async def counted():
+        loop = asyncio.get_running_loop()
+        real = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda *a, **k: wakes.append(a) or real(*a, **k)
+        try:
+            return await _one_shots(fresh_gpu, 40)
+        finally:
+            del loop.call_soon_threadsafe
+
+    assert run(counted())
+    assert len(wakes) < 40, f"{len(wakes)} event-loop wake-ups from 80 reads"
+    assert fresh_gpu.executor.pool.live == 0
+
+
+def test_reads_that_outlast_the_blocking_wait_are_awaited(fresh_gpu):
+    """No blocking wait: every read's map is awaited through the event loop (the driver hooks it back in),
+    one call at a time and several at once; results stay right and the device goes on."""
+    import asyncio
+
+    fresh_gpu.executor.driver.retune(block_s=0.0)
+
+    async def together():
+        xs = [uniform(n, seed=n) for n in (4097, 1, 0, 300)]
+        got = await asyncio.gather(*(fresh_gpu.relu(x) for x in xs))
+        return all(flat(g) == [max(v, 0.0) for v in x] for g, x in zip(got, xs))
+
+    assert run(_one_shots(fresh_gpu, 12))
+    assert run(together())
+    assert fresh_gpu.executor.pool.live == 0
+
+
+def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
+    """A one-shot call's read copy is recorded with its kernels (the last node's: stage_read). A private batch
+    read elsewhere (a kept intermediate, then the last node), a read past one staging chunk, and one-shot
+    calls after them are all right, and no staging buffer is lost or made per call."""
+    driver = fresh_gpu.executor.driver
+    x = uniform(4097, seed=3)
+    relu = [max(v, 0.0) for v in x]
+
+    def staging() -> set:  # the staging buffers themselves (kept alive here: a new one cannot take an old id)
+        return {buf for bufs in driver.staging.values() for buf in bufs} | ({driver._staged[2]} if driver._staged else set())
+
+    counts = []
+    for _ in range(4):  # the first round makes the staging buffers of both sizes
+        b = GpuCommandBatch(fresh_gpu, private=True)
+        y = b.keep(b.relu(b.upload(x)))
+        z = b.scale(y, 2.0)
+        run(b.execute())
+        assert flat(run(b.read(y))) == relu, "the staged copy is z's"
+        assert flat(run(b.read(z))) == [2.0 * v for v in relu]
+        b.release()
+        assert flat(run(fresh_gpu.relu(x[:5]))) == relu[:5]
+        assert flat(run(fresh_gpu.relu(x))) == relu
+        counts.append(staging())
+    assert all(c == counts[0] for c in counts), "staging buffers made after the first round"
+    driver.retune(chunk_bytes=4096)  # a read of several chunks: not staged
+    assert flat(run(fresh_gpu.relu(x))) == relu
+    assert driver._staged is None and fresh_gpu.executor.pool.live == 0

@@ -130,15 +130,16 @@ class GpuExecutor:
 
     async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...],
                       read_next: bool = False) -> None:
-        """Run the steps in one submit. `read_next`: a read follows at once (a one-shot call), so where the
-        driver can hold the submit (hold_next), the read's copy joins it."""
+        """Run the steps in one submit. `read_next`: a read of the last node follows at once (a one-shot
+        call), so where the driver can hold the submit (hold_next), the read's copy joins it."""
         work, release = self.prepare(nodes, steps, stats)
         if not work:
             return
         hold = getattr(self.driver, "hold_next", None) if read_next else None
         try:
             if hold is not None:
-                hold()
+                out = storage(nodes, len(nodes) - 1)
+                hold(None if out.buffer is None else (out.buffer.raw, out.size * 4))
             self.driver.submit(work)
             tally(stats, dispatches=len(work), submits=1)
             try:

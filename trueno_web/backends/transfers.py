@@ -30,8 +30,8 @@ class Tuning:
     copy_split_min: int = 4 << 20  # bytes per copy thread at least (waking threads costs more below)
     map_wait: str = "await"  # how a read waits for its map: "await" (the event loop runs meanwhile, after a
     # first `block_s`), "sync" (blocks on wgpu-py's poller thread) or "poll" (blocks polling the device here)
-    block_s: float = 0.002  # "await" first blocks this long for the map: a short call's read then finds it
-    # done when it awaits (no wake-up through the loop's self-pipe from wgpu-py's poller thread)
+    block_s: float = 0.002  # "await" first blocks this long for the map: a short call's read is then done
+    # without the event loop (no wake-up through its self-pipe from wgpu-py's poller thread, no loop turn)
     eager_remap: bool = False  # map an upload staging buffer again right after its copy (True) or when next needed
 
     def __post_init__(self):
@@ -81,6 +81,23 @@ def _drop(staging, wait: bool = True) -> None:
     staging.destroy()
 
 
+def _unhook(promise) -> bool:
+    """Keep the event loop out of a pending wgpu-py map promise: once settled, its poller thread only sets
+    the promise's thread event, instead of also waking the loop (call_soon_threadsafe: a self-pipe write and
+    a loop turn, ~30 us of CPU a read on lavapipe). True where that wake-up was already sent."""
+    with promise._lock:  # the poller thread settles the promise under it
+        woke = promise._state != "pending" and promise._call_soon_threadsafe is not None
+        promise._call_soon_threadsafe = None
+    return woke
+
+
+def _hook(promise) -> None:
+    """Undo _unhook for a promise still pending (it is awaited: the loop must hear when it settles)."""
+    with promise._lock:
+        if promise._state == "pending":
+            promise._call_soon_threadsafe = asyncio.get_running_loop().call_soon_threadsafe
+
+
 def _mapped_address(view) -> int:
     """The address of a whole mapped range from wgpu-py (a view over a ctypes array at its start)."""
     return ctypes.addressof(view.obj)
@@ -96,6 +113,7 @@ class Transfers:
         self.tuning = Tuning()
         self._held: list = []  # finished command buffers not submitted yet (see hold)
         self._failed: Exception | None = None  # a held submit's error, raised by the next call (_check)
+        self._staged: tuple | None = None  # (raw, nbytes, staging) of stage_read, its copy submitted or held
 
     # ------------------------------------------------------------ the held submit
 
@@ -211,6 +229,40 @@ class Transfers:
         for job in jobs:
             job.result()
 
+    def _read_staging(self, nbytes: int) -> tuple[int, list]:
+        """(size, free list) of the MAP_READ staging buffers a read of `nbytes` takes (one chunk each)."""
+        chunk = min(self.tuning.chunk_bytes, nbytes)
+        size = max(256, 1 << (chunk - 1).bit_length())
+        return size, self.staging.setdefault(size, [])
+
+    def _take_staging(self, size: int, free: list):
+        """A MAP_READ staging buffer of `size` from its free list, or a new one."""
+        wgpu = self.wgpu
+        return free.pop() if free else gpu_call("creating a staging buffer", self.device.create_buffer, size=size,
+                                                usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    def stage_read(self, encoder, raw, nbytes: int) -> tuple | None:
+        """Record the copy of a read expected next (one chunk at most) into `encoder`, after its kernels: the
+        read then finds the result in that staging buffer (one command encoder fewer). (raw, nbytes, staging)
+        for `_staged` once the encoder is finished, or None where the read is not one chunk."""
+        if not 0 < nbytes <= self.tuning.chunk_bytes:
+            return None
+        size, free = self._read_staging(nbytes)
+        staging = self._take_staging(size, free)
+        try:
+            encoder.copy_buffer_to_buffer(raw, 0, staging, 0, -(-nbytes // 4) * 4)
+        except BaseException:
+            free.append(staging)
+            raise
+        return raw, nbytes, staging
+
+    def unstage(self, staged: tuple | None) -> None:
+        """Give a staged read's staging buffer back to its pool (a later copy into it is queued after its own)."""
+        if staged is not None:
+            self._read_staging(staged[1])[1].append(staged[2])
+            if staged is self._staged:
+                self._staged = None
+
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
         """The first `nbytes` of a buffer: a new uint8 NumPy array the caller owns (where NumPy imports:
         no zero-filling, and the page faults of fresh memory spread over the copy threads), else a
@@ -218,7 +270,8 @@ class Transfers:
 
         Large reads go in chunks through pooled MAP_READ staging buffers: every chunk's GPU copy is
         queued at once, and each is copied out (on several threads) as soon as it lands, while the
-        later ones are still on the bus. One host copy in all. The first copies join the held submit."""
+        later ones are still on the bus. One host copy in all. The first copies join the held submit; a
+        read staged with the kernels (stage_read) copies nothing more."""
         self._check()
         out = _fresh(nbytes)
         if nbytes == 0:
@@ -226,17 +279,20 @@ class Transfers:
         dst = _address_of(out)
         chunk = min(self.tuning.chunk_bytes, nbytes)
         pieces = [(off, min(chunk, nbytes - off)) for off in range(0, nbytes, chunk)]
-        size = max(256, 1 << (chunk - 1).bit_length())
-        free = self.staging.setdefault(size, [])
-        wgpu = self.wgpu
-        taken = []
+        size, free = self._read_staging(nbytes)
+        staged, self._staged = self._staged, None
+        if staged is not None and (staged[0] is not raw or staged[1] != nbytes):
+            self.unstage(staged)  # not this read: its copy runs, unused
+            staged = None
+        taken = [] if staged is None else [staged[2]]
         try:
-            for _ in range(min(len(pieces), self.tuning.read_depth)):
-                taken.append(free.pop() if free else gpu_call(
-                    "creating a staging buffer", self.device.create_buffer, size=size,
-                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST))
+            for _ in range(min(len(pieces), self.tuning.read_depth) - len(taken)):
+                taken.append(self._take_staging(size, free))
 
             def copy(first: int):
+                if staged is not None:  # the copy went with the kernels (stage_read)
+                    self.send_held()
+                    return
                 encoder = self.device.create_command_encoder()
                 for j in range(first, min(first + len(taken), len(pieces))):
                     off, n = pieces[j]
@@ -271,18 +327,24 @@ class Transfers:
 
     async def _wait_map(self, promise) -> None:
         """Wait for a map as `tuning.map_wait` says. "await" blocks up to `tuning.block_s` on the promise's
-        thread event (set by wgpu-py's poller thread), then awaits it, giving up with DeviceLostError once
-        the device is destroyed (a map cut short by destroy() never calls back; the promise is left
-        pending: wgpu-py keeps it, and the callback wgpu-native holds, alive)."""
+        thread event (set by wgpu-py's poller thread) with the event loop kept out of it (`_unhook`), then
+        awaits it, giving up with DeviceLostError once the device is destroyed (a map cut short by destroy()
+        never calls back; the promise is left pending: wgpu-py keeps it, and the callback wgpu-native holds,
+        alive)."""
         if self.tuning.map_wait != "await":
             if self.tuning.map_wait == "poll":
                 self._poll()
             promise.sync_wait()
             return
         settled = getattr(promise, "_thread_event", None)  # wgpu-py's GPUPromise sets it from any thread
-        if settled is not None:  # short work: done by then, and the await below takes one loop turn
-            settled.wait(self.tuning.block_s)  # (resolving it with sync_wait() here grew native memory on the
-            # H100: ~3.7 KB per read, test_ten_thousand_batches_keep_memory_and_buffers_flat)
+        if settled is not None:
+            woke = _unhook(promise)
+            if settled.wait(self.tuning.block_s):  # short work: done by then, resolved here
+                promise.sync_wait()  # (raises a failed map's error)
+                if woke:  # its loop callback is queued: let it run, or a loop that never yields
+                    await asyncio.sleep(0)  # piles them up (~3.7 KB each: test_ten_thousand_batches_...)
+                return
+            _hook(promise)
         task = asyncio.ensure_future(promise)
         try:
             while not task.done():
@@ -313,6 +375,7 @@ class Transfers:
 
     def _free_staging(self) -> None:
         """Free every staging buffer (they are made again on demand)."""
+        self.unstage(self._staged)
         for bufs in self.staging.values():
             for b in bufs:
                 b.destroy()

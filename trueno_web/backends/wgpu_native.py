@@ -65,6 +65,7 @@ class WgpuNativeDriver(Transfers, Opens):
         self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
         self._layouts: dict = {}  # pipeline -> bind group layout
         self._hold_next = False  # hold the next submit (hold_next)
+        self._read_next = None  # (raw, nbytes) the read after it is expected to ask for
         self.lost = False
 
     @classmethod
@@ -99,19 +100,24 @@ class WgpuNativeDriver(Transfers, Opens):
         """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit;
         after hold_next(), held for the read that follows."""
         held, self._hold_next = self._hold_next, False
-        command_buffer = self._encode(work)
+        read, self._read_next = self._read_next, None
+        command_buffer = self._encode(work, read if held else None)
         if held:
             self.hold(command_buffer)
         else:
             self.send_held([command_buffer])
 
-    def hold_next(self) -> None:
+    def hold_next(self, read: tuple | None = None) -> None:
         """The next submit() is held for the read that follows (Transfers.hold): its copy joins the same queue
-        submit. Not in the driver protocol: GpuExecutor calls it where a driver has it, for one-shot calls."""
+        submit. `read`: (raw, nbytes) that read is expected to ask for: its copy into a staging buffer is
+        recorded after the kernels, in their command buffer (Transfers.stage_read). Not in the driver
+        protocol: GpuExecutor calls it where a driver has it, for one-shot calls."""
         self._hold_next = True
+        self._read_next = read
 
-    def _encode(self, work):
-        """A finished command buffer of one compute pass running `work` (validated here)."""
+    def _encode(self, work, read: tuple | None = None):
+        """A finished command buffer of one compute pass running `work` (validated here), then the copy of
+        `read` (raw, nbytes) to a staging buffer where given."""
         self._check()
 
         def run():
@@ -119,7 +125,15 @@ class WgpuNativeDriver(Transfers, Opens):
             pass_ = encoder.begin_compute_pass()
             self.record(pass_, work)
             pass_.end()
-            return encoder.finish()
+            staged = self.stage_read(encoder, *read) if read else None
+            try:
+                command_buffer = encoder.finish()
+            except BaseException:
+                self.unstage(staged)
+                raise
+            self.unstage(self._staged)  # an earlier one never read: its copy runs, unused
+            self._staged = staged
+            return command_buffer
 
         return gpu_call("running kernels", run)
 
