@@ -337,7 +337,7 @@ class Transfers:
             promise.sync_wait()
             return
         settled = getattr(promise, "_thread_event", None)  # wgpu-py's GPUPromise sets it from any thread
-        if settled is not None:
+        if settled is not None and hasattr(promise, "_call_soon_threadsafe"):  # 0.32's internals (pinned); else awaited
             woke = _unhook(promise)
             if settled.wait(self.tuning.block_s):  # short work: done by then, resolved here
                 promise.sync_wait()  # (raises a failed map's error)
