@@ -204,16 +204,3 @@ def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
     driver.retune(chunk_bytes=4096)  # a read of several chunks: not staged
     assert flat(run(fresh_gpu.relu(x))) == relu
     assert driver._staged is None and fresh_gpu.executor.pool.live == 0
-
-
-def test_the_upload_ring_grows_only_within_a_write(fresh_gpu):
-    """Writes past direct_write_max go through the MAP_WRITE ring a chunk at a time: it holds as many staging
-    buffers as the most chunks one write used (one for a run of one-chunk writes, not upload_depth), and
-    every write lands whole."""
-    driver = fresh_gpu.executor.driver
-    driver.retune(chunk_bytes=4096, direct_write_max=256)
-    for n, ring in ((1000, 1), (1000, 1), (3000, 3), (1000, 3), (2000, 3), (9000, 4)):  # 1024 floats a chunk
-        x = uniform(n, seed=n)
-        for _ in range(2):
-            assert flat(run(fresh_gpu.relu(x))) == [max(v, 0.0) for v in x]
-        assert len(driver._uploads) == ring, (n, len(driver._uploads))  # 9 chunks: upload_depth (4) bounds it

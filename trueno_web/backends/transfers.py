@@ -168,9 +168,9 @@ class Transfers:
             gpu_call("writing a buffer", self.device.queue.write_buffer, raw, 0, data)
             return
         src = _address_of(data)
-        for i, off in enumerate(range(0, nbytes, tuning.chunk_bytes)):
+        for off in range(0, nbytes, tuning.chunk_bytes):
             n = min(tuning.chunk_bytes, nbytes - off)
-            staging = self._upload_staging(grow=i >= len(self._uploads))
+            staging = self._upload_staging()
             try:
                 self._memcpy(_mapped_address(staging._experimental_get_mapped_range(0, n)), src + off, n)
                 staging.unmap()
@@ -188,14 +188,11 @@ class Transfers:
             staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if tuning.eager_remap else None
             staging._tw_unmapped = not tuning.eager_remap
 
-    def _upload_staging(self, grow: bool):
-        """The next upload staging buffer in the ring, mapped for writing (waits for its last copy). A new one
-        only where `grow` (every buffer of the ring already holds an earlier chunk of this write) and the ring
-        has room: a run of one-chunk writes keeps reusing one buffer (each new one is fresh host-visible memory:
-        on the lent H100 the first four one-shot calls past 4 MiB took 12-20 ms each, then 4 ms)."""
+    def _upload_staging(self):
+        """The next upload staging buffer in the ring, mapped for writing (waits for its last copy)."""
         wgpu = self.wgpu
         chunk_bytes = self.tuning.chunk_bytes
-        if self._uploads and (not grow or len(self._uploads) >= self.tuning.upload_depth):
+        if len(self._uploads) >= self.tuning.upload_depth:
             staging = self._uploads.pop(0)
             if staging.size >= chunk_bytes:
                 self._uploads.append(staging)
