@@ -568,10 +568,14 @@ def section_small_ops(dev, out):
                 f"ours/raw {t['ours'] / t['cached']:.2f} / {t['ours'] / t['fresh']:.2f}", ""))
 
 
+WARMUP = 5  # untimed one-shot calls per device and cell of the crossover grid (Tuning.upload_depth + 1)
+
+
 def section_crossover(dev, out, max_log2=24):
     """One-shot calls (upload, run, read) on webgpu and on NumPy by size: where the GPU starts to pay.
     The data for `auto`'s per-op thresholds. The three devices take turns (bench/auto.py's `timed`), so a
-    burst of load on the shared host slows them alike."""
+    burst of load on the shared host slows them alike, after WARMUP untimed calls each: a device's first
+    uploads past direct_write_max make its staging ring (upload_depth new buffers, 12-20 ms calls on the H100)."""
     from auto import timed
 
     cpu = block_on(tw.GpuDevice.create("numpy"))
@@ -590,7 +594,7 @@ def section_crossover(dev, out, max_log2=24):
         cells = []
         for p in sizes:
             args = make(1 << p)
-            ms = timed(devices, lambda d: getattr(d, name)(*args), repeat=9 if p <= 20 else 5, warmup=1)
+            ms = timed(devices, lambda d: getattr(d, name)(*args), repeat=9 if p <= 20 else 5, warmup=WARMUP)
             tg, tc, ta = (ms[k] / 1e3 for k in devices)
             record("crossover", f"{name} 2^{p}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
             AUTO.append(ta / min(tg, tc))
@@ -599,7 +603,7 @@ def section_crossover(dev, out, max_log2=24):
     cells = []
     for m in (64, 128, 256, 512, 1024, 2048):
         a = rng.standard_normal((m, m), dtype=np.float32)
-        ms = timed(devices, lambda d: d.matmul(a, a), repeat=9 if m <= 512 else 5, warmup=1)
+        ms = timed(devices, lambda d: d.matmul(a, a), repeat=9 if m <= 512 else 5, warmup=WARMUP)
         tg, tc, ta = (ms[k] / 1e3 for k in devices)
         record("crossover", f"matmul {m}", webgpu_ms=tg * 1e3, numpy_ms=tc * 1e3, auto_ms=ta * 1e3)
         AUTO.append(ta / min(tg, tc))
