@@ -25,7 +25,7 @@ def cases(p: int, rng):
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     side = max(2, int(round(n ** (1 / 3))))
     a = rng.standard_normal((side, side), dtype=np.float32)
-    img = rng.standard_normal((max(5, int(n ** 0.5)), max(5, int(n ** 0.5))), dtype=np.float32)
+    img = rng.standard_normal((max(5, int(n**0.5)), max(5, int(n**0.5))), dtype=np.float32)
     ker = rng.standard_normal((5, 5), dtype=np.float32)
     rows = max(1, n // 1024)
 
@@ -55,7 +55,7 @@ def timed(devices: dict, make, repeat: int, warmup: int) -> dict[str, float]:
     runs: dict[str, list[float]] = {name: [] for name in devices}
     names = list(devices)
     for r in range(repeat):
-        for name in names[r % len(names):] + names[: r % len(names)]:  # rotate: no backend always goes after another
+        for name in names[r % len(names) :] + names[: r % len(names)]:  # rotate: no backend always goes after another
             dev = devices[name]
             start = time.perf_counter()
             block_on(make(dev))
@@ -99,8 +99,10 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=1, help="run the grid this many times, report the last")
     args = parser.parse_args()
     devices = {name: block_on(tw.GpuDevice.create(name)) for name in ("webgpu", "numpy", "auto")}
-    print(f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
-          f" ({devices['auto'].adapter_info.get('device', '')})")
+    print(
+        f"# webgpu adapter: {devices['webgpu'].adapter_info['device']}; auto is {devices['auto'].backend!r}"
+        f" ({devices['auto'].adapter_info.get('device', '')})"
+    )
     routed = devices["auto"].backend == "auto"  # a hardware GPU: auto routes each call
     seen = spy_on_work(devices["auto"].executor) if routed else []
     print("| case | webgpu ms | numpy ms | auto ms | best | auto / best | work (template) |")
@@ -121,12 +123,19 @@ def main() -> None:
             worst = max(worst, ratio)
             kind, amount = seen[-1] if seen else ("", 0)
             cells.append((kind, amount, best == "webgpu"))
-            print(f"| {label} | {t['webgpu']:.3f} | {t['numpy']:.3f} | {t['auto']:.3f} | {best} | {ratio:.2f} | "
-                  f"{amount} ({kind}) |")
+            print(
+                f"| {label} | {t['webgpu']:.3f} | {t['numpy']:.3f} | {t['auto']:.3f} | {best} | {ratio:.2f} | "
+                f"{amount} ({kind}) |"
+            )
     print(f"\nworst auto / best: {worst:.2f} (bound 1.10)")
     if routed:
-        print("GPU faster from (work units, this run) vs auto.GPU_FROM: " + ", ".join(
-            f"{kind} {start if start is not None else 'never'} vs {auto.GPU_FROM[kind]}" for kind, start in crossovers(cells).items()))
+        print(
+            "GPU faster from (work units, this run) vs auto.GPU_FROM: "
+            + ", ".join(
+                f"{kind} {start if start is not None else 'never'} vs {auto.GPU_FROM[kind]}"
+                for kind, start in crossovers(cells).items()
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -44,16 +44,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from e2e.harness import (AssetServer, PyodidePage, launch_chromium, load_script,  # noqa: E402
-                         missing_assets, read_manifest)
+from e2e.harness import (  # noqa: E402 - after the path above
+    AssetServer,
+    PyodidePage,
+    launch_chromium,
+    load_script,
+    missing_assets,
+    read_manifest,
+)
 
 SCALAR = ROOT / "build" / "kernels-scalar.wasm"
 SCALAR_ROUTE = "/bench/kernels-scalar.wasm"
 WEB = ROOT / "build" / "web"
 
-TARGET_SIMD_X = 2.0            # wasm-simd at least 2x the scalar build on relu, add, dot at 2^20
+TARGET_SIMD_X = 2.0  # wasm-simd at least 2x the scalar build on relu, add, dot at 2^20
 TARGET_FIRST_RESULT_MS = 500.0  # Pyodide ready -> first GPU result
-TARGET_WHEEL_BYTES = 150_000    # "under 150 KB" (taken as 150,000 bytes, the stricter reading)
+TARGET_WHEEL_BYTES = 150_000  # "under 150 KB" (taken as 150,000 bytes, the stricter reading)
 
 
 def log(msg: str) -> None:
@@ -61,6 +67,7 @@ def log(msg: str) -> None:
 
 
 # ------------------------------------------------------------------------------------ preparation
+
 
 def ensure_assets() -> None:
     """Run scripts/fetch_web_assets.py when assets are missing or the project wheel is stale."""
@@ -84,6 +91,7 @@ def ensure_scalar() -> None:
 
 def source_state() -> str:
     """The commit the wheel was built from, and whether the package sources differ from it."""
+
     def git(*a):
         return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
@@ -374,6 +382,7 @@ assert list(first) == [max(v, 0.0) for v in first_input]
 
 # ------------------------------------------------------------------------------------------ running
 
+
 def check_page(page: PyodidePage, what: str) -> list[str]:
     problems = page.log.problems()
     for p in problems:
@@ -397,8 +406,10 @@ def cold_start(pw, server, runs: int) -> tuple[list[dict], dict]:
                 page.close()
         finally:
             browser.close()
-        log(f"cold start {i + 1}/{runs}: {res['total_ms']:.1f} ms (import {res['import_ms']:.1f}, "
-            f"device {res['device_ms']:.1f}, first relu {res['first_relu_ms']:.1f})")
+        log(
+            f"cold start {i + 1}/{runs}: {res['total_ms']:.1f} ms (import {res['import_ms']:.1f}, "
+            f"device {res['device_ms']:.1f}, first relu {res['first_relu_ms']:.1f})"
+        )
         out.append(res)
     boot_median = {k: statistics.median(b[k] for b in boot) for k in ("load_pyodide_ms", "install_project_ms")}
     return out, boot_median
@@ -410,8 +421,7 @@ def warm_bench(pw, server, args) -> dict:
         page = PyodidePage(browser, server, echo_output=False)
         try:
             page.run(COMMON, args={"min_ms": args.min_ms}, timeout_s=120)
-            setup = page.run(SETUP, args={"scalar_url": server.url(SCALAR_ROUTE), "raw_js": RAW_JS},
-                             timeout_s=120)
+            setup = page.run(SETUP, args={"scalar_url": server.url(SCALAR_ROUTE), "raw_js": RAW_JS}, timeout_s=120)
             log(f"adapter: {setup['gpu']}")
             chain = {}
             for p in (16, 20):
@@ -424,9 +434,15 @@ def warm_bench(pw, server, args) -> dict:
                 rows = page.run(KERNELS, args={"n": 1 << 20, "repeat": args.repeat}, timeout_s=600)
                 kernels = {(a, b, c): v for a, b, c, v in rows}
             problems = check_page(page, "warm benchmark")
-            return {"browser_version": browser.version, "setup": setup, "chain": chain, "kernels": kernels,
-                    "pyodide": page.pyodide_version, "problems": problems,
-                    "user_agent": page.page.evaluate("navigator.userAgent")}
+            return {
+                "browser_version": browser.version,
+                "setup": setup,
+                "chain": chain,
+                "kernels": kernels,
+                "pyodide": page.pyodide_version,
+                "problems": problems,
+                "user_agent": page.page.evaluate("navigator.userAgent"),
+            }
         finally:
             page.close()
     finally:
@@ -437,27 +453,35 @@ def chain_table(warm: dict) -> list[str]:
     """The chain's markdown table, with the adapter line above it."""
     lines = []
     gpu = warm["setup"]["gpu"]
-    lines.append(f"Chromium {warm['browser_version']} headless, --enable-unsafe-webgpu; Pyodide {warm['pyodide']}; "
-                 f"adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
-                 f"({gpu.get('description')}, {gpu.get('adapter_type')})")
+    lines.append(
+        f"Chromium {warm['browser_version']} headless, --enable-unsafe-webgpu; Pyodide {warm['pyodide']}; "
+        f"adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
+        f"({gpu.get('description')}, {gpu.get('adapter_type')})"
+    )
     lines.append("")
     lines.append("Chain relu -> scale(2) -> add, end to end (upload, compute, read back), ms, median:")
     lines.append("")
-    lines.append("| n | webgpu one-shot | webgpu fused batch | wasm-simd batch | wasm scalar batch "
-                 "| raw JS WebGPU, same kernel (floor) | one-shot / fused | fused / raw JS | fused / wasm-simd |")
+    lines.append(
+        "| n | webgpu one-shot | webgpu fused batch | wasm-simd batch | wasm scalar batch "
+        "| raw JS WebGPU, same kernel (floor) | one-shot / fused | fused / raw JS | fused / wasm-simd |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for p, c in warm["chain"].items():
-        lines.append(f"| 2^{p} | {c['one_shot']:.2f} | {c['fused']:.2f} | {c['wasm']:.2f} | {c['wasm_scalar']:.2f} "
-                     f"| {c['raw']:.2f} | {c['one_shot'] / c['fused']:.2f}x | {c['fused_raw']:.2f}x "
-                     f"| {c['fused'] / c['wasm']:.2f}x |")
+        lines.append(
+            f"| 2^{p} | {c['one_shot']:.2f} | {c['fused']:.2f} | {c['wasm']:.2f} | {c['wasm_scalar']:.2f} "
+            f"| {c['raw']:.2f} | {c['one_shot'] / c['fused']:.2f}x | {c['fused_raw']:.2f}x "
+            f"| {c['fused'] / c['wasm']:.2f}x |"
+        )
     lines.append("")
     return lines
 
 
 def report(warm: dict, cold: list[dict], boot: dict, wheel: Path) -> tuple[str, dict]:
     lines = chain_table(warm)
-    lines.append("WASM SIMD128 vs the same C without -msimd128, 2^20 floats, ms, median (kernel: one export call, "
-                 "data in linear memory; batch: the op through a GpuCommandBatch on resident data, no read):")
+    lines.append(
+        "WASM SIMD128 vs the same C without -msimd128, 2^20 floats, ms, median (kernel: one export call, "
+        "data in linear memory; batch: the op through a GpuCommandBatch on resident data, no read):"
+    )
     lines.append("")
     lines.append("| op | SIMD kernel | scalar kernel | speed-up | SIMD batch | scalar batch | speed-up |")
     lines.append("|---|---|---|---|---|---|---|")
@@ -477,31 +501,47 @@ def report(warm: dict, cold: list[dict], boot: dict, wheel: Path) -> tuple[str, 
     lines.append("")
     lines.append("| figure | value | target | met |")
     lines.append("|---|---|---|---|")
-    lines.append(f"| Pyodide ready -> first GPU result (import + GpuDevice.create + relu of 1024 read back), "
-                 f"median of {len(cold)} fresh browsers | {first:.1f} ms (min {min(totals):.1f}, max {max(totals):.1f}; "
-                 f"import {parts['import_ms']:.1f}, device {parts['device_ms']:.1f}, first relu "
-                 f"{parts['first_relu_ms']:.1f}) | < {TARGET_FIRST_RESULT_MS:.0f} ms | "
-                 f"{'yes' if first < TARGET_FIRST_RESULT_MS else 'no'} |")
+    lines.append(
+        f"| Pyodide ready -> first GPU result (import + GpuDevice.create + relu of 1024 read back), "
+        f"median of {len(cold)} fresh browsers | {first:.1f} ms (min {min(totals):.1f}, max {max(totals):.1f}; "
+        f"import {parts['import_ms']:.1f}, device {parts['device_ms']:.1f}, first relu "
+        f"{parts['first_relu_ms']:.1f}) | < {TARGET_FIRST_RESULT_MS:.0f} ms | "
+        f"{'yes' if first < TARGET_FIRST_RESULT_MS else 'no'} |"
+    )
     for name in ("relu", "add", "dot"):
         s = speedups[name]
-        lines.append(f"| wasm-simd / scalar kernel, {name} at 2^20 | {s:.2f}x | >= {TARGET_SIMD_X:.0f}x | "
-                     f"{'yes' if s >= TARGET_SIMD_X else 'no'} |")
-    lines.append(f"| wheel {wheel.name} | {size} bytes ({size / 1024:.1f} KiB) | < {TARGET_WHEEL_BYTES} bytes | "
-                 f"{'yes' if size < TARGET_WHEEL_BYTES else 'no'} |")
+        lines.append(
+            f"| wasm-simd / scalar kernel, {name} at 2^20 | {s:.2f}x | >= {TARGET_SIMD_X:.0f}x | "
+            f"{'yes' if s >= TARGET_SIMD_X else 'no'} |"
+        )
+    lines.append(
+        f"| wheel {wheel.name} | {size} bytes ({size / 1024:.1f} KiB) | < {TARGET_WHEEL_BYTES} bytes | "
+        f"{'yes' if size < TARGET_WHEEL_BYTES else 'no'} |"
+    )
     lines.append("")
-    lines.append(f"(For context: loadPyodide {boot['load_pyodide_ms']:.0f} ms, micropip install of the wheel "
-                 f"{boot['install_project_ms']:.0f} ms, medians of the cold runs; not part of the figure above.)")
-    met = {"first_result": first < TARGET_FIRST_RESULT_MS, "wheel": size < TARGET_WHEEL_BYTES,
-           **{f"simd_{n}": s >= TARGET_SIMD_X for n, s in speedups.items()}}
+    lines.append(
+        f"(For context: loadPyodide {boot['load_pyodide_ms']:.0f} ms, micropip install of the wheel "
+        f"{boot['install_project_ms']:.0f} ms, medians of the cold runs; not part of the figure above.)"
+    )
+    met = {
+        "first_result": first < TARGET_FIRST_RESULT_MS,
+        "wheel": size < TARGET_WHEEL_BYTES,
+        **{f"simd_{n}": s >= TARGET_SIMD_X for n, s in speedups.items()},
+    }
     return "\n".join(lines), met
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median reported)")
-    ap.add_argument("--min-ms", type=float, default=25.0,
-                    help="each timed run repeats the work until it lasts this long (ms); the figure is per call")
+    ap.add_argument(
+        "--min-ms",
+        type=float,
+        default=25.0,
+        help="each timed run repeats the work until it lasts this long (ms); the figure is per call",
+    )
     ap.add_argument("--cold-runs", type=int, default=5, help="fresh browsers for the cold-start figure")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
     ap.add_argument("--only", choices=("all", "chain"), default="all", help="chain: the chain table alone")
@@ -516,20 +556,34 @@ def main(argv=None) -> int:
     if load_before[0] > 0.5 * (os.cpu_count() or 1):
         log(f"warning: load average {load_before[0]:.2f} on {os.cpu_count()} CPUs; the figures will be noisy")
     t0 = time.perf_counter()
-    with AssetServer(routes={SCALAR_ROUTE: ("application/wasm", SCALAR.read_bytes())}) as server, \
-            sync_playwright() as pw:
+    with (
+        AssetServer(routes={SCALAR_ROUTE: ("application/wasm", SCALAR.read_bytes())}) as server,
+        sync_playwright() as pw,
+    ):
         cold, boot = cold_start(pw, server, args.cold_runs) if args.only == "all" else ([], {})
         warm = warm_bench(pw, server, args)
     text, met = report(warm, cold, boot, wheel) if args.only == "all" else ("\n".join(chain_table(warm)), {})
     text = f"Sources: {source_state()}.\n" + text
     load_after = os.getloadavg()
-    print(f"# trueno_web browser benchmark, {datetime.date.today().isoformat()} ({time.perf_counter() - t0:.0f} s; "
-          f"{os.cpu_count()} CPUs, 1-min load average {load_before[0]:.2f} before, {load_after[0]:.2f} after)\n")
+    print(
+        f"# trueno_web browser benchmark, {datetime.date.today().isoformat()} ({time.perf_counter() - t0:.0f} s; "
+        f"{os.cpu_count()} CPUs, 1-min load average {load_before[0]:.2f} before, {load_after[0]:.2f} after)\n"
+    )
     print(text)
     if args.json:
-        args.json.write_text(json.dumps({"warm": {**warm, "kernels": [[*k, v] for k, v in warm["kernels"].items()]},
-                                         "cold": cold, "boot": boot, "wheel_bytes": wheel.stat().st_size,
-                                         "met": met}, indent=2, default=str))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "warm": {**warm, "kernels": [[*k, v] for k, v in warm["kernels"].items()]},
+                    "cold": cold,
+                    "boot": boot,
+                    "wheel_bytes": wheel.stat().st_size,
+                    "met": met,
+                },
+                indent=2,
+                default=str,
+            )
+        )
     return 0 if not warm["problems"] else 1
 
 

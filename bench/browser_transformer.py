@@ -60,6 +60,7 @@ def log(msg: str) -> None:
 
 # ------------------------------------------------------------------------------------------ data
 
+
 def block_data(seq: int, d_model: int, heads: int, seed: int = 0) -> tuple[dict, bytes]:
     """({name: (array('f'), shape)} of the weights and "x", and the same as a safetensors file)."""
     arrays = dict(TransformerBlock.random_weights(d_model, seed=seed))
@@ -99,12 +100,14 @@ def agreement(outputs: dict, ref) -> dict:
     """{label: max|out - ref| / max|ref|} and {(a, b): max|a - b| / max|ref|} for every pair of outputs."""
     import numpy as np
 
-    got = {k: np.frombuffer(base64.b64decode(v), np.float32).astype(np.float64).reshape(ref.shape)
-           for k, v in outputs.items()}
+    got = {
+        k: np.frombuffer(base64.b64decode(v), np.float32).astype(np.float64).reshape(ref.shape)
+        for k, v in outputs.items()
+    }
     top = float(np.abs(ref).max())
     errs = {k: float(np.abs(v - ref).max()) / top for k, v in got.items()}
     keys = list(got)
-    pairs = {(a, b): float(np.abs(got[a] - got[b]).max()) / top for i, a in enumerate(keys) for b in keys[i + 1:]}
+    pairs = {(a, b): float(np.abs(got[a] - got[b]).max()) / top for i, a in enumerate(keys) for b in keys[i + 1 :]}
     return {"vs_float64": errs, "pairs": pairs}
 
 
@@ -234,18 +237,25 @@ times
 
 # ------------------------------------------------------------------------------------------ running
 
+
 def ensure_tfjs() -> None:
     fetch = load_script("fetch_web_assets")
     if not fetch.tfjs_present():
         log("TF.js missing in build/web/tfjs/: running scripts/fetch_web_assets.py --tfjs-only")
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), "--tfjs-only"], check=True,
-                       stdout=sys.stderr)  # stdout is the report
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), "--tfjs-only"],
+            check=True,
+            stdout=sys.stderr,
+        )  # stdout is the report
 
 
 def setup_page(page: PyodidePage, *, wasm: bool = True, min_ms: float = 25.0) -> dict:
     """Load TF.js and create our devices in `page` (served by an AssetServer with MODULE_ROUTE)."""
-    return page.run(SETUP, args={"module": MODULE_ROUTE, "tfjs_base": TFJS_BASE, "wasm": wasm, "min_ms": min_ms,
-                                 "eps": EPS}, timeout_s=180)
+    return page.run(
+        SETUP,
+        args={"module": MODULE_ROUTE, "tfjs_base": TFJS_BASE, "wasm": wasm, "min_ms": min_ms, "eps": EPS},
+        timeout_s=180,
+    )
 
 
 def check_size(page: PyodidePage, server: AssetServer, seq: int, d_model: int, heads: int, tol: float = TOL) -> dict:
@@ -268,45 +278,67 @@ def time_size(page: PyodidePage, repeat: int) -> dict:
 def report(sizes: list, setup: dict) -> str:
     gpu = setup["adapter"]
     tv = setup["tfjs"]
-    lines = [f"Adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
-             f"({gpu.get('description')}); ours on wasm: {setup['wasm']}; TF.js: "
-             + ", ".join(f"@tensorflow/{k} {v}" for k, v in tv.items()) + ".", "",
-             "Agreement (max |a - b| / max |ref|; ref: float64 NumPy on the host):", ""]
+    lines = [
+        f"Adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
+        f"({gpu.get('description')}); ours on wasm: {setup['wasm']}; TF.js: "
+        + ", ".join(f"@tensorflow/{k} {v}" for k, v in tv.items())
+        + ".",
+        "",
+        "Agreement (max |a - b| / max |ref|; ref: float64 NumPy on the host):",
+        "",
+    ]
     for s in sizes:
         a = s["agree"]
         f64 = ", ".join(f"{k} {v:.1e}" for k, v in a["vs_float64"].items())
         pairs = ", ".join(f"{x} vs {y} {v:.1e}" for (x, y), v in a["pairs"].items())
         lines.append(f"- {s['size']}: vs float64: {f64}; pairwise: {pairs}")
-    lines += ["", "One forward pass, x resident, result downloaded; ms, median (min-max) of the timed runs:", "",
-              "| size | ours webgpu | TF.js webgpu | ours / TF.js (webgpu) | ours wasm-simd | TF.js wasm "
-              "| ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js kernels |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "One forward pass, x resident, result downloaded; ms, median (min-max) of the timed runs:",
+        "",
+        "| size | ours webgpu | TF.js webgpu | ours / TF.js (webgpu) | ours wasm-simd | TF.js wasm "
+        "| ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js kernels |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
 
     def cell(t):
         return f"{t['ms']:.1f} ({t['min']:.1f}-{t['max']:.1f})" if t else "n/a"
 
     for s in sizes:
         t = s["times"]
-        ratio = (lambda a, b: f"{t[a]['ms'] / t[b]['ms']:.2f}x" if a in t and b in t else "n/a")
-        lines.append(f"| {s['size']} | {cell(t.get('ours webgpu'))} | {cell(t.get('TF.js webgpu'))} | "
-                     f"{ratio('ours webgpu', 'TF.js webgpu')} | {cell(t.get('ours wasm-simd'))} | "
-                     f"{cell(t.get('TF.js wasm'))} | {ratio('ours wasm-simd', 'TF.js wasm')} | "
-                     f"{cell(t.get('ours webgpu host'))}, "
-                     f"{s['info'].get('ours webgpu', {}).get('dispatches', 'n/a')} | "
-                     f"{s['info'].get('TF.js webgpu', {}).get('kernels', 'n/a')} |")
-    lines += ["", "(ratio < 1: ours is faster. Host part: `await tw.realize(block(x))` with the GPU's work waited "
-              "for outside the timing: building the expression, planning, encoding and submitting, in Python under "
-              "Pyodide. TF.js kernels: what tf.profile lists for one forward pass on webgpu, reshapes included.)"]
+
+        def ratio(a, b):
+            return f"{t[a]['ms'] / t[b]['ms']:.2f}x" if a in t and b in t else "n/a"
+
+        lines.append(
+            f"| {s['size']} | {cell(t.get('ours webgpu'))} | {cell(t.get('TF.js webgpu'))} | "
+            f"{ratio('ours webgpu', 'TF.js webgpu')} | {cell(t.get('ours wasm-simd'))} | "
+            f"{cell(t.get('TF.js wasm'))} | {ratio('ours wasm-simd', 'TF.js wasm')} | "
+            f"{cell(t.get('ours webgpu host'))}, "
+            f"{s['info'].get('ours webgpu', {}).get('dispatches', 'n/a')} | "
+            f"{s['info'].get('TF.js webgpu', {}).get('kernels', 'n/a')} |"
+        )
+    lines += [
+        "",
+        "(ratio < 1: ours is faster. Host part: `await tw.realize(block(x))` with the GPU's work waited "
+        "for outside the timing: building the expression, planning, encoding and submitting, in Python under "
+        "Pyodide. TF.js kernels: what tf.profile lists for one forward pass on webgpu, reshapes included.)",
+    ]
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sizes", default="128x256x4,64x128x2", help="SEQxD_MODELxHEADS, comma separated")
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median reported)")
-    ap.add_argument("--min-ms", type=float, default=25.0,
-                    help="each timed run repeats the forward pass until it lasts this long (ms)")
+    ap.add_argument(
+        "--min-ms",
+        type=float,
+        default=25.0,
+        help="each timed run repeats the forward pass until it lasts this long (ms)",
+    )
     ap.add_argument("--no-wasm", action="store_true", help="webgpu only (ours and TF.js)")
     ap.add_argument("--tol", type=float, default=TOL, help="largest max|err|/max|ref| accepted before timing")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
@@ -324,8 +356,10 @@ def main(argv=None) -> int:
         log(f"warning: load average {load_before[0]:.2f} on {os.cpu_count()} CPUs; the figures will be noisy")
     t0 = time.perf_counter()
     sizes, failed = [], False
-    with AssetServer(routes={MODULE_ROUTE: ("text/javascript; charset=utf-8", MODULE.read_bytes())}) as server, \
-            sync_playwright() as pw:
+    with (
+        AssetServer(routes={MODULE_ROUTE: ("text/javascript; charset=utf-8", MODULE.read_bytes())}) as server,
+        sync_playwright() as pw,
+    ):
         browser = launch_chromium(pw, webgpu=True)
         try:
             page = PyodidePage(browser, server, echo_output=False)
@@ -356,15 +390,30 @@ def main(argv=None) -> int:
         finally:
             browser.close()
     load_after = os.getloadavg()
-    print(f"# trueno_web vs TF.js, transformer block in the browser, {datetime.date.today().isoformat()} "
-          f"({time.perf_counter() - t0:.0f} s; {os.cpu_count()} CPUs, 1-min load average {load_before[0]:.2f} before, "
-          f"{load_after[0]:.2f} after)\n")
+    print(
+        f"# trueno_web vs TF.js, transformer block in the browser, {datetime.date.today().isoformat()} "
+        f"({time.perf_counter() - t0:.0f} s; {os.cpu_count()} CPUs, 1-min load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after)\n"
+    )
     print(f"Sources: {source_state()}. Chromium {browser_version} headless, --enable-unsafe-webgpu; Pyodide {pyodide}.")
     print(report(sizes, setup))
     if args.json:
-        args.json.write_text(json.dumps({"setup": setup, "sizes": [
-            {**s, "agree": {**s["agree"], "pairs": [[a, b, v] for (a, b), v in s["agree"]["pairs"].items()]}}
-            for s in sizes]}, indent=2, default=str))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "setup": setup,
+                    "sizes": [
+                        {
+                            **s,
+                            "agree": {**s["agree"], "pairs": [[a, b, v] for (a, b), v in s["agree"]["pairs"].items()]},
+                        }
+                        for s in sizes
+                    ],
+                },
+                indent=2,
+                default=str,
+            )
+        )
     return 1 if failed or problems else 0
 
 

@@ -57,13 +57,19 @@ class RawWgpu:
         self.device = adapter.request_device_sync(required_limits={k: adapter.limits[k] for k in wanted})
         self.inputs, code = raw_source(kernel or ("chain5" if five else "chain3"))
         module = self.device.create_shader_module(code=code)
-        self.pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+        self.pipeline = self.device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": "main"}
+        )
         self.usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
         self.kept: dict[int, tuple] = {}  # nbytes -> (buffers, bind group) of run_cached
 
     def _group(self, buffers):
-        return self.device.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
-            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)])
+        return self.device.create_bind_group(
+            layout=self.pipeline.get_bind_group_layout(0),
+            entries=[
+                {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)
+            ],
+        )
 
     def _dispatch_and_read(self, group, out, n: int) -> np.ndarray:
         dev = self.device
@@ -89,7 +95,9 @@ class RawWgpu:
     def run_cached(self, *arrays: np.ndarray) -> np.ndarray:
         kept = self.kept.get(arrays[0].nbytes)
         if kept is None:
-            buffers = [self.device.create_buffer(size=arrays[0].nbytes, usage=self.usage) for _ in range(self.inputs + 1)]
+            buffers = [
+                self.device.create_buffer(size=arrays[0].nbytes, usage=self.usage) for _ in range(self.inputs + 1)
+            ]
             kept = self.kept[arrays[0].nbytes] = buffers, self._group(buffers)
         buffers, group = kept
         for b, a in zip(buffers, arrays):
@@ -131,7 +139,7 @@ def timed(fns: dict, repeat: int, warm: int = 3, clock=time.perf_counter) -> dic
     times: dict = {name: [] for name in fns}
     names = list(fns)
     for r in range(repeat):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = clock()
             fns[name]()
             times[name].append(clock() - start)
@@ -153,8 +161,10 @@ def one_shot_table(dev, sizes, repeat: int) -> None:
         fns = {"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x), "fresh": lambda: raw.run(x)}
         t = timed(fns, repeat, warm=10)
         cpu = timed(fns, repeat, warm=0, clock=time.thread_time)
-        print(f"| 2^{p} | {t['ours'] * 1e3:.0f} | {t['cached'] * 1e3:.0f} | {t['fresh'] * 1e3:.0f} | "
-              f"{t['ours'] / t['cached']:.2f} | {t['ours'] / t['fresh']:.2f} | {cpu['ours'] / cpu['cached']:.2f} |")
+        print(
+            f"| 2^{p} | {t['ours'] * 1e3:.0f} | {t['cached'] * 1e3:.0f} | {t['fresh'] * 1e3:.0f} | "
+            f"{t['ours'] / t['cached']:.2f} | {t['ours'] / t['fresh']:.2f} | {cpu['ours'] / cpu['cached']:.2f} |"
+        )
 
 
 def main() -> None:
@@ -165,8 +175,12 @@ def main() -> None:
     parser.add_argument("--small-repeat", type=int, default=200)
     args = parser.parse_args()
     dev = block_on(tw.GpuDevice.create("webgpu"))
-    print(f"# adapter: {dev.adapter_info['device']} ({dev.adapter_info.get('backend_type', '')}); host: {platform.processor() or platform.machine()}")
-    print("| chain | n | one-shot ms | unfused ms | fused ms | numpy ms | raw wgpu ms | raw cached ms | one-shot/fused | fused/raw | fused/raw cached |")
+    print(
+        f"# adapter: {dev.adapter_info['device']} ({dev.adapter_info.get('backend_type', '')}); host: {platform.processor() or platform.machine()}"
+    )
+    print(
+        "| chain | n | one-shot ms | unfused ms | fused ms | numpy ms | raw wgpu ms | raw cached ms | one-shot/fused | fused/raw | fused/raw cached |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for five in (False, True):
@@ -177,17 +191,22 @@ def main() -> None:
             expect = numpy_chain(x, other, five)
             for result in (block_on(batched(dev, x, other, five, True)), raw.run(x, other), raw.run_cached(x, other)):
                 np.testing.assert_allclose(result, expect, rtol=2e-5, atol=1e-6)
-            t = timed({
-                "one": lambda: block_on(one_shot(dev, x, other, five)),
-                "unfused": lambda: block_on(batched(dev, x, other, five, False)),
-                "fused": lambda: block_on(batched(dev, x, other, five, True)),
-                "numpy": lambda: numpy_chain(x, other, five),
-                "raw": lambda: raw.run(x, other),
-                "cached": lambda: raw.run_cached(x, other),
-            }, args.repeat)
-            print(f"| {5 if five else 3} ops | 2^{p} | {t['one']:.2f} | {t['unfused']:.2f} | {t['fused']:.2f} | "
-                  f"{t['numpy']:.2f} | {t['raw']:.2f} | {t['cached']:.2f} | {t['one'] / t['fused']:.2f}x | "
-                  f"{t['fused'] / t['raw']:.2f} | {t['fused'] / t['cached']:.2f} |")
+            t = timed(
+                {
+                    "one": lambda: block_on(one_shot(dev, x, other, five)),
+                    "unfused": lambda: block_on(batched(dev, x, other, five, False)),
+                    "fused": lambda: block_on(batched(dev, x, other, five, True)),
+                    "numpy": lambda: numpy_chain(x, other, five),
+                    "raw": lambda: raw.run(x, other),
+                    "cached": lambda: raw.run_cached(x, other),
+                },
+                args.repeat,
+            )
+            print(
+                f"| {5 if five else 3} ops | 2^{p} | {t['one']:.2f} | {t['unfused']:.2f} | {t['fused']:.2f} | "
+                f"{t['numpy']:.2f} | {t['raw']:.2f} | {t['cached']:.2f} | {t['one'] / t['fused']:.2f}x | "
+                f"{t['fused'] / t['raw']:.2f} | {t['fused'] / t['cached']:.2f} |"
+            )
         raw.kept.clear()
     if args.small:
         one_shot_table(dev, [int(s) for s in args.small.split(",")], args.small_repeat)

@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import trueno_web as tw  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+import trueno_web as tw
+from trueno_web.runtime import block_on
 
 
 def main() -> None:
@@ -66,15 +66,19 @@ def main() -> None:
             runs[name].append(((time.perf_counter() - start) * 1e3, (time.thread_time() - cpu) * 1e3))
     ms = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
     cpu_ms = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
-    print(f"# bench/cpu_fallback.py --size {args.size} --repeat {args.repeat}: {platform.machine()}, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, Python {platform.python_version()}, NumPy {np.__version__}")
+    print(
+        f"# bench/cpu_fallback.py --size {args.size} --repeat {args.repeat}: {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, Python {platform.python_version()}, NumPy {np.__version__}"
+    )
     print("| way | ms | CPU ms |\n|---|---|---|")
     for k, v in ms.items():
         print(f"| {k} | {v:.3f} | {cpu_ms[k]:.3f} |")
     for label, t in (("wall clock", ms), ("CPU time", cpu_ms)):
-        print(f"\n{label}: relu one-shot / np.maximum(x, 0) {t['relu one-shot'] / t['np.maximum(x, 0)']:.2f} "
-              f"(target <= 1.25; against the float32 zero: {t['relu one-shot'] / t['np.maximum(x, float32 0)']:.2f}), "
-              f"chain batch / NumPy {t['chain batch'] / t['np chain']:.2f} (target <= 1.3)")
+        print(
+            f"\n{label}: relu one-shot / np.maximum(x, 0) {t['relu one-shot'] / t['np.maximum(x, 0)']:.2f} "
+            f"(target <= 1.25; against the float32 zero: {t['relu one-shot'] / t['np.maximum(x, float32 0)']:.2f}), "
+            f"chain batch / NumPy {t['chain batch'] / t['np chain']:.2f} (target <= 1.3)"
+        )
 
 
 if __name__ == "__main__":

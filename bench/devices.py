@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import trueno_web as tw  # noqa: E402
-from trueno_web.backends.gpu import GpuExecutor  # noqa: E402
-from trueno_web.backends.wgpu_native import WgpuNativeDriver  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+import trueno_web as tw
+from trueno_web.backends.gpu import GpuExecutor
+from trueno_web.backends.wgpu_native import WgpuNativeDriver
+from trueno_web.runtime import block_on
 
 
 class TimedDriver(WgpuNativeDriver):

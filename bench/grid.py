@@ -29,10 +29,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import trueno_web as tw  # noqa: E402
-from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
-from trueno_web import kernels  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+from devices import HoldingExecutor, TimedDriver, webgpu
+
+import trueno_web as tw
+from trueno_web import kernels
+from trueno_web.runtime import block_on
 
 RESULTS: dict = {}
 EXTRA: list[str] = []  # tables printed after the main one
@@ -132,8 +133,13 @@ class Resident:
         qs = dev.create_query_set(type="timestamp", count=2)
         resolve = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         enc = dev.create_command_encoder()
-        self.record(enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0,
-                                                             "end_of_pass_write_index": 1}), work, reps)
+        self.record(
+            enc.begin_compute_pass(
+                timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+            ),
+            work,
+            reps,
+        )
         enc.resolve_query_set(qs, 0, 2, resolve, 0)
         dev.queue.submit([enc.finish()])
         t0, t1 = np.frombuffer(dev.queue.read_buffer(resolve), dtype=np.uint64)
@@ -167,7 +173,9 @@ def wait_idle(device):
 
     flag = _FLAGS.get(device)
     if flag is None:
-        flag = _FLAGS[device] = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        flag = _FLAGS[device] = device.create_buffer(
+            size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+        )
     device.queue.read_buffer(flag)
 
 
@@ -208,12 +216,19 @@ def section_ceilings(torch, n, out):
     t_d2h = cuda_time(torch, lambda: host.copy_(x, non_blocking=True))
     nb = 4 * n
     c = {
-        "copy_bw": 2 * nb / t_copy, "copy_bw_2^26": 2 * (4 << 26) / t_copy_big,
-        "chain_bw": 3 * nb / t_chain, "chain_ms": t_chain * 1e3,
-        "dot_bw": 2 * nb / t_dot, "sum_bw": nb / t_sum, "norm_bw": nb / t_norm,
-        "softmax_bw": 2 * nb / t_sm, "sgemm_tflops": 2 * 4096 ** 3 / t_mm / 1e12,
+        "copy_bw": 2 * nb / t_copy,
+        "copy_bw_2^26": 2 * (4 << 26) / t_copy_big,
+        "chain_bw": 3 * nb / t_chain,
+        "chain_ms": t_chain * 1e3,
+        "dot_bw": 2 * nb / t_dot,
+        "sum_bw": nb / t_sum,
+        "norm_bw": nb / t_norm,
+        "softmax_bw": 2 * nb / t_sm,
+        "sgemm_tflops": 2 * 4096**3 / t_mm / 1e12,
         "sgemm_odd_tflops": 2 * 4095 * 4093 * 4097 / t_mm_odd / 1e12,
-        "h2d_pinned": nb / t_h2d, "d2h_pinned": nb / t_d2h, "torch": torch.__version__,
+        "h2d_pinned": nb / t_h2d,
+        "d2h_pinned": nb / t_d2h,
+        "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(),
     }
     record("ceilings", "torch", **c)
@@ -223,7 +238,13 @@ def section_ceilings(torch, n, out):
         ("relu-scale-add (torch, 3 kernels)", gb(c["chain_bw"]), f"{c['chain_ms']:.3f} ms", "", ""),
         ("dot / sum / norm_l2 (torch)", gb(c["dot_bw"]), gb(c["sum_bw"]), gb(c["norm_bw"]), ""),
         ("softmax 4096x4096 (torch)", gb(c["softmax_bw"]), "", "", ""),
-        ("SGEMM 4096^3, TF32 off (cuBLAS)", f"{c['sgemm_tflops']:.1f} TFLOPS", f"odd 4095x4093x4097: {c['sgemm_odd_tflops']:.1f}", "", ""),
+        (
+            "SGEMM 4096^3, TF32 off (cuBLAS)",
+            f"{c['sgemm_tflops']:.1f} TFLOPS",
+            f"odd 4095x4093x4097: {c['sgemm_odd_tflops']:.1f}",
+            "",
+            "",
+        ),
         ("host<->device pinned (torch)", f"H2D {gb(c['h2d_pinned'])}", f"D2H {gb(c['d2h_pinned'])}", "", ""),
     ]
     return c
@@ -252,8 +273,15 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         record("resident", f"map_chain_vpt{vpt}", seconds=t, bw=bw)
         if vpt != default_vpt or not explore:
             pass
-        out.append((f"relu-scale-add fused, 2^{n.bit_length() - 1}" + (f" (vec4 x{vpt}/thread)" if explore else ""),
-                    f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
+        out.append(
+            (
+                f"relu-scale-add fused, 2^{n.bit_length() - 1}" + (f" (vec4 x{vpt}/thread)" if explore else ""),
+                f"{bw / 1e9:.0f} GB/s",
+                f"{t * 1e6:.1f} us",
+                pct(bw),
+                "",
+            )
+        )
         best = max(best or 0, bw) if vpt == default_vpt else best
         b.release()
     ex.caps.map_vpt = default_vpt
@@ -269,8 +297,13 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
     if explore:
         variants += [(not ex.caps.subgroups, ex.caps.reduce_partials)] if ex.caps.subgroups else []
         variants += [(ex.caps.subgroups, p) for p in (264, 528, 2048) if p != ex.caps.reduce_partials]
-    for name, arrays, nbytes in (("dot", (x, o), 8 * n), ("sum", (x,), 4 * n), ("norm_l2", (x,), 4 * n),
-                                 ("max", (x,), 4 * n), ("min", (x,), 4 * n)):
+    for name, arrays, nbytes in (
+        ("dot", (x, o), 8 * n),
+        ("sum", (x,), 4 * n),
+        ("norm_l2", (x,), 4 * n),
+        ("max", (x,), 4 * n),
+        ("min", (x,), 4 * n),
+    ):
         for sg, parts in variants:
             saved = ex.caps.subgroups, ex.caps.reduce_partials
             ex.caps.subgroups, ex.caps.reduce_partials = sg, parts
@@ -285,7 +318,9 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             t = res.time(reps=200)
             bw = nbytes / t
             record("resident", f"{name}_sg{int(sg)}_p{parts}", seconds=t, bw=bw)
-            label = f"{name}, 2^{n.bit_length() - 1}" + (f" (subgroups {'on' if sg else 'off'}, {parts} partials)" if explore else "")
+            label = f"{name}, 2^{n.bit_length() - 1}" + (
+                f" (subgroups {'on' if sg else 'off'}, {parts} partials)" if explore else ""
+            )
             out.append((label, f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw), ""))
             ex.caps.subgroups, ex.caps.reduce_partials = saved
             b.release()
@@ -301,8 +336,15 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         t = res.time(reps=200)
         bw = 4 * n / t
         record("resident", f"{name}_relu_scale_fused", seconds=t, bw=bw)
-        out.append((f"{name}(relu(x) * 2) fused, 2^{n.bit_length() - 1}", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us",
-                    pct(bw), ""))
+        out.append(
+            (
+                f"{name}(relu(x) * 2) fused, 2^{n.bit_length() - 1}",
+                f"{bw / 1e9:.0f} GB/s",
+                f"{t * 1e6:.1f} us",
+                pct(bw),
+                "",
+            )
+        )
         b.release()
 
     # softmax
@@ -317,29 +359,40 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
         t = res.time(reps=30)
         bw = 8 * n / t
         record("resident", f"softmax_{shape[0]}x{shape[1]}", seconds=t, bw=bw, err=err)
-        out.append((f"softmax {shape[0]}x{shape[1]}", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us", pct(bw),
-                    f"max rel err {err:.1e}"))
+        out.append(
+            (
+                f"softmax {shape[0]}x{shape[1]}",
+                f"{bw / 1e9:.0f} GB/s",
+                f"{t * 1e6:.1f} us",
+                pct(bw),
+                f"max rel err {err:.1e}",
+            )
+        )
         b.release()
 
 
 def raw_resident(x, o, copy_bw):
-    from chain import raw_source
-
     import wgpu
+    from chain import raw_source
 
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     wanted = ("max-storage-buffer-binding-size", "max-buffer-size")
     features = [f for f in ("timestamp-query",) if f in adapter.features]
-    device = adapter.request_device_sync(required_features=features,
-                                         required_limits={k: adapter.limits[k] for k in wanted})
+    device = adapter.request_device_sync(
+        required_features=features, required_limits={k: adapter.limits[k] for k in wanted}
+    )
     module = device.create_shader_module(code=raw_source("chain3")[1])
     pipe = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
     usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
     bx = device.create_buffer_with_data(data=x, usage=usage)
     bo = device.create_buffer_with_data(data=o, usage=usage)
     by = device.create_buffer(size=x.nbytes, usage=usage)
-    group = device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
-        {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate((bx, bo, by))])
+    group = device.create_bind_group(
+        layout=pipe.get_bind_group_layout(0),
+        entries=[
+            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate((bx, bo, by))
+        ],
+    )
     groups = -(-x.size // 256)
 
     qs = device.create_query_set(type="timestamp", count=2) if "timestamp-query" in device.features else None
@@ -347,8 +400,11 @@ def raw_resident(x, o, copy_bw):
 
     def timed(reps):
         enc = device.create_command_encoder()
-        p = enc.begin_compute_pass(timestamp_writes=None if qs is None else {
-            "query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1})
+        p = enc.begin_compute_pass(
+            timestamp_writes=None
+            if qs is None
+            else {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+        )
         for _ in range(reps):
             p.set_pipeline(pipe)
             p.set_bind_group(0, group)
@@ -374,8 +430,13 @@ def raw_resident(x, o, copy_bw):
     record("resident", "raw_wgpu_chain", seconds=t, bw=bw)
     for b in (bx, bo, by):
         b.destroy()
-    return ("raw wgpu-py fused kernel (1 f32/thread)", f"{bw / 1e9:.0f} GB/s", f"{t * 1e6:.1f} us",
-            f"{100 * bw / copy_bw:.0f}% of copy" if copy_bw else "", "")
+    return (
+        "raw wgpu-py fused kernel (1 f32/thread)",
+        f"{bw / 1e9:.0f} GB/s",
+        f"{t * 1e6:.1f} us",
+        f"{100 * bw / copy_bw:.0f}% of copy" if copy_bw else "",
+        "",
+    )
 
 
 def section_matmul(dev, res, explore, ceil, torch, out, shapes):
@@ -394,12 +455,12 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
             ref = (ta @ tb).cpu().numpy()
             mag = (ta.abs() @ tb.abs()).cpu().numpy()
             del ta, tb
-        elif m * n * k <= 2048 ** 3:
+        elif m * n * k <= 2048**3:
             ref = a.astype(np.float64) @ b_.astype(np.float64)
             mag = np.abs(a).astype(np.float64) @ np.abs(b_).astype(np.float64)
         else:
             ref = mag = None
-        for cfg in (configs if (m, k, n) == shapes[0] else [""]):
+        for cfg in configs if (m, k, n) == shapes[0] else [""]:
             ex.caps.matmul = cfg
             chosen = kernels.matmul_config(m, k, n, ex.caps)
             name = cfg or f"auto={chosen[0].bm}x{chosen[0].bn}x{chosen[0].bk}"
@@ -418,16 +479,23 @@ def section_matmul(dev, res, explore, ceil, torch, out, shapes):
             record("matmul", f"{m}x{k}x{n}_{name}", seconds=t, tflops=tflops, err=err)
             cublas = RESULTS.get("matmul", {}).get(f"torch_{m}x{k}x{n}", {}).get("tflops") or sgemm
             ref_note = f"{100 * tflops / cublas:.0f}% of cuBLAS" if cublas else ""
-            out.append((f"matmul {m}x{k}x{n} [{name}]", f"{tflops:.1f} TFLOPS", f"{t * 1e3:.2f} ms", ref_note,
-                        f"err {err:.1e}"))
+            out.append(
+                (
+                    f"matmul {m}x{k}x{n} [{name}]",
+                    f"{tflops:.1f} TFLOPS",
+                    f"{t * 1e3:.2f} ms",
+                    ref_note,
+                    f"err {err:.1e}",
+                )
+            )
             bt.release()
     ex.caps.matmul = ""
     # NumPy on the host (one size)
     m = min(2048, shapes[0][0])
     a = rng.standard_normal((m, m), dtype=np.float32)
     t = wall(lambda: a @ a, repeat=3)
-    record("matmul", f"numpy_{m}", seconds=t, tflops=2 * m ** 3 / t / 1e12)
-    out.append((f"matmul {m}^3 NumPy (host BLAS)", f"{2 * m ** 3 / t / 1e12:.2f} TFLOPS", f"{t * 1e3:.1f} ms", "", ""))
+    record("matmul", f"numpy_{m}", seconds=t, tflops=2 * m**3 / t / 1e12)
+    out.append((f"matmul {m}^3 NumPy (host BLAS)", f"{2 * m**3 / t / 1e12:.2f} TFLOPS", f"{t * 1e3:.1f} ms", "", ""))
 
 
 AUTO_DEV: list = []
@@ -454,39 +522,61 @@ def section_end_to_end(dev, sizes, out, explore):
             "auto": wall(lambda: block_on(ch.batched(AUTO_DEV[0], x, o, False, True))),
         }
         record("end_to_end", f"2^{p}", **{k: v * 1e3 for k, v in t.items()})
-        out.append((f"3-op chain 2^{p}, transfers included",
-                    f"fused {t['fused'] * 1e3:.2f} ms", f"numpy {t['numpy'] * 1e3:.2f} ms",
-                    f"one-shot {t['one-shot'] * 1e3:.2f} / unfused {t['unfused'] * 1e3:.2f} / raw {t['raw'] * 1e3:.2f} ms",
-                    f"one-shot/fused {t['one-shot'] / t['fused']:.1f}x, fused/raw {t['fused'] / t['raw']:.2f}; "
-                    f"auto {t['auto'] * 1e3:.2f} ms"))
+        out.append(
+            (
+                f"3-op chain 2^{p}, transfers included",
+                f"fused {t['fused'] * 1e3:.2f} ms",
+                f"numpy {t['numpy'] * 1e3:.2f} ms",
+                f"one-shot {t['one-shot'] * 1e3:.2f} / unfused {t['unfused'] * 1e3:.2f} / raw {t['raw'] * 1e3:.2f} ms",
+                f"one-shot/fused {t['one-shot'] / t['fused']:.1f}x, fused/raw {t['fused'] / t['raw']:.2f}; "
+                f"auto {t['auto'] * 1e3:.2f} ms",
+            )
+        )
         # transfers alone
         a = block_on(dev.upload(x))
         t_up = wall(lambda: (drv.write_buffer(a.buffer.raw, memoryview(x)), wait_idle(drv.device)))
         t_down = wall(lambda: block_on(a.read()))
         record("transfers", f"2^{p}", up_gbs=4 * n / t_up / 1e9, down_gbs=4 * n / t_down / 1e9)
-        out.append((f"upload / read 2^{p} (ours)", f"{4 * n / t_up / 1e9:.1f} GB/s", f"{4 * n / t_down / 1e9:.1f} GB/s",
-                    f"{t_up * 1e3:.2f} / {t_down * 1e3:.2f} ms", ""))
+        out.append(
+            (
+                f"upload / read 2^{p} (ours)",
+                f"{4 * n / t_up / 1e9:.1f} GB/s",
+                f"{4 * n / t_down / 1e9:.1f} GB/s",
+                f"{t_up * 1e3:.2f} / {t_down * 1e3:.2f} ms",
+                "",
+            )
+        )
         q = drv.device.queue
         t_up_raw = wall(lambda: (q.write_buffer(a.buffer.raw, 0, x), wait_idle(drv.device)))
         t_down_raw = wall(lambda: q.read_buffer(a.buffer.raw, 0, x.nbytes))
         record("transfers", f"2^{p} raw", up_gbs=4 * n / t_up_raw / 1e9, down_gbs=4 * n / t_down_raw / 1e9)
-        out.append((f"upload / read 2^{p} (raw wgpu-py write_buffer / read_buffer)", f"{4 * n / t_up_raw / 1e9:.1f} GB/s",
-                    f"{4 * n / t_down_raw / 1e9:.1f} GB/s", f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms", ""))
+        out.append(
+            (
+                f"upload / read 2^{p} (raw wgpu-py write_buffer / read_buffer)",
+                f"{4 * n / t_up_raw / 1e9:.1f} GB/s",
+                f"{4 * n / t_down_raw / 1e9:.1f} GB/s",
+                f"{t_up_raw * 1e3:.2f} / {t_down_raw * 1e3:.2f} ms",
+                "",
+            )
+        )
         a.release()
         if explore:
             saved = drv.tuning
-            for label, dwm, thr, chunk, wait in (("write_buffer, 1 thread", 1 << 62, 1, saved.chunk_bytes, "await"),
-                                                 ("write_buffer, 1 thread, sync map", 1 << 62, 1, saved.chunk_bytes, "sync"),
-                                                 ("staging 1 thread 4M", 1 << 20, 1, 4 << 20, "await"),
-                                                 ("staging 1 thread 8M sync map", 1 << 20, 1, 8 << 20, "sync"),
-                                                 ("staging 4 threads 2M", 1 << 20, 4, 2 << 20, "await"),
-                                                 ("staging 4 threads 8M", 1 << 20, 4, 8 << 20, "await"),
-                                                 ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync"),
-                                                 ("staging 8 threads 32M (default)", 1 << 20, 8, 32 << 20, "await"),
-                                                 ("staging 16 threads 32M", 1 << 20, 16, 32 << 20, "await"),
-                                                 ("staging 16 threads 64M", 1 << 20, 16, 64 << 20, "await")):
-                drv.retune(direct_write_max=dwm, copy_threads=min(thr, os.cpu_count() or 1), chunk_bytes=chunk,
-                           map_wait=wait)  # the staging buffers go: made again at the new chunk size
+            for label, dwm, thr, chunk, wait in (
+                ("write_buffer, 1 thread", 1 << 62, 1, saved.chunk_bytes, "await"),
+                ("write_buffer, 1 thread, sync map", 1 << 62, 1, saved.chunk_bytes, "sync"),
+                ("staging 1 thread 4M", 1 << 20, 1, 4 << 20, "await"),
+                ("staging 1 thread 8M sync map", 1 << 20, 1, 8 << 20, "sync"),
+                ("staging 4 threads 2M", 1 << 20, 4, 2 << 20, "await"),
+                ("staging 4 threads 8M", 1 << 20, 4, 8 << 20, "await"),
+                ("staging 8 threads 8M sync map", 1 << 20, 8, 8 << 20, "sync"),
+                ("staging 8 threads 32M (default)", 1 << 20, 8, 32 << 20, "await"),
+                ("staging 16 threads 32M", 1 << 20, 16, 32 << 20, "await"),
+                ("staging 16 threads 64M", 1 << 20, 16, 64 << 20, "await"),
+            ):
+                drv.retune(
+                    direct_write_max=dwm, copy_threads=min(thr, os.cpu_count() or 1), chunk_bytes=chunk, map_wait=wait
+                )  # the staging buffers go: made again at the new chunk size
                 for _ in range(12):  # out of the slow state that new staging buffers bring
                     block_on(ch.batched(dev, x, o, False, True))
                 tf = wall(lambda: block_on(ch.batched(dev, x, o, False, True)))
@@ -494,10 +584,22 @@ def section_end_to_end(dev, sizes, out, explore):
                 t_up = wall(lambda: (drv.write_buffer(a.buffer.raw, memoryview(x)), wait_idle(drv.device)), repeat=11)
                 t_down = wall(lambda: block_on(a.read()), repeat=11)
                 a.release()
-                record("transfer_variants", f"2^{p} {label}", fused_ms=tf * 1e3, up_gbs=4 * n / t_up / 1e9,
-                       down_gbs=4 * n / t_down / 1e9)
-                out.append((f"  variant: {label}", f"fused chain {tf * 1e3:.2f} ms", f"up {4 * n / t_up / 1e9:.1f} GB/s",
-                            f"down {4 * n / t_down / 1e9:.1f} GB/s", ""))
+                record(
+                    "transfer_variants",
+                    f"2^{p} {label}",
+                    fused_ms=tf * 1e3,
+                    up_gbs=4 * n / t_up / 1e9,
+                    down_gbs=4 * n / t_down / 1e9,
+                )
+                out.append(
+                    (
+                        f"  variant: {label}",
+                        f"fused chain {tf * 1e3:.2f} ms",
+                        f"up {4 * n / t_up / 1e9:.1f} GB/s",
+                        f"down {4 * n / t_down / 1e9:.1f} GB/s",
+                        "",
+                    )
+                )
             drv.retune(**dataclasses.asdict(saved))
             # what host.from_host's copy of the driver's fresh bytearray costs (a proposed change)
             import trueno_web.batch as tb
@@ -515,13 +617,29 @@ def section_end_to_end(dev, sizes, out, explore):
             finally:
                 tb.from_host = original
             record("transfer_variants", f"2^{p} from_host without copy", fused_ms=tf * 1e3)
-            out.append(("  variant: default transfers, from_host without its copy", f"fused chain {tf * 1e3:.2f} ms", "", "", ""))
+            out.append(
+                (
+                    "  variant: default transfers, from_host without its copy",
+                    f"fused chain {tf * 1e3:.2f} ms",
+                    "",
+                    "",
+                    "",
+                )
+            )
     # host copy speed (what every transfer pays once)
     big = rng.standard_normal(1 << 24, dtype=np.float32)
     dst = np.empty_like(big)
     t = wall(lambda: np.copyto(dst, big))
     t_fresh = wall(lambda: big.copy())
-    out.append(("host memcpy 64 MiB (NumPy)", f"{big.nbytes / t / 1e9:.1f} GB/s", f"into fresh memory {big.nbytes / t_fresh / 1e9:.1f} GB/s", "", ""))
+    out.append(
+        (
+            "host memcpy 64 MiB (NumPy)",
+            f"{big.nbytes / t / 1e9:.1f} GB/s",
+            f"into fresh memory {big.nbytes / t_fresh / 1e9:.1f} GB/s",
+            "",
+            "",
+        )
+    )
 
 
 def section_small_ops(dev, out):
@@ -549,23 +667,39 @@ def section_small_ops(dev, out):
             v = tw.ops.get(names[i % 4]).numpy(v)
         return v
 
-    for label, fn in (("100 ops, one batch, unfused (100 dispatches)", lambda: block_on(run(False))),
-                      ("100 ops, one batch, fused (1 dispatch)", lambda: block_on(run(True))),
-                      ("100 reductions, one batch (200 dispatches)", lambda: block_on(reductions())),
-                      ("100 ops NumPy (host)", numpy_ops)):
+    for label, fn in (
+        ("100 ops, one batch, unfused (100 dispatches)", lambda: block_on(run(False))),
+        ("100 ops, one batch, fused (1 dispatch)", lambda: block_on(run(True))),
+        ("100 reductions, one batch (200 dispatches)", lambda: block_on(reductions())),
+        ("100 ops NumPy (host)", numpy_ops),
+    ):
         t = wall(fn, repeat=15, warm=2)
         record("small_ops", label, us_per_op=t / 100 * 1e6)
         out.append((label + ", 1K elements", f"{t / 100 * 1e6:.1f} us/op", f"{t * 1e3:.2f} ms/batch", "", ""))
     import chain as ch
 
     raw = ch.RawWgpu(kernel="relu")
-    t = ch.timed({"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x),
-                  "fresh": lambda: raw.run(x)}, 100, warm=10)  # ms, the three taking turns
-    record("small_ops", "one-shot relu 1K", us=t["ours"] * 1e3, raw_cached_us=t["cached"] * 1e3,
-           raw_fresh_us=t["fresh"] * 1e3)
-    out.append(("one-shot relu, 1K elements", f"{t['ours'] * 1e3:.0f} us/call",
-                f"raw wgpu-py {t['cached'] * 1e3:.0f} us cached / {t['fresh'] * 1e3:.0f} us fresh",
-                f"ours/raw {t['ours'] / t['cached']:.2f} / {t['ours'] / t['fresh']:.2f}", ""))
+    t = ch.timed(
+        {"ours": lambda: block_on(dev.relu(x)), "cached": lambda: raw.run_cached(x), "fresh": lambda: raw.run(x)},
+        100,
+        warm=10,
+    )  # ms, the three taking turns
+    record(
+        "small_ops",
+        "one-shot relu 1K",
+        us=t["ours"] * 1e3,
+        raw_cached_us=t["cached"] * 1e3,
+        raw_fresh_us=t["fresh"] * 1e3,
+    )
+    out.append(
+        (
+            "one-shot relu, 1K elements",
+            f"{t['ours'] * 1e3:.0f} us/call",
+            f"raw wgpu-py {t['cached'] * 1e3:.0f} us cached / {t['fresh'] * 1e3:.0f} us fresh",
+            f"ours/raw {t['ours'] / t['cached']:.2f} / {t['ours'] / t['fresh']:.2f}",
+            "",
+        )
+    )
 
 
 WARMUP = 5  # untimed one-shot calls per device and cell of the crossover grid (Tuning.upload_depth + 1)
@@ -582,11 +716,13 @@ def section_crossover(dev, out, max_log2=24):
     auto = block_on(tw.GpuDevice.create("auto"))
     devices = {"webgpu": dev, "numpy": cpu, "auto": auto}
     rng = np.random.default_rng(4)
-    cases = [("relu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
-             ("add", lambda n: (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))),
-             ("gelu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
-             ("sum", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
-             ("softmax", lambda n: (rng.standard_normal((max(n // 1024, 1), min(n, 1024)), dtype=np.float32),))]
+    cases = [
+        ("relu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+        ("add", lambda n: (rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32))),
+        ("gelu", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+        ("sum", lambda n: (rng.standard_normal(n, dtype=np.float32),)),
+        ("softmax", lambda n: (rng.standard_normal((max(n // 1024, 1), min(n, 1024)), dtype=np.float32),)),
+    ]
     sizes = [p for p in (10, 14, 16, 18, 20, 22, 24) if p <= max_log2]
     header = ("op", *[f"2^{p}" for p in sizes])
     rows = []
@@ -611,8 +747,10 @@ def section_crossover(dev, out, max_log2=24):
     cpu.close()
     auto.close()
     EXTRA.append("")
-    EXTRA.append(f"One-shot calls, ms (webgpu / numpy / auto [{auto.backend}]), by element count; auto vs the faster "
-                 f"of the two: worst {max(AUTO):.2f}x, median {median(AUTO):.2f}x:")
+    EXTRA.append(
+        f"One-shot calls, ms (webgpu / numpy / auto [{auto.backend}]), by element count; auto vs the faster "
+        f"of the two: worst {max(AUTO):.2f}x, median {median(AUTO):.2f}x:"
+    )
     EXTRA.append("")
     EXTRA.append("| " + " | ".join(header) + " |")
     EXTRA.append("|" + "---|" * len(header))
@@ -643,34 +781,62 @@ def targets() -> list[str]:
         rows.append(f"| {what} | {now} | {target} | {'' if ok is None else 'yes' if ok else 'no'} |")
 
     mm = RESULTS.get("matmul", {})
-    for shape, cublas, want in (("4096x4096x4096", ceil.get("sgemm_tflops"), 0.75),
-                                ("1024x1024x1024", None, 0.65), ("1000x999x1001", None, 0.65)):
+    for shape, cublas, want in (
+        ("4096x4096x4096", ceil.get("sgemm_tflops"), 0.75),
+        ("1024x1024x1024", None, 0.65),
+        ("1000x999x1001", None, 0.65),
+    ):
         ours = next((v["tflops"] for k, v in mm.items() if k.startswith(shape + "_auto=")), None)
         ref = (mm.get(f"torch_{shape}") or {}).get("tflops") or cublas
         if ours and ref:
-            row(f"matmul {shape} vs cuBLAS", f"{ours:.1f} / {ref:.1f} TFLOPS = {100 * ours / ref:.0f}%", f">= {want:.0%}",
-                ours / ref >= want)
+            row(
+                f"matmul {shape} vs cuBLAS",
+                f"{ours:.1f} / {ref:.1f} TFLOPS = {100 * ours / ref:.0f}%",
+                f">= {want:.0%}",
+                ours / ref >= want,
+            )
     copy = ceil.get("copy_bw")
     for name, want in (("softmax_1x" + str(1 << 24), 0.80), ("max_sg0_p1024", 0.85), ("max_sg1_p1024", 0.85)):
         fig = r("resident", name)
         if fig and copy:
-            row(name.replace("_", " "), f"{100 * fig['bw'] / copy:.0f}% of copy", f">= {want:.0%}", fig["bw"] / copy >= want)
-    fused, unfused = r("small_ops", "100 ops, one batch, fused (1 dispatch)"), \
-        r("small_ops", "100 ops, one batch, unfused (100 dispatches)")
+            row(
+                name.replace("_", " "),
+                f"{100 * fig['bw'] / copy:.0f}% of copy",
+                f">= {want:.0%}",
+                fig["bw"] / copy >= want,
+            )
+    fused, unfused = (
+        r("small_ops", "100 ops, one batch, fused (1 dispatch)"),
+        r("small_ops", "100 ops, one batch, unfused (100 dispatches)"),
+    )
     if fused and unfused:
         f, u = fused["us_per_op"], unfused["us_per_op"]
-        row("100 ops fused, 1K elements", f"{f:.1f} us/op (unfused {u:.1f})", "< unfused, <= 20 us/op", f < u and f <= 20)
+        row(
+            "100 ops fused, 1K elements",
+            f"{f:.1f} us/op (unfused {u:.1f})",
+            "< unfused, <= 20 us/op",
+            f < u and f <= 20,
+        )
     one = r("small_ops", "one-shot relu 1K")
     if one:
         ratio = one["us"] / one["raw_cached_us"]
-        row("one-shot relu 1K vs raw wgpu-py (cached)", f"{one['us']:.0f} / {one['raw_cached_us']:.0f} us = {ratio:.2f}",
-            "<= 1.20", ratio <= 1.20)
+        row(
+            "one-shot relu 1K vs raw wgpu-py (cached)",
+            f"{one['us']:.0f} / {one['raw_cached_us']:.0f} us = {ratio:.2f}",
+            "<= 1.20",
+            ratio <= 1.20,
+        )
     e2e = r("end_to_end", "2^20")
     if e2e:
         ratio = e2e["fused"] / e2e["raw"]
         row("fused 3-op batch 2^20 vs raw wgpu-py", f"{ratio:.2f}", "<= 1.05", ratio <= 1.05)
     if AUTO:
-        row("auto vs the faster single backend (crossover grid)", f"worst {max(AUTO):.2f}x", "<= 1.10", max(AUTO) <= 1.10)
+        row(
+            "auto vs the faster single backend (crossover grid)",
+            f"worst {max(AUTO):.2f}x",
+            "<= 1.10",
+            max(AUTO) <= 1.10,
+        )
     if not rows:
         return []
     return ["", "#13's targets (this run):", "", "| figure | now | target | met |", "|---|---|---|---|", *rows]
@@ -681,8 +847,11 @@ def main() -> None:
     parser.add_argument("--explore", action="store_true", help="also the tuning sweeps")
     parser.add_argument("--json", help="write every figure here as JSON")
     parser.add_argument("--log2n", type=int, default=24, help="log2 of the element count for the memory-bound rows")
-    parser.add_argument("--matmul", default="4096x4096x4096,4095x4093x4097,2048x2048x2048,1024x1024x1024,1000x999x1001",
-                        help="MxKxN shapes; the first gets the tiling sweep with --explore")
+    parser.add_argument(
+        "--matmul",
+        default="4096x4096x4096,4095x4093x4097,2048x2048x2048,1024x1024x1024,1000x999x1001",
+        help="MxKxN shapes; the first gets the tiling sweep with --explore",
+    )
     parser.add_argument("--map-wait", choices=("await", "sync", "poll"), help="the driver's map wait mode")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out (no CUDA context in this process)")
     parser.add_argument("--skip", default="", help="comma list of sections to skip: resident,matmul,e2e,small")
@@ -696,7 +865,7 @@ def main() -> None:
     torch = None if args.no_torch else torch_cuda()
     info = dev.adapter_info
     head = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "adapter": f"{info.get('device')} ({info.get('backend_type')}, {info.get('description')})",
         "host": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}",
         "caps": repr(dev.executor.caps),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import sys
 from pathlib import Path
@@ -25,16 +26,19 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
-from grid import Resident, cuda_time, torch_cuda  # noqa: E402
-from trueno_web.kernels import matmul  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+from devices import HoldingExecutor, TimedDriver, webgpu
+from grid import Resident, cuda_time, torch_cuda
+
+from trueno_web.kernels import matmul
+from trueno_web.runtime import block_on
 
 # (batch, m, k, n): the issue's squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
 # 16 heads: qkv, scores, probabilities @ v, output projection, fc, proj) and its small size's last projection
-SHAPES = "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001," \
-         "1x1024x1024x3072,16x1024x64x1024,16x1024x1024x64," \
-         "1x1024x4096x1024,1x1024x1024x4096,1x128x1024x256"
+SHAPES = (
+    "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001,"
+    "1x1024x1024x3072,16x1024x64x1024,16x1024x1024x64,"
+    "1x1024x4096x1024,1x1024x1024x4096,1x128x1024x256"
+)
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
 TABLE = Path(__file__).resolve().parent.parent / "trueno_web" / "kernels" / "matmul_tuned.py"
 
@@ -60,14 +64,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shapes", default=SHAPES, help="comma list of BATCHxMxKxN")
     parser.add_argument("--auto", default="", help="comma list of more shapes, timed with the library's pick only")
-    parser.add_argument("--top", nargs=2, metavar=("N", "JSON"), help="time only the N fastest choices per shape of "
-                        "that earlier run (and the library's pick)")
+    parser.add_argument(
+        "--top",
+        nargs=2,
+        metavar=("N", "JSON"),
+        help="time only the N fastest choices per shape of that earlier run (and the library's pick)",
+    )
     parser.add_argument("--also", default="", help="comma list of TILING:SPLITS:GROUP timed on every shape too")
-    parser.add_argument("--scalar", action="store_true", help="scalar loads and stores on every shape (Caps.matmul_vec "
-                        "off; odd shapes load so)")
+    parser.add_argument(
+        "--scalar",
+        action="store_true",
+        help="scalar loads and stores on every shape (Caps.matmul_vec off; odd shapes load so)",
+    )
     parser.add_argument("--json", help="write every figure here")
-    parser.add_argument("--write", metavar="JSON", nargs="+", help="write the fastest choice per shape of those runs' "
-                        "JSON into trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit")
+    parser.add_argument(
+        "--write",
+        metavar="JSON",
+        nargs="+",
+        help="write the fastest choice per shape of those runs' "
+        "JSON into trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit",
+    )
     args = parser.parse_args()
     if args.write:
         return write_table([json.loads(Path(p).read_text()) for p in args.write])
@@ -75,8 +91,12 @@ def main() -> None:
     res, caps = Resident(dev), dev.executor.caps
     caps.matmul_vec = not args.scalar
     torch = torch_cuda()
-    head = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "adapter": caps.adapter, "caps": repr(caps), "command": "python " + " ".join(sys.argv)}
+    head = {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "adapter": caps.adapter,
+        "caps": repr(caps),
+        "command": "python " + " ".join(sys.argv),
+    }
     for key, value in head.items():
         print(f"# {key}: {value}", flush=True)
     results = {"head": head, "shapes": {}}
@@ -94,14 +114,15 @@ def main() -> None:
         cands = candidates(batch, m, k, n, caps) if shape not in args.auto.split(",") else []
         if shape in earlier:
             ranked = sorted((r for r in earlier[shape]["rows"] if r["ms"] == r["ms"]), key=lambda r: r["ms"])
-            cands = [tuple(r["choice"]) for r in ranked[:int(args.top[0])]]
+            cands = [tuple(r["choice"]) for r in ranked[: int(args.top[0])]]
         cands += [tuple(int(v) if v.isdigit() else v for v in c.split(":")) for c in args.also.split(",") if c]
         for cand in [None, *cands]:
             name, splits, group = (cand or ("", 0, 0))[:3]
             caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
             picked = matmul.matmul_config(m, k, n, caps, batch)
-            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + \
-                ("" if picked.vec else " scalar")
+            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + (
+                "" if picked.vec else " scalar"
+            )
             if cand and picked.splits != splits:
                 continue  # clamped to another candidate
             with res.ex.holding():
@@ -113,9 +134,15 @@ def main() -> None:
                 t = res.time(reps=10 if flop > 1e11 else 30) if err <= 1e-5 else float("nan")
                 bt.release()
             key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
-            rows.append({"label": ("auto " if cand is None else "") + label,
-                         "choice": [key, picked.splits, picked.group, picked.vec],
-                         "ms": t * 1e3, "tflops": flop / t / 1e12, "err": err})
+            rows.append(
+                {
+                    "label": ("auto " if cand is None else "") + label,
+                    "choice": [key, picked.splits, picked.group, picked.vec],
+                    "ms": t * 1e3,
+                    "tflops": flop / t / 1e12,
+                    "err": err,
+                }
+            )
         caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
         cub = flop / t_cublas / 1e12 if t_cublas else None
         print(f"\n### {shape} (cuBLAS: {f'{t_cublas * 1e3:.3f} ms, {cub:.1f} TFLOPS' if cub else 'n/a'})\n")
@@ -132,8 +159,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for shape, auto, best, cub in summary:
         pct = (lambda r: f"{100 * r['tflops'] / cub:.0f}%") if cub else (lambda r: "")
-        print(f"| {shape} | {auto['label'][5:]} | {auto['tflops']:.1f} | {best['label']} | {best['tflops']:.1f} | "
-              f"{cub or float('nan'):.1f} | {pct(auto)} | {pct(best)} |")
+        print(
+            f"| {shape} | {auto['label'][5:]} | {auto['tflops']:.1f} | {best['label']} | {best['tflops']:.1f} | "
+            f"{cub or float('nan'):.1f} | {pct(auto)} | {pct(best)} |"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 
@@ -144,7 +173,7 @@ def reference(torch, a, b):
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         return a64 @ b64, np.abs(a64) @ np.abs(b64), None
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    t = cuda_time(torch, lambda: ta @ tb, reps=20)
+    t = cuda_time(torch, functools.partial(torch.matmul, ta, tb), reps=20)
     da, db = ta.double(), tb.double()
     ref, mag = (da @ db).cpu().numpy(), (da.abs() @ db.abs()).cpu().numpy()
     del ta, tb, da, db

@@ -24,6 +24,7 @@ from trueno_web.runtime import block_on
 
 def workloads(x, w, b):
     """name -> (builder of the expression, elements written per row count)"""
+
     def softmax(t):
         e = (t - t.max(axis=-1, keepdims=True)).exp()
         return e / e.sum(axis=-1, keepdims=True)
@@ -73,19 +74,29 @@ def main() -> None:
         cuda = torch.cuda.is_available()
     except ImportError:
         cuda = False
-    print(f"# bench/rows.py on {dev.backend}: {dev.adapter_info['device']}; host {platform.machine()}; "
-          f"torch cuda: {cuda}")
-    print(f"{'shape':>12} {'workload':>14} {'ours ms':>9} {'GB/s':>7} {'numpy ms':>9} {'torch ms':>9} {'ours/torch':>10}")
+    print(
+        f"# bench/rows.py on {dev.backend}: {dev.adapter_info['device']}; host {platform.machine()}; torch cuda: {cuda}"
+    )
+    print(
+        f"{'shape':>12} {'workload':>14} {'ours ms':>9} {'GB/s':>7} {'numpy ms':>9} {'torch ms':>9} {'ours/torch':>10}"
+    )
     rng = np.random.default_rng(0)
     for spec in args.shapes.split(","):
         r, c = (int(v) for v in spec.split("x"))
         xh = rng.standard_normal((r, c), dtype=np.float32)
         wh, bh = rng.standard_normal(c, dtype=np.float32), rng.standard_normal(c, dtype=np.float32)
         x, w, b = (dev.tensor(block_on(dev.upload(a))) for a in (xh, wh, bh))
-        host = {"copy x*1": lambda: xh * 1.0,
-                "layer_norm": lambda: (xh - xh.mean(-1, keepdims=True)) / np.sqrt(xh.var(-1, keepdims=True) + 1e-5) * wh + bh,
-                "sum(-1)": lambda: xh.sum(-1), "sum(0)": lambda: xh.sum(0),
-                "softmax (ops)": lambda: np.exp(xh - xh.max(-1, keepdims=True)) / np.exp(xh - xh.max(-1, keepdims=True)).sum(-1, keepdims=True)}
+        host = {
+            "copy x*1": lambda: xh * 1.0,
+            "layer_norm": lambda: (
+                (xh - xh.mean(-1, keepdims=True)) / np.sqrt(xh.var(-1, keepdims=True) + 1e-5) * wh + bh
+            ),
+            "sum(-1)": lambda: xh.sum(-1),
+            "sum(0)": lambda: xh.sum(0),
+            "softmax (ops)": lambda: (
+                np.exp(xh - xh.max(-1, keepdims=True)) / np.exp(xh - xh.max(-1, keepdims=True)).sum(-1, keepdims=True)
+            ),
+        }
         if cuda:
             xt, wt, bt = (torch.from_numpy(a).cuda() for a in (xh, wh, bh))
             tops = torch_ops(xt, wt, bt)
@@ -95,7 +106,9 @@ def main() -> None:
             gbs = (r * c + out) * 4 / ours / 1e6
             numpy_ms = median_ms(host[name], max(3, args.repeat // 5))
             torch_ms = median_ms(tops[name], args.repeat, torch.cuda.synchronize) if cuda else float("nan")
-            print(f"{spec:>12} {name:>14} {ours:9.3f} {gbs:7.1f} {numpy_ms:9.3f} {torch_ms:9.3f} {ours / torch_ms:10.2f}")
+            print(
+                f"{spec:>12} {name:>14} {ours:9.3f} {gbs:7.1f} {numpy_ms:9.3f} {torch_ms:9.3f} {ours / torch_ms:10.2f}"
+            )
     dev.close()
 
 

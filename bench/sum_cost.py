@@ -20,12 +20,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import trueno_web as tw  # noqa: E402
-from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
-from grid import Resident  # noqa: E402
-from trueno_web import kernels, nn  # noqa: E402
-from trueno_web.kernels import source  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+from devices import HoldingExecutor, TimedDriver, webgpu
+from grid import Resident
+
+import trueno_web as tw
+from trueno_web import kernels, nn
+from trueno_web.kernels import source
+from trueno_web.runtime import block_on
 
 PLAIN = {
     "tw_lane_add": "fn tw_lane_add(p: vec2<f32>, x: f32) -> vec2<f32> { return vec2<f32>(p.x + x, 0.0); }",
@@ -71,8 +72,14 @@ def main() -> None:
     ]
     for rows in (n // 16384, n // 4096, n // 1024, n // 64):
         cols = n // rows
-        cases += [(f"sum along rows {rows}x{cols}", lambda c=cols: dev.tensor(x).reshape(-1, c).sum(-1), 4 * n + 4 * (n // cols)),
-                  (f"softmax {rows}x{cols}", lambda c=cols: dev.tensor(x).reshape(-1, c).softmax(), 8 * n)]
+        cases += [
+            (
+                f"sum along rows {rows}x{cols}",
+                lambda c=cols: dev.tensor(x).reshape(-1, c).sum(-1),
+                4 * n + 4 * (n // cols),
+            ),
+            (f"softmax {rows}x{cols}", lambda c=cols: dev.tensor(x).reshape(-1, c).softmax(), 8 * n),
+        ]
     cases.append((f"layer_norm {n // 1024}x1024", lambda: nn.layer_norm(dev.tensor(x).reshape(-1, 1024)), 8 * n))
     print(f"# {'plain float32' if args.plain else 'compensated'} sums; adapter {dev.adapter_info.get('device')}")
     print("| kernel | GB/s | us |\n|---|---|---|")

@@ -33,9 +33,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import trueno_web as tw  # noqa: E402
-from trueno_web import ops  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+import trueno_web as tw
+from trueno_web import ops
+from trueno_web.runtime import block_on
 
 COLS = 1024
 
@@ -59,15 +59,25 @@ def workloads(n: int, rng) -> dict:
         return bt.record(ops.get("sum"), (bt.mul(x, y),), (), {"rows": rows})
 
     return {
-        "chain.sum": ((x, b, y), lambda x, b, y: ((x * 2 + b).relu() * y).sum(),
-                      lambda bt, x, b, y: bt.sum(chain_batch(bt, x, b, y)),
-                      lambda x, b, y: (np.maximum(x * np.float32(2) + b, 0) * y).sum()),
-        "chain": ((x, b, y), lambda x, b, y: (x * 2 + b).relu() * y, chain_batch,
-                  lambda x, b, y: np.maximum(x * np.float32(2) + b, 0) * y),
-        "bias.relu": ((xm, bias), lambda x, bias: (x + bias).relu(), bias_batch,
-                      lambda x, bias: np.maximum(x + bias, 0)),
-        "rows.sum": ((xm, ym), lambda x, y: (x * y).sum(axis=-1), rows_batch,
-                     lambda x, y: (x * y).sum(axis=-1)),
+        "chain.sum": (
+            (x, b, y),
+            lambda x, b, y: ((x * 2 + b).relu() * y).sum(),
+            lambda bt, x, b, y: bt.sum(chain_batch(bt, x, b, y)),
+            lambda x, b, y: (np.maximum(x * np.float32(2) + b, 0) * y).sum(),
+        ),
+        "chain": (
+            (x, b, y),
+            lambda x, b, y: (x * 2 + b).relu() * y,
+            chain_batch,
+            lambda x, b, y: np.maximum(x * np.float32(2) + b, 0) * y,
+        ),
+        "bias.relu": (
+            (xm, bias),
+            lambda x, bias: (x + bias).relu(),
+            bias_batch,
+            lambda x, bias: np.maximum(x + bias, 0),
+        ),
+        "rows.sum": ((xm, ym), lambda x, y: (x * y).sum(axis=-1), rows_batch, lambda x, y: (x * y).sum(axis=-1)),
     }
 
 
@@ -125,8 +135,12 @@ class Phases:
 
         self.acc: dict[str, float] = {}
         self._undo = []
-        for owner, attr, key in ((batch.GpuCommandBatch, "execute", "execute"), (batch.GpuCommandBatch, "read", "read"),
-                                 (resident.DeviceArray, "read", "read"), (expr, "_emit", "record")):
+        for owner, attr, key in (
+            (batch.GpuCommandBatch, "execute", "execute"),
+            (batch.GpuCommandBatch, "read", "read"),
+            (resident.DeviceArray, "read", "read"),
+            (expr, "_emit", "record"),
+        ):
             self._wrap(owner, attr, key)
 
     def _wrap(self, owner, attr, key):
@@ -134,6 +148,7 @@ class Phases:
 
         fn, acc = getattr(owner, attr), self.acc
         if inspect.iscoroutinefunction(fn):
+
             async def timed_fn(*a, **k):
                 start = time.perf_counter()
                 try:
@@ -141,12 +156,14 @@ class Phases:
                 finally:
                     acc[key] = acc.get(key, 0.0) + time.perf_counter() - start
         else:
+
             def timed_fn(*a, **k):
                 start = time.perf_counter()
                 try:
                     return fn(*a, **k)
                 finally:
                     acc[key] = acc.get(key, 0.0) + time.perf_counter() - start
+
         setattr(owner, attr, timed_fn)
         self._undo.append((owner, attr, fn))
 
@@ -167,22 +184,32 @@ class Phases:
             block_on(out.numpy())
             done = time.perf_counter()
             a = dict(self.acc)
-            tensor_runs.append({"total": done - start, "build": built - start, "record": a["record"],
-                                "execute": a["execute"], "read": a["read"],
-                                "realize": done - built - a["record"] - a["execute"] - a["read"]})
+            tensor_runs.append(
+                {
+                    "total": done - start,
+                    "build": built - start,
+                    "record": a["record"],
+                    "execute": a["execute"],
+                    "read": a["read"],
+                    "realize": done - built - a["record"] - a["execute"] - a["read"],
+                }
+            )
             self.acc.clear()
             start = time.perf_counter()
             runner.batch()
             total = time.perf_counter() - start
             a = dict(self.acc)
-            batch_runs.append({"total": total, "execute": a["execute"], "read": a["read"],
-                               "record": total - a["execute"] - a["read"]})
+            batch_runs.append(
+                {"total": total, "execute": a["execute"], "read": a["read"], "record": total - a["execute"] - a["read"]}
+            )
         t = {k: statistics.median(r[k] for r in tensor_runs) * 1e6 for k in tensor_runs[0]}
         b = {k: statistics.median(r[k] for r in batch_runs) * 1e6 for k in batch_runs[0]}
-        print(f"  phases, median us per run: tensor {t['total']:.0f}: build {t['build']:.0f}, record "
-              f"{t['record']:.0f}, execute {t['execute']:.0f}, rest of realize {t['realize']:.0f}, read {t['read']:.0f}"
-              f" | batch {b['total']:.0f}: record (with batch(), block_on, release) {b['record']:.0f}, execute "
-              f"{b['execute']:.0f}, read {b['read']:.0f} | difference {t['total'] - b['total']:+.0f}")
+        print(
+            f"  phases, median us per run: tensor {t['total']:.0f}: build {t['build']:.0f}, record "
+            f"{t['record']:.0f}, execute {t['execute']:.0f}, rest of realize {t['realize']:.0f}, read {t['read']:.0f}"
+            f" | batch {b['total']:.0f}: record (with batch(), block_on, release) {b['record']:.0f}, execute "
+            f"{b['execute']:.0f}, read {b['read']:.0f} | difference {t['total'] - b['total']:+.0f}"
+        )
 
 
 def main() -> None:
@@ -193,15 +220,18 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated workload names (default: all)")
     parser.add_argument("--inputs", default="host,resident", help="host, resident or host,resident")
-    parser.add_argument("--profile", action="store_true",
-                        help="after each row, where each path's time goes (us per run)")
+    parser.add_argument(
+        "--profile", action="store_true", help="after each row, where each path's time goes (us per run)"
+    )
     args = parser.parse_args()
     n = 1 << args.size
     dev = block_on(tw.GpuDevice.create(args.backend))
     info = dev.adapter_info
-    print(f"# bench/tensor_overhead.py --backend {dev.backend} --size {args.size} --repeat {args.repeat}: "
-          f"{info.get('device', '')} ({info.get('backend_type', '')}); host {platform.machine()}, "
-          f"Python {platform.python_version()}, NumPy {np.__version__}")
+    print(
+        f"# bench/tensor_overhead.py --backend {dev.backend} --size {args.size} --repeat {args.repeat}: "
+        f"{info.get('device', '')} ({info.get('backend_type', '')}); host {platform.machine()}, "
+        f"Python {platform.python_version()}, NumPy {np.__version__}"
+    )
     print("| workload | n | inputs | tensor ms | batch ms | numpy ms | tensor/batch | tensor/numpy | dispatches t/b |")
     print("|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
@@ -218,19 +248,27 @@ def main() -> None:
                 tol = 1e-4 * np.abs(inputs[0]).sum() if got.ndim == 0 else 1e-3
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=tol)
             dispatches = f"{runner.dispatches(runner.tensor)}/{runner.dispatches(runner.batch)}"
-            t = timed({"tensor": runner.tensor, "batch": runner.batch,
-                       "numpy": lambda: host_fn(*inputs)}, args.repeat, args.warmup)
+            t = timed(
+                {"tensor": runner.tensor, "batch": runner.batch, "numpy": lambda: host_fn(*inputs)},
+                args.repeat,
+                args.warmup,
+            )
             ratio = t["tensor"] / t["batch"]
             ratios.append(ratio)
-            print(f"| {name} | 2^{args.size} | {mode} | {t['tensor']:.3f} | {t['batch']:.3f} | {t['numpy']:.3f} | "
-                  f"{ratio:.3f} | {t['tensor'] / t['numpy']:.2f} | {dispatches} |", flush=True)
+            print(
+                f"| {name} | 2^{args.size} | {mode} | {t['tensor']:.3f} | {t['batch']:.3f} | {t['numpy']:.3f} | "
+                f"{ratio:.3f} | {t['tensor'] / t['numpy']:.2f} | {dispatches} |",
+                flush=True,
+            )
             if phases is not None:
                 phases.measure(runner, args.repeat)
     if phases is not None:
         phases.close()
     if ratios:
-        print(f"\n# tensor/batch: median {statistics.median(ratios):.3f}, worst {max(ratios):.3f} "
-              f"(target <= 1.10 at 2^20)")
+        print(
+            f"\n# tensor/batch: median {statistics.median(ratios):.3f}, worst {max(ratios):.3f} "
+            f"(target <= 1.10 at 2^20)"
+        )
     dev.close()
 
 

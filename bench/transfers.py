@@ -51,8 +51,9 @@ def med(fn, reps=5):
 
 def main():
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-    dev = adapter.request_device_sync(required_limits={k: adapter.limits[k] for k in (
-        "max-storage-buffer-binding-size", "max-buffer-size")})
+    dev = adapter.request_device_sync(
+        required_limits={k: adapter.limits[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size")}
+    )
     q = dev.queue
     print(f"# adapter {adapter.info['device']} ({adapter.info['backend_type']}); {os.cpu_count()} CPUs")
     rows = []
@@ -122,14 +123,32 @@ def main():
         t_w8 = min(w[0] for w in w8)
         flag = dev.create_buffer(size=16, usage=U.STORAGE | U.COPY_SRC)
         t_wb = med(lambda: (q.write_buffer(gpu, 0, host), q.read_buffer(flag)))
-        t_new = med(lambda: dev.create_buffer(size=size, usage=U.MAP_WRITE | U.COPY_SRC, mapped_at_creation=True).destroy())
+        t_new = med(
+            lambda: dev.create_buffer(size=size, usage=U.MAP_WRITE | U.COPY_SRC, mapped_at_creation=True).destroy()
+        )
         gb = lambda t: f"{size / t / 1e9:.1f}"  # noqa: E731
-        rows.append((size // MB, f"{t_cm * 1e3:.2f}", gb(t_r1), gb(t_r1b), gb(t_r8), gb(t_rf), gb(t_rb),
-                     gb(t_w1), gb(t_w8), f"{t_wdma * 1e3:.2f}", gb(t_wb), f"{t_new * 1e3:.2f}"))
+        rows.append(
+            (
+                size // MB,
+                f"{t_cm * 1e3:.2f}",
+                gb(t_r1),
+                gb(t_r1b),
+                gb(t_r8),
+                gb(t_rf),
+                gb(t_rb),
+                gb(t_w1),
+                gb(t_w8),
+                f"{t_wdma * 1e3:.2f}",
+                gb(t_wb),
+                f"{t_new * 1e3:.2f}",
+            )
+        )
         for b in (gpu, rd, wr, flag):
             b.destroy()
-    print("| MiB | GPU copy+map wait ms | read mapped 1 thr GB/s | again | 8 thr | 8 thr into fresh | queue.read_buffer "
-          "| write mapped 1 thr | 8 thr | unmap+copy+remap ms | queue.write_buffer+wait | new mapped buffer ms |")
+    print(
+        "| MiB | GPU copy+map wait ms | read mapped 1 thr GB/s | again | 8 thr | 8 thr into fresh | queue.read_buffer "
+        "| write mapped 1 thr | 8 thr | unmap+copy+remap ms | queue.write_buffer+wait | new mapped buffer ms |"
+    )
     print("|" + "---|" * 12)
     for r in rows:
         print("| " + " | ".join(str(c) for c in r) + " |")
@@ -143,8 +162,10 @@ def main():
         enc.copy_buffer_to_buffer(small, 0, st, 0, 4096)
         q.submit([enc.finish()])
         if mode == "await":
+
             async def go():
                 await st.map_async(wgpu.MapMode.READ, 0, 4096)
+
             asyncio.run(go()) if False else LOOP.run_until_complete(go())
         elif mode == "sync":
             st.map_async(wgpu.MapMode.READ, 0, 4096).sync_wait()
@@ -187,8 +208,10 @@ def driver_phases():
         t_r = med(lambda: block_on(drv.read_buffer(raw, size)), reps=9)
         t_a = med(lambda: block_on(a.read()), reps=9)
         t_np = med(lambda: np.empty(size, np.uint8).fill(0), reps=9)
-        print(f"driver {size // MB} MiB: write+wait {t_w * 1e3:.2f} ms, read_buffer {t_r * 1e3:.2f} ms, "
-              f"DeviceArray.read {t_a * 1e3:.2f} ms, np.empty+fill {t_np * 1e3:.2f} ms")
+        print(
+            f"driver {size // MB} MiB: write+wait {t_w * 1e3:.2f} ms, read_buffer {t_r * 1e3:.2f} ms, "
+            f"DeviceArray.read {t_a * 1e3:.2f} ms, np.empty+fill {t_np * 1e3:.2f} ms"
+        )
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(3):

@@ -34,21 +34,27 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import trueno_web as tw  # noqa: E402
-from devices import HoldingExecutor, TimedDriver, webgpu  # noqa: E402
-from grid import Resident, cuda_time, median, torch_cuda, wall  # noqa: E402
-from trueno_web import kernels  # noqa: E402
-from trueno_web.backends import gpu as gpu_backend  # noqa: E402
-from trueno_web.graph import MapStep, OpStep, ReduceStep  # noqa: E402
-from trueno_web.models import TransformerBlock  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+from devices import HoldingExecutor, TimedDriver, webgpu
+from grid import Resident, cuda_time, median, torch_cuda, wall
+
+import trueno_web as tw
+from trueno_web import kernels
+from trueno_web.backends import gpu as gpu_backend
+from trueno_web.graph import MapStep, OpStep, ReduceStep
+from trueno_web.models import TransformerBlock
+from trueno_web.runtime import block_on
 
 
 def weights_for(d_model: int, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {k: (rng.standard_normal(s) / math.sqrt(s[0]) if len(s) == 2 else
-                float(k.endswith("_w")) + rng.standard_normal(s) * 0.1).astype(np.float32)
-            for k, s in TransformerBlock.shapes(d_model).items()}
+    return {
+        k: (
+            rng.standard_normal(s) / math.sqrt(s[0])
+            if len(s) == 2
+            else float(k.endswith("_w")) + rng.standard_normal(s) * 0.1
+        ).astype(np.float32)
+        for k, s in TransformerBlock.shapes(d_model).items()
+    }
 
 
 def numpy_block(w: dict, x: np.ndarray, heads: int, eps: float = 1e-5) -> np.ndarray:
@@ -60,7 +66,9 @@ def numpy_block(w: dict, x: np.ndarray, heads: int, eps: float = 1e-5) -> np.nda
         return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * g + b
 
     n, d = x.shape
-    qkv = (ln(x, w["ln1_w"], w["ln1_b"]) @ w["w_qkv"] + w["b_qkv"]).reshape(n, 3, heads, d // heads).transpose(1, 2, 0, 3)
+    qkv = (
+        (ln(x, w["ln1_w"], w["ln1_b"]) @ w["w_qkv"] + w["b_qkv"]).reshape(n, 3, heads, d // heads).transpose(1, 2, 0, 3)
+    )
     q, k, v = qkv
     s = q @ k.transpose(0, 2, 1) * x.dtype.type(1 / math.sqrt(d // heads))
     s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
@@ -68,7 +76,7 @@ def numpy_block(w: dict, x: np.ndarray, heads: int, eps: float = 1e-5) -> np.nda
     att = (p / p.sum(-1, keepdims=True)) @ v
     h = x + att.transpose(1, 0, 2).reshape(n, d) @ w["w_o"] + w["b_o"]
     z = ln(h, w["ln2_w"], w["ln2_b"]) @ w["w_fc"] + w["b_fc"]
-    z = 0.5 * z * (1 + np.tanh(x.dtype.type(math.sqrt(2 / math.pi)) * (z + x.dtype.type(0.044715) * z ** 3)))
+    z = 0.5 * z * (1 + np.tanh(x.dtype.type(math.sqrt(2 / math.pi)) * (z + x.dtype.type(0.044715) * z**3)))
     return h + z @ w["w_proj"] + w["b_proj"]
 
 
@@ -81,7 +89,9 @@ def torch_block(torch, w: dict, heads: int, eps: float = 1e-5):
         q, k, v = torch.addmm(w["b_qkv"], a, w["w_qkv"]).view(n, 3, heads, d // heads).permute(1, 2, 0, 3)
         att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         h = x + torch.addmm(w["b_o"], att.transpose(0, 1).reshape(n, d), w["w_o"])
-        z = F.gelu(torch.addmm(w["b_fc"], F.layer_norm(h, (d,), w["ln2_w"], w["ln2_b"], eps), w["w_fc"]), approximate="tanh")
+        z = F.gelu(
+            torch.addmm(w["b_fc"], F.layer_norm(h, (d,), w["ln2_w"], w["ln2_b"], eps), w["w_fc"]), approximate="tanh"
+        )
         return h + torch.addmm(w["b_proj"], z, w["w_proj"])
 
     return forward
@@ -211,10 +221,12 @@ def main() -> None:
     res, labels = Resident(dev), Labels()
     torch = None if args.no_torch else torch_cuda()
     info = dev.adapter_info
-    print(f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}")
+    print(f"# date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}")
     print(f"# adapter: {info.get('device')} ({info.get('backend_type')}, {info.get('description')})")
-    print(f"# host: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}"
-          + (f", torch {torch.__version__} on {torch.cuda.get_device_name()}" if torch else ", no torch with CUDA"))
+    print(
+        f"# host: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}"
+        + (f", torch {torch.__version__} on {torch.cuda.get_device_name()}" if torch else ", no torch with CUDA")
+    )
     print(f"# command: python {' '.join(sys.argv)}", flush=True)
     rows = []
     for spec in args.sizes.split(","):
@@ -223,23 +235,34 @@ def main() -> None:
         if args.profile:
             profile(dev, seq, d_model, heads)
         rows.append(r)
-        print(f"\n## {r['size']}: {r['dispatches']} dispatches; max|err|/max|ref| vs float64: ours {r['ours err']:.1e}, "
-              f"numpy {r['numpy err']:.1e}" + (f", torch {r['torch err']:.1e}" if "torch" in r else "")
-              + f"; host: the expression {r['build'] * 1e3:.2f} ms, resident - GPU {(r['ours resident'] - r['ours GPU']) * 1e3:.2f} ms")
+        print(
+            f"\n## {r['size']}: {r['dispatches']} dispatches; max|err|/max|ref| vs float64: ours {r['ours err']:.1e}, "
+            f"numpy {r['numpy err']:.1e}"
+            + (f", torch {r['torch err']:.1e}" if "torch" in r else "")
+            + f"; host: the expression {r['build'] * 1e3:.2f} ms, resident - GPU {(r['ours resident'] - r['ours GPU']) * 1e3:.2f} ms"
+        )
         if r["per dispatch"]:
             print("| dispatch | GPU ms |\n|---|---|")
             for lbl, s in r["per dispatch"]:
                 print(f"| {lbl} | {s * 1e3:.3f} |")
-            print("by kind: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in sorted(r["by kind"].items(), key=lambda kv: -kv[1]))
-                  + (f"; torch's six matmuls alone {r['torch matmuls'] * 1e3:.3f} ms" if "torch" in r else ""), flush=True)
-    print("\n| size | ours end to end | ours resident | ours GPU | NumPy (host) | torch CUDA | resident / torch | GPU / torch | NumPy / resident |")
+            print(
+                "by kind: "
+                + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in sorted(r["by kind"].items(), key=lambda kv: -kv[1]))
+                + (f"; torch's six matmuls alone {r['torch matmuls'] * 1e3:.3f} ms" if "torch" in r else ""),
+                flush=True,
+            )
+    print(
+        "\n| size | ours end to end | ours resident | ours GPU | NumPy (host) | torch CUDA | resident / torch | GPU / torch | NumPy / resident |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         t = r.get("torch")
         ratio = (lambda a: f"{a / t:.2f}x") if t else (lambda a: "n/a")
-        print(f"| {r['size']} | {r['ours e2e'] * 1e3:.3f} | {r['ours resident'] * 1e3:.3f} | {r['ours GPU'] * 1e3:.3f} | "
-              f"{r['numpy'] * 1e3:.3f} | {t * 1e3 if t else float('nan'):.3f} | {ratio(r['ours resident'])} | "
-              f"{ratio(r['ours GPU'])} | {r['numpy'] / r['ours resident']:.2f}x |")
+        print(
+            f"| {r['size']} | {r['ours e2e'] * 1e3:.3f} | {r['ours resident'] * 1e3:.3f} | {r['ours GPU'] * 1e3:.3f} | "
+            f"{r['numpy'] * 1e3:.3f} | {t * 1e3 if t else float('nan'):.3f} | {ratio(r['ours resident'])} | "
+            f"{ratio(r['ours GPU'])} | {r['numpy'] / r['ours resident']:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -21,12 +21,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import trueno_web as tw  # noqa: E402
-from grid import wall  # noqa: E402
-from transformer import weights_for  # noqa: E402
-from trueno_web import nn  # noqa: E402
-from trueno_web.models import TransformerBlock  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+from grid import wall
+from transformer import weights_for
+
+import trueno_web as tw
+from trueno_web import nn
+from trueno_web.models import TransformerBlock
+from trueno_web.runtime import block_on
 
 
 def main() -> None:

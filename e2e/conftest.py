@@ -26,8 +26,17 @@ import os
 
 import pytest
 
-from e2e.harness import (GPU_MODES, NO_ADAPTER, NO_NAVIGATOR_GPU, WEBGPU, AssetServer,
-                         PyodidePage, launch_chromium, load_script, missing_assets)
+from e2e.harness import (
+    GPU_MODES,
+    NO_ADAPTER,
+    NO_NAVIGATOR_GPU,
+    WEBGPU,
+    AssetServer,
+    PyodidePage,
+    launch_chromium,
+    load_script,
+    missing_assets,
+)
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +46,10 @@ def web_assets():
         fetch.build_project_wheel(force=False)
     missing = missing_assets()
     if missing:
-        pytest.fail("browser assets missing: " + ", ".join(missing)
-                    + "\n  run: python scripts/fetch_web_assets.py", pytrace=False)
+        pytest.fail(
+            "browser assets missing: " + ", ".join(missing) + "\n  run: python scripts/fetch_web_assets.py",
+            pytrace=False,
+        )
     return fetch.WEB
 
 
@@ -51,6 +62,7 @@ def web_server(web_assets):
 @pytest.fixture(scope="session")
 def playwright_driver():
     from playwright.sync_api import sync_playwright
+
     pw = sync_playwright().start()
     yield pw
     pw.stop()

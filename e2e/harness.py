@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import xml.etree.ElementTree as ET
-from collections import Counter
 import os
 import re
 import shutil
 import sys
 import threading
 import time
+import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,14 +42,21 @@ WEB_ROOT = ROOT / "build" / "web"
 MANIFEST = WEB_ROOT / "wheels" / "manifest.json"
 
 # GPU modes a PyodidePage can run under.
-WEBGPU = "webgpu"                 # --enable-unsafe-webgpu: SwiftShader adapter (Vulkan on CPU)
-NO_ADAPTER = "no-adapter"         # flag off: navigator.gpu exists, requestAdapter() resolves null
+WEBGPU = "webgpu"  # --enable-unsafe-webgpu: SwiftShader adapter (Vulkan on CPU)
+NO_ADAPTER = "no-adapter"  # flag off: navigator.gpu exists, requestAdapter() resolves null
 NO_NAVIGATOR_GPU = "no-navigator-gpu"  # flag on, but navigator.gpu deleted before any script runs
 GPU_MODES = (WEBGPU, NO_ADAPTER, NO_NAVIGATOR_GPU)
 
-BASE_ARGS = ("--no-sandbox", "--disable-background-networking", "--disable-component-update",
-             "--no-first-run", "--disable-default-apps", "--disable-sync",
-             "--disable-domain-reliability", "--no-default-browser-check")
+BASE_ARGS = (
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--disable-domain-reliability",
+    "--no-default-browser-check",
+)
 WEBGPU_ARGS = ("--enable-unsafe-webgpu",)
 
 # Pure-Python test tooling installed on demand by PyodidePage.ensure_pytest().
@@ -150,6 +157,7 @@ window.__e2e_ready = true;
 
 # ------------------------------------------------------------------------------------ server
 
+
 class AssetServer:
     """Serves `root` (default build/web/) on http://127.0.0.1:<ephemeral port>/, with the project's
     one static-file server (trueno_web.app.server: its MIME table, no traversal, no listings).
@@ -162,18 +170,31 @@ class AssetServer:
     rebuilt between runs under the same file name).
     """
 
-    def __init__(self, root: Path = WEB_ROOT, *, routes: dict | None = None,
-                 headers: dict | None = None, mounts: dict | None = None):
+    def __init__(
+        self,
+        root: Path = WEB_ROOT,
+        *,
+        routes: dict | None = None,
+        headers: dict | None = None,
+        mounts: dict | None = None,
+    ):
         self.root = Path(root)
         if mounts is None:
             mounts = {"/web/": ROOT / "web"}
-        self.httpd = make_server("127.0.0.1", 0, {**mounts, "/": self.root}, quiet=True, routes=routes,
-                                 headers=headers, cache_control="no-store", record=True)
+        self.httpd = make_server(
+            "127.0.0.1",
+            0,
+            {**mounts, "/": self.root},
+            quiet=True,
+            routes=routes,
+            headers=headers,
+            cache_control="no-store",
+            record=True,
+        )
         self.add_route(TEST_PAGE_PATH, "text/html; charset=utf-8", TEST_PAGE)
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="e2e-http",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="e2e-http", daemon=True)
 
     def add_route(self, path: str, mime: str, body: bytes | str) -> None:
         self.httpd.add_route(path, mime, body)
@@ -185,7 +206,7 @@ class AssetServer:
     def url(self, path: str) -> str:
         return self.base_url + "/" + path.lstrip("/")
 
-    def start(self) -> "AssetServer":
+    def start(self) -> AssetServer:
         self._thread.start()
         return self
 
@@ -216,8 +237,12 @@ def read_manifest() -> dict:
 
 def missing_assets() -> list[str]:
     """What scripts/fetch_web_assets.py still has to provide (empty when ready)."""
-    need = [WEB_ROOT / "pyodide" / "pyodide.mjs", WEB_ROOT / "pyodide" / "pyodide.asm.wasm",
-            WEB_ROOT / "pyodide" / "python_stdlib.zip", MANIFEST]
+    need = [
+        WEB_ROOT / "pyodide" / "pyodide.mjs",
+        WEB_ROOT / "pyodide" / "pyodide.asm.wasm",
+        WEB_ROOT / "pyodide" / "python_stdlib.zip",
+        MANIFEST,
+    ]
     missing = [str(p.relative_to(ROOT)) for p in need if not p.is_file()]
     if not missing:
         wheels = read_manifest().get("wheels", {})
@@ -228,6 +253,7 @@ def missing_assets() -> list[str]:
 
 
 # ----------------------------------------------------------------------------------- browser
+
 
 def chromium_executable() -> str | None:
     """$TRUENO_E2E_CHROMIUM, else a system chromium, else None (Playwright's own download)."""
@@ -250,11 +276,13 @@ def chromium_args(*, webgpu: bool = True, extra=()) -> list[str]:
 
 
 def launch_chromium(playwright, *, webgpu: bool = True, headless: bool = True, extra_args=()):
-    return playwright.chromium.launch(executable_path=chromium_executable(), headless=headless,
-                                      args=chromium_args(webgpu=webgpu, extra=extra_args))
+    return playwright.chromium.launch(
+        executable_path=chromium_executable(), headless=headless, args=chromium_args(webgpu=webgpu, extra=extra_args)
+    )
 
 
 # ------------------------------------------------------------------------------------ pyodide
+
 
 class PyodideError(Exception):
     """Python (or JS) code run in the page raised. .py_type is the exception type name,
@@ -280,19 +308,26 @@ def is_local_url(url: str) -> bool:
 
 @dataclass
 class PageLog:
-    requests: list = field(default_factory=list)          # every URL the page asked for
-    blocked: list = field(default_factory=list)           # non-local URLs (aborted)
-    console: list = field(default_factory=list)           # (type, text) of every console message
-    console_errors: list = field(default_factory=list)    # console.error texts
-    webgpu_errors: list = field(default_factory=list)     # uncaptured WebGPU errors (warnings)
-    page_errors: list = field(default_factory=list)       # uncaught exceptions
-    failed_requests: list = field(default_factory=list)   # (url, failure) of local requests
-    allowed_errors: list = field(default_factory=list)    # regexes that excuse console errors
+    requests: list = field(default_factory=list)  # every URL the page asked for
+    blocked: list = field(default_factory=list)  # non-local URLs (aborted)
+    console: list = field(default_factory=list)  # (type, text) of every console message
+    console_errors: list = field(default_factory=list)  # console.error texts
+    webgpu_errors: list = field(default_factory=list)  # uncaptured WebGPU errors (warnings)
+    page_errors: list = field(default_factory=list)  # uncaught exceptions
+    failed_requests: list = field(default_factory=list)  # (url, failure) of local requests
+    allowed_errors: list = field(default_factory=list)  # regexes that excuse console errors
 
     def reset(self):
-        for lst in (self.requests, self.blocked, self.console, self.console_errors,
-                    self.webgpu_errors, self.page_errors, self.failed_requests,
-                    self.allowed_errors):
+        for lst in (
+            self.requests,
+            self.blocked,
+            self.console,
+            self.console_errors,
+            self.webgpu_errors,
+            self.page_errors,
+            self.failed_requests,
+            self.allowed_errors,
+        ):
             lst.clear()
 
     def problems(self) -> list[str]:
@@ -317,7 +352,8 @@ _ids = itertools.count(1)
 # and the work is silently dropped. The harness counts these as problems.
 WEBGPU_WARNING_RE = re.compile(
     r"\n - While (?:calling|encoding|finishing|validating)|\[Invalid \w+"
-    r"|is invalid due to a previous error|no more warnings will be reported")
+    r"|is invalid due to a previous error|no more warnings will be reported"
+)
 
 
 class PyodidePage:
@@ -327,9 +363,16 @@ class PyodidePage:
     install_project: micropip.install the project wheel from its localhost URL.
     """
 
-    def __init__(self, browser, server: AssetServer, *, gpu: str = WEBGPU,
-                 install_project: bool = True, echo_output: bool = True,
-                 boot_timeout_s: float = 120.0):
+    def __init__(
+        self,
+        browser,
+        server: AssetServer,
+        *,
+        gpu: str = WEBGPU,
+        install_project: bool = True,
+        echo_output: bool = True,
+        boot_timeout_s: float = 120.0,
+    ):
         if gpu not in GPU_MODES:
             raise ValueError(f"gpu must be one of {GPU_MODES}, got {gpu!r}")
         self.server = server
@@ -337,10 +380,10 @@ class PyodidePage:
         self.echo_output = echo_output
         self.log = PageLog()
         self.broken: str | None = None
-        self.output: list[tuple[str, str]] = []   # (stream, line) of everything Pyodide printed
+        self.output: list[tuple[str, str]] = []  # (stream, line) of everything Pyodide printed
         self.timings: dict[str, float] = {}
         self._installed: set[str] = set()
-        self._done: set[int] = set()              # run ids the page reported finished
+        self._done: set[int] = set()  # run ids the page reported finished
         self.manifest = read_manifest()
 
         self.context = browser.new_context()
@@ -368,15 +411,15 @@ class PyodidePage:
         t0 = time.perf_counter()
         self.page.goto(self.server.url(TEST_PAGE_PATH))
         self.page.wait_for_function("window.__e2e_ready === true", timeout=boot_timeout_s * 1000)
-        self.page.evaluate("opts => window.__e2e.bootStart(opts)",
-                           {"preload": [self.wheel_url("micropip"), self.wheel_url("packaging")]})
-        self.page.wait_for_function("window.__e2e.booted !== undefined", polling=20,
-                                    timeout=boot_timeout_s * 1000)
+        self.page.evaluate(
+            "opts => window.__e2e.bootStart(opts)",
+            {"preload": [self.wheel_url("micropip"), self.wheel_url("packaging")]},
+        )
+        self.page.wait_for_function("window.__e2e.booted !== undefined", polling=20, timeout=boot_timeout_s * 1000)
         info = self.page.evaluate("window.__e2e.booted")
         self._drain()
         if not info["ok"]:
-            raise RuntimeError("loading Pyodide failed:\n" + info["message"] + "\n"
-                               + "\n".join(self.log.problems()))
+            raise RuntimeError("loading Pyodide failed:\n" + info["message"] + "\n" + "\n".join(self.log.problems()))
         self.pyodide_version = info["pyodide"]
         self.timings["load_pyodide_ms"] = info["load_ms"]
         self.timings["load_micropip_ms"] = info["preload_ms"]
@@ -428,13 +471,15 @@ class PyodidePage:
             raise AssertionError("browser page problems:\n  " + "\n  ".join(problems))
 
     def _drain(self, taken=None):
-        lines = taken if taken is not None else self.page.evaluate(
-            "() => window.__e2e.out.splice(0, window.__e2e.out.length)")
+        lines = (
+            taken
+            if taken is not None
+            else self.page.evaluate("() => window.__e2e.out.splice(0, window.__e2e.out.length)")
+        )
         for stream, text in lines:
             self.output.append((stream, text))
             if self.echo_output:
-                print(f"[pyodide {stream}] {text}",
-                      file=sys.stderr if stream == "err" else sys.stdout)
+                print(f"[pyodide {stream}] {text}", file=sys.stderr if stream == "err" else sys.stdout)
 
     def run(self, code: str, *, args=None, timeout_s: float = 120.0, sync: bool = False):
         """Run `code` with pyodide.runPythonAsync; return its last expression, JSON round-tripped
@@ -450,14 +495,14 @@ class PyodidePage:
             raise PageBroken(f"page unusable: {self.broken}")
         rid = next(_ids)
         try:
-            self.page.evaluate("([id, code, args, sync]) => window.__e2e.start(id, code, args, sync)",
-                               [rid, code, args, sync])
+            self.page.evaluate(
+                "([id, code, args, sync]) => window.__e2e.start(id, code, args, sync)", [rid, code, args, sync]
+            )
             self._wait_done(rid, timeout_s)
             taken = self.page.evaluate("id => window.__e2e.take(id)", rid)
-        except Exception as e:  # noqa: BLE001 - playwright raises its own Error/TimeoutError
+        except Exception as e:
             self._abandon(f"{type(e).__name__}: {e}")
-            raise PageBroken(f"run_py did not finish ({type(e).__name__}): {e}\n"
-                             f"--- code ---\n{code}") from None
+            raise PageBroken(f"run_py did not finish ({type(e).__name__}): {e}\n--- code ---\n{code}") from None
         self._drain(taken["out"])
         res = taken["result"]
         self.timings["last_run_ms"] = res["ms"]
@@ -494,8 +539,10 @@ class PyodidePage:
         if not names:
             return
         urls = [self.wheel_url(n) for n in names]
-        self.run("import micropip\nawait micropip.install(E2E_ARGS['urls'], deps=E2E_ARGS['deps'])"
-                 "\ndel E2E_ARGS", args={"urls": urls, "deps": deps})
+        self.run(
+            "import micropip\nawait micropip.install(E2E_ARGS['urls'], deps=E2E_ARGS['deps'])\ndel E2E_ARGS",
+            args={"urls": urls, "deps": deps},
+        )
         self._installed.update(names)
 
     def ensure_pytest(self):
@@ -512,8 +559,14 @@ class PyodidePage:
         self._installed.update(missing)
         self.timings["install_pytest_ms"] = (time.perf_counter() - t0) * 1000
 
-    def run_pytest(self, files: dict | None = None, args=("-q",), *,
-                   rootdir: str = "/home/pyodide/e2e_pytest", timeout_s: float = 600.0) -> dict:
+    def run_pytest(
+        self,
+        files: dict | None = None,
+        args=("-q",),
+        *,
+        rootdir: str = "/home/pyodide/e2e_pytest",
+        timeout_s: float = 600.0,
+    ) -> dict:
         """Run pytest *inside Pyodide* (installing it first if needed).
 
         files: {relative path: source text} written under `rootdir` first (use write_tree() for a
@@ -529,19 +582,28 @@ class PyodidePage:
         args = list(args)
         if not any(not a.startswith("-") for a in args):
             args.append(rootdir)
-        return self.run(_RUN_PYTEST, args={"args": args, "rootdir": rootdir},
-                        timeout_s=timeout_s)
+        return self.run(_RUN_PYTEST, args={"args": args, "rootdir": rootdir}, timeout_s=timeout_s)
 
-    def run_test_files(self, local_dir, files, dest: str, *, select: str, marks: str = "not slow", args=(),
-                       timeout_s: float = 900.0) -> dict:
+    def run_test_files(
+        self, local_dir, files, dest: str, *, select: str, marks: str = "not slow", args=(), timeout_s: float = 900.0
+    ) -> dict:
         """Copy `local_dir`'s *.py into Pyodide's FS at `dest` and run pytest there on `files` (names in it)
         with `-m marks -k select` (marks "": every mark) and any more pytest `args`.
         Returns run_pytest's dict plus "per_file" (passed) and "seconds_per_file" (from the JUnit XML
         report), so a file that stops collecting inside Pyodide shows."""
         self.write_tree(local_dir, dest, "*.py")
         report = f"{dest}/junit.xml"
-        pytest_args = ["-q", "-p", "no:cacheprovider", *(["-m", marks] if marks else []), "-k", select,
-                f"--junitxml={report}", *args, *[f"{dest}/{f}" for f in files]]
+        pytest_args = [
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *(["-m", marks] if marks else []),
+            "-k",
+            select,
+            f"--junitxml={report}",
+            *args,
+            *[f"{dest}/{f}" for f in files],
+        ]
         result = self.run_pytest(args=pytest_args, rootdir=dest, timeout_s=timeout_s)
         cases = list(ET.fromstring(self.run(f"open({report!r}).read()")).iter("testcase"))
         passed, seconds = Counter(), Counter()
@@ -567,16 +629,19 @@ class PyodidePage:
 
     def write_file(self, path: str, text: str) -> None:
         """pyodide.FS.writeFile (creating parent directories)."""
-        self.page.evaluate("""([path, text]) => {
+        self.page.evaluate(
+            """([path, text]) => {
             const dir = path.substring(0, path.lastIndexOf('/'));
             if (dir) pyodide.FS.mkdirTree(dir);
             pyodide.FS.writeFile(path, text);
-        }""", [path, text])
+        }""",
+            [path, text],
+        )
 
     def close(self) -> None:
         try:
             self.context.close()
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:
             pass
 
 

@@ -24,6 +24,8 @@ SELECT = "(webgpu or wasm or raises) and not (dot_mean or random_products or sof
 
 def test_accuracy_suite_on_webgpu_and_wasm_simd(pyodide_page):
     result = pyodide_page.run_test_files(TESTS, FILES, "/home/pyodide/accuracy", select=SELECT, marks="")
-    print(f"\naccuracy in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
-          f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
+    print(
+        f"\naccuracy in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
+        f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}"
+    )
     check_counts(result, at_least=142, per_file={"test_accuracy.py": 128, "test_sums.py": 8, "test_loops.py": 6})

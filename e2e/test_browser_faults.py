@@ -3,7 +3,7 @@ and the page can go on computing (a new device after a loss; the same device aft
 
 from __future__ import annotations
 
-LOSS = r'''
+LOSS = r"""
 import trueno_web as tw
 dev = await tw.GpuDevice.create("webgpu")
 before = list(await dev.relu([-1.0, 2.0]))
@@ -15,9 +15,9 @@ except tw.DeviceLostError as exc:
     lost = str(exc)
 again = await tw.GpuDevice.create("webgpu")
 {"before": before, "lost": lost, "after": list(await again.relu([-3.0, 4.0]))}
-'''
+"""
 
-LOST_MID_BATCH = r'''
+LOST_MID_BATCH = r"""
 import trueno_web as tw
 dev = await tw.GpuDevice.create("webgpu")
 b = dev.batch()
@@ -30,9 +30,9 @@ try:
 except tw.TruenoError as exc:
     got = type(exc).__name__
 {"error": got, "after": list(await (await tw.GpuDevice.create("webgpu")).add([1.0], [2.0]))}
-'''
+"""
 
-VALIDATION = r'''
+VALIDATION = r"""
 import trueno_web as tw
 dev = await tw.GpuDevice.create("webgpu")
 driver = dev.executor.driver
@@ -43,7 +43,7 @@ try:
 except tw.GpuError as exc:
     err = str(exc)
 {"error": err, "after": list(await dev.mul([2.0, 3.0], [4.0, 5.0]))}
-'''
+"""
 
 
 def test_destroyed_device_raises_device_lost_and_a_new_one_works(pyodide_page):
@@ -64,7 +64,6 @@ def test_validation_error_is_a_gpu_error_and_the_device_stays_usable(pyodide_pag
     r = pyodide_page.run(VALIDATION)
     assert r["error"].startswith("creating a buffer failed"), r
     assert r["after"] == [8.0, 15.0]
-
 
 
 CANCEL = r'''
@@ -136,15 +135,20 @@ def test_cancelled_and_timed_out_batches_leave_the_device_usable(pyodide_page):
     r = pyodide_page.run(CANCEL)
     outcomes = r["outcomes"]
     assert not [o for o in outcomes if o.startswith("WRONG")], outcomes
-    assert outcomes[0:10:2] == ["cancelled in nothing", "cancelled in execute", "cancelled in read",
-                                "cancelled in execute", "cancelled in read"], outcomes
+    assert outcomes[0:10:2] == [
+        "cancelled in nothing",
+        "cancelled in execute",
+        "cancelled in read",
+        "cancelled in execute",
+        "cancelled in read",
+    ], outcomes
     assert outcomes[1:10:2] == ["ok"] * 5, outcomes
     assert r["first"] == "cancelled" and r["retried"], "a batch whose execute() was cancelled runs when retried"
     assert r["live"] == 0
     assert r["after"] == [3.0]
 
 
-DESTROYED_WHILE_READING = r'''
+DESTROYED_WHILE_READING = r"""
 import asyncio
 import trueno_web as tw
 outcomes = []
@@ -173,7 +177,7 @@ for n in (1 << 16, 1 << 20, 1 << 20):
     except Exception as exc:
         outcomes.append(f"FOREIGN {type(exc).__name__}: {exc}")
 {"outcomes": outcomes, "after": list(await (await tw.GpuDevice.create("webgpu")).relu([-1.0, 4.0]))}
-'''
+"""
 
 
 def test_device_destroyed_while_a_read_is_pending(pyodide_page):
@@ -186,7 +190,7 @@ def test_device_destroyed_while_a_read_is_pending(pyodide_page):
     assert r["after"] == [0.0, 4.0]
 
 
-PENDING = r'''
+PENDING = r"""
 import traceback
 import trueno_web as tw
 dev = await tw.GpuDevice.create("webgpu")
@@ -199,7 +203,7 @@ try:
 except tw.TruenoValueError as exc:
     frames = [(f.filename.rsplit("/", 1)[-1], f.name) for f in traceback.extract_tb(exc.__traceback__)]
 {"repr": shown, "value": value, "frames": frames}
-'''
+"""
 
 
 def test_a_pending_call_says_await_it_and_errors_end_at_the_callers_line(pyodide_page):

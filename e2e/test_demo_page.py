@@ -43,14 +43,20 @@ ARTIFACTS = ROOT / "build" / "e2e"
 
 # ------------------------------------------------------------------------------------ the server
 
+
 class ServeProcess:
     """`python -m trueno_web serve --port 0` as a subprocess; .url is the URL it printed."""
 
     def __init__(self, log_path: Path | None = None, env: dict | None = None):
         self._stderr = open(log_path, "w") if log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen([sys.executable, "-m", "trueno_web", "serve", "--port", "0"], cwd=ROOT,
-                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "trueno_web", "serve", "--port", "0"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
         reader.start()
@@ -81,6 +87,7 @@ def demo_server(web_assets, tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------------ the page
+
 
 class DemoPage:
     """The demo page in a fresh browser context: every request, console message, page error,
@@ -113,10 +120,11 @@ class DemoPage:
         elif msg.type == "warning" and WEBGPU_WARNING_RE.search(msg.text):
             self.log.webgpu_errors.append(msg.text)  # Chrome's report of an uncaptured WebGPU error
 
-    def open(self) -> "DemoPage":
+    def open(self) -> DemoPage:
         self.page.goto(self.server.url)
-        self.page.wait_for_function("document.body.dataset.state !== 'loading'", polling=100,
-                                    timeout=READY_TIMEOUT_S * 1000)
+        self.page.wait_for_function(
+            "document.body.dataset.state !== 'loading'", polling=100, timeout=READY_TIMEOUT_S * 1000
+        )
         return self
 
     @property
@@ -165,6 +173,7 @@ def env_of(demo: DemoPage) -> dict:
 
 # ------------------------------------------------------------------------------------ what the library computes here
 
+
 def _in_thread(coro_fn):
     """Run async desktop work on a private event loop in another thread (Playwright's sync API
     owns this thread's loop)."""
@@ -191,8 +200,13 @@ def desktop(backend: str) -> dict:
         filters = {}
         for name in FILTERS:
             out, shape, stats = await run_filter(session.dev, name, image, IMAGE_H, IMAGE_W)
-            filters[name] = {"sum": math.fsum(out), "min": min(out), "max": max(out), "shape": list(shape),
-                             "stats": stats}
+            filters[name] = {
+                "sum": math.fsum(out),
+                "min": min(out),
+                "max": max(out),
+                "shape": list(shape),
+                "stats": stats,
+            }
         chains = {n: await session.chain(n, repeat=1) for n in (4096, 65536)}
         session.dev.close()
         session.cpu.close()
@@ -221,14 +235,21 @@ def number(text: str) -> float:
 
 # ------------------------------------------------------------------------------------ tests
 
+
 def test_reaches_ready_without_problems(demo):
     assert demo.state == "ready", demo.error_text()
     assert demo.page.is_hidden("#error")
     assert demo.problems() == []
     # the worker's requests are seen too (Pyodide and the wheel come from this server)
     paths = {urlsplit(u).path for u in demo.log.requests}
-    assert {"/", "/app.mjs", "/worker.mjs", "/config.mjs", "/pyodide/pyodide.asm.wasm",
-            "/wheels/manifest.json"} <= paths
+    assert {
+        "/",
+        "/app.mjs",
+        "/worker.mjs",
+        "/config.mjs",
+        "/pyodide/pyodide.asm.wasm",
+        "/wheels/manifest.json",
+    } <= paths
     assert any(p.startswith("/wheels/trueno_web-") for p in paths)
 
 
@@ -263,8 +284,14 @@ def test_every_canvas_has_drawn_pixels(demo):
     from trueno_web.app.demo_page import activation_ops
 
     names = [c["name"] for c in canvases]
-    assert names == [op.name for op in activation_ops()] + ["img-original", "img-filtered", "chain-chart",
-                                                            "digit-pad", "digit-preview", "digit-chart"]
+    assert names == [op.name for op in activation_ops()] + [
+        "img-original",
+        "img-filtered",
+        "chain-chart",
+        "digit-pad",
+        "digit-preview",
+        "digit-chart",
+    ]
     for c in canvases:
         assert c["size"] > 0 and c["opaque"] == c["size"], c
         # the digit pad is blank but for its hint until someone draws
@@ -289,11 +316,12 @@ def test_activation_values_match_the_catalog(demo):
         for cell in row["cells"]:
             want = op.ref(float(cell["x"]), *params)
             assert (cell["cpu"] is not None) == compare, cell
-            for side in ("gpu", "cpu")[:2 if compare else 1]:
+            for side in ("gpu", "cpu")[: 2 if compare else 1]:
                 got = number(cell[side])
                 assert close(got, want, rel=op.rtol + 1e-6, abs_=op.atol + 1e-7), (row["op"], cell, want)
-    diffs = demo.page.eval_on_selector_all("#activation-grid [data-key=max_abs_diff]",
-                                           "els => els.map((e) => e.textContent)")
+    diffs = demo.page.eval_on_selector_all(
+        "#activation-grid [data-key=max_abs_diff]", "els => els.map((e) => e.textContent)"
+    )
     assert len(diffs) == (len(rows) if compare else 0)
     assert all(number(d.split()[-1]) <= 1e-5 for d in diffs), diffs
 
@@ -320,9 +348,11 @@ def _check_filter(demo, ref: dict, name: str) -> None:
     else:  # the CPU fallback is the device's backend: nothing to compare
         assert "max_abs_diff" not in shown and "cpu_ms" not in shown, shown
     s = want["stats"]
-    assert shown["stats"] == (f"{s['uploads']} upload{'s' * (s['uploads'] != 1)} · {s['dispatches']} dispatch"
-                              f"{'es' * (s['dispatches'] != 1)} · {s['submits']} submit{'s' * (s['submits'] != 1)} · "
-                              f"{s['downloads']} download{'s' * (s['downloads'] != 1)}")
+    assert shown["stats"] == (
+        f"{s['uploads']} upload{'s' * (s['uploads'] != 1)} · {s['dispatches']} dispatch"
+        f"{'es' * (s['dispatches'] != 1)} · {s['submits']} submit{'s' * (s['submits'] != 1)} · "
+        f"{s['downloads']} download{'s' * (s['downloads'] != 1)}"
+    )
     assert re.match(r"[\d.]+ ms warm \(first run [\d.]+ ms", shown["gpu_ms"]), shown["gpu_ms"]
 
 
@@ -407,7 +437,8 @@ def test_plot_headers_stay_on_one_line(demo):
 
 def _pixels(demo, selector: str) -> dict:
     """Counts of the GPU-curve blue and the CPU-curve orange in a canvas, and a digest."""
-    return demo.page.evaluate("""(sel) => {
+    return demo.page.evaluate(
+        """(sel) => {
         const c = document.querySelector(sel);
         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let blue = 0, orange = 0, digest = 0;
@@ -417,7 +448,9 @@ def _pixels(demo, selector: str) -> dict:
             digest = (digest * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) % 1000000007;
         }
         return {blue, orange, digest};
-    }""", selector)
+    }""",
+        selector,
+    )
 
 
 def test_controls_change_what_is_shown(demo):
@@ -449,9 +482,12 @@ def test_controls_change_what_is_shown(demo):
     chart = _pixels(demo, "#chain-chart")["digest"]
     page.select_option("#chain-size", "4096")
     page.click("#chain-run")
-    page.wait_for_function("() => { const p = document.querySelector('#panel-chain');"
-                           " return p.dataset.state !== 'busy' && p.dataset.n === '4096'; }",
-                           polling=100, timeout=120_000)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('#panel-chain');"
+        " return p.dataset.state !== 'busy' && p.dataset.n === '4096'; }",
+        polling=100,
+        timeout=120_000,
+    )
     assert page.evaluate("document.querySelector('#panel-chain').dataset.state") == "done"
     assert _pixels(demo, "#chain-chart")["digest"] != chart
     _check_chain(demo, ref, 4096)
@@ -459,6 +495,7 @@ def test_controls_change_what_is_shown(demo):
 
 
 # ------------------------------------------------------------------------------------ panel 4: draw a digit
+
 
 def _held_out_examples(labels=(3, 7), min_p: float = 0.9) -> list[tuple[int, int, list]]:
     """(index, label, strokes in 32x32 bitmap units) of the first held-out digit of each label whose
@@ -515,9 +552,13 @@ def draw_on_pad(page, strokes, scale: float = 1.0) -> dict:
         for p in pts[1:]:
             page.mouse.move(*p)
         page.mouse.up()
-    page.wait_for_function("n => { const p = document.querySelector('#panel-digits');"
-                           " return p.dataset.pending === '0' && p.dataset.strokes === String(n); }",
-                           arg=len(strokes), polling=50, timeout=60_000)
+    page.wait_for_function(
+        "n => { const p = document.querySelector('#panel-digits');"
+        " return p.dataset.pending === '0' && p.dataset.strokes === String(n); }",
+        arg=len(strokes),
+        polling=50,
+        timeout=60_000,
+    )
     return _digit_panel(page)
 
 
@@ -617,8 +658,12 @@ def test_phone_layout_fits_the_screen(browser, demo_server):
         demo.page.screenshot(path=str(ARTIFACTS / "demo-phone.png"), full_page=True)
 
         demo.page.set_viewport_size({"width": 1000, "height": 800})
-        demo.page.wait_for_function("w => document.querySelector('#chain-chart').getBoundingClientRect().width > w",
-                                    arg=PHONE["width"], polling=50, timeout=10_000)
+        demo.page.wait_for_function(
+            "w => document.querySelector('#chain-chart').getBoundingClientRect().width > w",
+            arg=PHONE["width"],
+            polling=50,
+            timeout=10_000,
+        )
         wide = demo.page.evaluate(LAYOUT)
         assert wide["outside"] == [] and wide["document"] <= wide["viewport"], wide
         before = {c["name"]: c["pixels"] for c in layout["canvases"]}
@@ -636,8 +681,13 @@ def test_missing_pyodide_says_what_to_put_where(browser, tmp_path):
     try:
         assert demo.open().state == "error"
         text = demo.error_text()
-        for needle in ("pyodide.mjs", "pyodide/ next to index.html", "python scripts/fetch_web_assets.py",
-                       "python -m trueno_web serve", "PYODIDE_URL in config.mjs"):
+        for needle in (
+            "pyodide.mjs",
+            "pyodide/ next to index.html",
+            "python scripts/fetch_web_assets.py",
+            "python -m trueno_web serve",
+            "PYODIDE_URL in config.mjs",
+        ):
             assert needle in text, (needle, text)
         badge = demo.page.inner_text("#badge")
         assert "not started" in badge and "starting" not in badge, badge
@@ -648,6 +698,7 @@ def test_missing_pyodide_says_what_to_put_where(browser, tmp_path):
 
 
 # ------------------------------------------------------------------------------------ screenshot
+
 
 @contextlib.contextmanager
 def ready_page(webgpu: bool, viewport=VIEWPORT, serve_log: Path | None = None, cache: bool = False):
@@ -709,8 +760,9 @@ def measure_startup(webgpu: bool = True) -> dict:
             first = int(demo.page.evaluate("document.body.dataset.readyMs"))
             first_lines = len(log.read_text().splitlines())
             demo.page.reload()
-            demo.page.wait_for_function("document.body.dataset.state === 'ready'", polling=100,
-                                        timeout=READY_TIMEOUT_S * 1000)
+            demo.page.wait_for_function(
+                "document.body.dataset.state === 'ready'", polling=100, timeout=READY_TIMEOUT_S * 1000
+            )
             reload = int(demo.page.evaluate("document.body.dataset.readyMs"))
         lines = log.read_text().splitlines()
 
@@ -722,8 +774,12 @@ def measure_startup(webgpu: bool = True) -> dict:
                 out[m.group(1)] = out.get(m.group(1), 0) + 1
         return out
 
-    return {"first_load_ms": first, "reload_ms": reload, "first_load_requests": statuses(lines[:first_lines]),
-            "reload_requests": statuses(lines[first_lines:])}
+    return {
+        "first_load_ms": first,
+        "reload_ms": reload,
+        "first_load_requests": statuses(lines[:first_lines]),
+        "reload_requests": statuses(lines[first_lines:]),
+    }
 
 
 if __name__ == "__main__":
@@ -731,11 +787,16 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser(description="screenshot of the demo page (WebGPU on SwiftShader)")
     ap.add_argument("--screenshot", type=Path, default=ROOT / "docs" / "screenshot.png")
-    ap.add_argument("--digits-panel", type=Path, metavar="PNG",
-                    help="instead: the digit panel with a '2' drawn on it (docs/digits_panel.png)")
+    ap.add_argument(
+        "--digits-panel",
+        type=Path,
+        metavar="PNG",
+        help="instead: the digit panel with a '2' drawn on it (docs/digits_panel.png)",
+    )
     ap.add_argument("--phone", action="store_true", help=f"a {PHONE['width']}x{PHONE['height']} viewport")
-    ap.add_argument("--startup", action="store_true",
-                    help="instead: print the page-ready time of a first load and of a reload")
+    ap.add_argument(
+        "--startup", action="store_true", help="instead: print the page-ready time of a first load and of a reload"
+    )
     ap.add_argument("--no-webgpu", action="store_true")
     args = ap.parse_args()
     if args.startup:

@@ -80,7 +80,7 @@ def site():
     if os.environ.get("TRUENO_E2E_NO_REBUILD") == "1" and (mod.OUT / "lab" / "index.html").is_file():
         return mod.OUT
     t0 = time.perf_counter()
-    out = mod.build()   # quick when up to date
+    out = mod.build()  # quick when up to date
     print(f"\n[jupyterlite] site ready in {time.perf_counter() - t0:.1f} s")
     return out
 
@@ -119,7 +119,7 @@ def run_notebook(browser, server, label: str) -> dict:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             try:
                 page.screenshot(path=str(ARTIFACTS / f"jupyterlite-{label}.png"), full_page=True)
-            except Exception:  # noqa: BLE001 - a screenshot is a nicety
+            except Exception:
                 pass
         tour = page.evaluate("() => window.__tour")
         rec["wall_s"] = time.perf_counter() - t0
@@ -143,8 +143,11 @@ def _outputs(nb: dict) -> list[tuple[dict, list[dict]]]:
 
 
 def _text(outputs: list[dict], stream: str = "stdout") -> str:
-    return "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"]
-                   for o in outputs if o["output_type"] == "stream" and o["name"] == stream)
+    return "".join(
+        "".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+        for o in outputs
+        if o["output_type"] == "stream" and o["name"] == stream
+    )
 
 
 def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
@@ -152,9 +155,9 @@ def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, ihdr = 8, b"", None
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         assert zlib.crc32(tag + body) == crc, f"bad CRC in {tag!r}"
         if tag == b"IHDR":
             ihdr = struct.unpack(">IIBBBBB", body)
@@ -165,7 +168,7 @@ def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
     assert (depth, color, interlace) == (8, 0, 0), ihdr
     raw = zlib.decompress(idat)
     assert len(raw) == h * (w + 1)
-    rows = [raw[r * (w + 1):(r + 1) * (w + 1)] for r in range(h)]
+    rows = [raw[r * (w + 1) : (r + 1) * (w + 1)] for r in range(h)]
     assert all(row[0] == 0 for row in rows)
     return w, h, [row[1:] for row in rows]
 
@@ -175,18 +178,25 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     browser = request.getfixturevalue("browser" if mode == "webgpu" else "browser_no_webgpu")
     rec = run_notebook(browser, site_server, mode)
     first = first_trueno_cell(rec)
-    print(f"\n[jupyterlite:{mode}] notebook open + kernel session {rec.get('opened_ms', 0) / 1000:.1f} s, "
-          f"first trueno_web output {first['run_all_ms'] / 1000:.1f} s after Run All "
-          f"({first['page_ms'] / 1000:.1f} s after opening the page), "
-          f"run all cells {rec.get('run_ms', 0) / 1000:.1f} s, wall {rec['wall_s']:.1f} s, "
-          f"{len(rec['requests'])} requests")
+    print(
+        f"\n[jupyterlite:{mode}] notebook open + kernel session {rec.get('opened_ms', 0) / 1000:.1f} s, "
+        f"first trueno_web output {first['run_all_ms'] / 1000:.1f} s after Run All "
+        f"({first['page_ms'] / 1000:.1f} s after opening the page), "
+        f"run all cells {rec.get('run_ms', 0) / 1000:.1f} s, wall {rec['wall_s']:.1f} s, "
+        f"{len(rec['requests'])} requests"
+    )
 
     # --- offline: nothing left 127.0.0.1, and the kernel's own fetches were seen going through ours
     assert rec["blocked"] == [], f"requests off localhost: {rec['blocked']}"
     assert all(is_local_url(u) for u in rec["requests"])
     log = rec["server_log"]
-    for needle in ("/jupyter-lite.json", "/static/pyodide/pyodide.asm.wasm",
-                   "/static/pyodide/pyodide-lock.json", "/static/pyodide/ipython-", "/pypi/trueno_web-"):
+    for needle in (
+        "/jupyter-lite.json",
+        "/static/pyodide/pyodide.asm.wasm",
+        "/static/pyodide/pyodide-lock.json",
+        "/static/pyodide/ipython-",
+        "/pypi/trueno_web-",
+    ):
         assert any(needle in p for p in log), f"no request for {needle}: the kernel did not load from the site"
 
     # --- the page: no uncaught errors, no console errors, no uncaptured WebGPU errors
@@ -204,22 +214,23 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         src = "".join(cell["source"])[:60]
         assert cell["execution_count"] == i, f"cell {i} did not run ({src!r})"
         errors = [o for o in outs if o["output_type"] == "error"]
-        assert not errors, f"cell {i} ({src!r}) raised:\n" + "\n".join(
-            f"{e['ename']}: {e['evalue']}" for e in errors)
+        assert not errors, f"cell {i} ({src!r}) raised:\n" + "\n".join(f"{e['ename']}: {e['evalue']}" for e in errors)
         assert _text(outs, "stderr") == "", f"cell {i} ({src!r}) wrote to stderr: {_text(outs, 'stderr')}"
 
     # --- the values
     everything = "".join(_text(outs) for _c, outs in cells)
-    for line in ("installed trueno_web 0.1.0 from this site's pypi/",   # what %pip installed
-                 "relu     [0.0, 0.0, 0.0, 0.5, 2.0]",
-                 "gelu     [-0.0454, -0.1543, 0.0, 0.3457, 1.9546]",
-                 "a + b    [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]",
-                 "a . b    18.0",
-                 "softmax  [0.09003, 0.24473, 0.66524]",
-                 "matmul   [4.0, 5.0, 10.0, 11.0]",
-                 "in the browser: True",
-                 "numpy backend: NumPy is not installed here",
-                 "total_sync([1.0, 2.0, 3.5]) = 6.5"):
+    for line in (
+        "installed trueno_web 0.1.0 from this site's pypi/",  # what %pip installed
+        "relu     [0.0, 0.0, 0.0, 0.5, 2.0]",
+        "gelu     [-0.0454, -0.1543, 0.0, 0.3457, 1.9546]",
+        "a + b    [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]",
+        "a . b    18.0",
+        "softmax  [0.09003, 0.24473, 0.66524]",
+        "matmul   [4.0, 5.0, 10.0, 11.0]",
+        "in the browser: True",
+        "numpy backend: NumPy is not installed here",
+        "total_sync([1.0, 2.0, 3.5]) = 6.5",
+    ):
         assert line in everything, f"missing output line {line!r}"
     tour_lines = [ln for ln in everything.splitlines() if ln.startswith("TOUR ")]
     assert len(tour_lines) == 1
@@ -228,7 +239,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok", "digits_ok"):
         assert tour.get(key) is True, (key, tour)
     assert tour["cpu_backend"] == "wasm-simd"
-    assert tour["sync_available"] is True          # Chromium has JSPI; notebook cells are async entries
+    assert tour["sync_available"] is True  # Chromium has JSPI; notebook cells are async entries
     if mode == "webgpu":
         assert tour["webgpu_available"] is True and tour["backend"] == "webgpu", tour
         stats = tour["batch_stats"]
@@ -240,20 +251,24 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         assert tour["webgpu_available"] is False and tour["backend"] == "wasm-simd", tour
 
     # --- the picture: one inline PNG, three panels (96x96 | 92x92 | 94x94, 4 px gaps, 2x scale)
-    pngs = [o["data"]["image/png"] for _c, outs in cells for o in outs
-            if o["output_type"] in ("display_data", "execute_result") and "image/png" in o.get("data", {})]
+    pngs = [
+        o["data"]["image/png"]
+        for _c, outs in cells
+        for o in outs
+        if o["output_type"] in ("display_data", "execute_result") and "image/png" in o.get("data", {})
+    ]
     assert len(pngs) == 2  # the filters, then the held-out digits
     png = base64.b64decode("".join(pngs[0]) if isinstance(pngs[0], list) else pngs[0])
     assert len(png) == tour["png_bytes"]
     w, h, rows = _decode_png(png)
     assert (w, h) == (2 * (96 + 4 + 92 + 4 + 94), 2 * 96)
-    assert rows[2 * 40][2 * 36] == round(0.95 * 255)          # inside the disc of the original
-    assert rows[2 * 10][2 * 96 + 1] == 255                    # the white gap between panels
+    assert rows[2 * 40][2 * 36] == round(0.95 * 255)  # inside the disc of the original
+    assert rows[2 * 10][2 * 96 + 1] == 255  # the white gap between panels
     edges_x0 = 2 * (96 + 4 + 92 + 4)
     edge_panel = [v for r in rows[2:-2] for v in r[edges_x0:]]
-    assert edge_panel.count(0) > 0.7 * len(edge_panel)        # mostly flat: black
-    assert edge_panel.count(255) > 0.02 * len(edge_panel)     # the outlines: white
-    assert len(set(v for r in rows for v in r)) > 50          # gradients and the blur: many grays
+    assert edge_panel.count(0) > 0.7 * len(edge_panel)  # mostly flat: black
+    assert edge_panel.count(255) > 0.02 * len(edge_panel)  # the outlines: white
+    assert len(set(v for r in rows for v in r)) > 50  # gradients and the blur: many grays
 
     # --- the digit classifier: the accuracy on the 359 held-out digits, and their picture (8 digits of 8x8,
     # 1 px gaps, 8x scale, dark ink on white)
@@ -261,5 +276,5 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     digits = base64.b64decode("".join(pngs[1]) if isinstance(pngs[1], list) else pngs[1])
     w, h, rows = _decode_png(digits)
     assert (w, h) == (8 * (8 * 8 + 7), 8 * 8)
-    assert rows[0][8 * 8] == 255                              # the white gap after the first digit
-    assert min(v for r in rows for v in r) < 64               # ink
+    assert rows[0][8 * 8] == 255  # the white gap after the first digit
+    assert min(v for r in rows for v in r) < 64  # ink

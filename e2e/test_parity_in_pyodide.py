@@ -16,8 +16,17 @@ import pytest
 from e2e.harness import NO_ADAPTER, check_counts
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-SUITE = ["test_ops.py", "test_batch.py", "test_errors.py", "test_host.py", "test_tensor.py", "test_tensor_fusion.py",
-         "test_tensor_join.py", "test_tensor_matmul.py", "test_wasm_views.py"]
+SUITE = [
+    "test_ops.py",
+    "test_batch.py",
+    "test_errors.py",
+    "test_host.py",
+    "test_tensor.py",
+    "test_tensor_fusion.py",
+    "test_tensor_join.py",
+    "test_tensor_matmul.py",
+    "test_wasm_views.py",
+]
 DEST = "/home/pyodide/parity"
 # desktop-only: 1<<17-element pure-Python references and 64 MiB inputs take minutes without NumPy.
 # Tests that need NumPy itself (np.asarray, the cross-checks of the references against NumPy) are
@@ -32,45 +41,73 @@ def run_suite(page, backend_expr: str) -> dict:
 
 def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
     page = pyodide_page
-    info = page.run("import trueno_web as tw\n"
-                    "dev = await tw.GpuDevice.create('webgpu')\n"
-                    "{'backend': dev.backend, 'software': dev.adapter_info['software'], 'sync': tw.runtime.sync_available()}")
+    info = page.run(
+        "import trueno_web as tw\n"
+        "dev = await tw.GpuDevice.create('webgpu')\n"
+        "{'backend': dev.backend, 'software': dev.adapter_info['software'], 'sync': tw.runtime.sync_available()}"
+    )
     assert info == {"backend": "webgpu", "software": True, "sync": True}
     result = run_suite(page, "webgpu or wasm")
-    print(f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
-          f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
-    check_counts(result, at_least=1550, per_file={"test_tensor.py": 200, "test_tensor_fusion.py": 50,
-                                           "test_tensor_join.py": 36, "test_tensor_matmul.py": 48})
+    print(
+        f"\nparity in Pyodide (webgpu + wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
+        f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}"
+    )
+    check_counts(
+        result,
+        at_least=1550,
+        per_file={
+            "test_tensor.py": 200,
+            "test_tensor_fusion.py": 50,
+            "test_tensor_join.py": 36,
+            "test_tensor_matmul.py": 48,
+        },
+    )
 
 
 @pytest.mark.parametrize("pyodide_page", [NO_ADAPTER], indirect=True)
 def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
     page = pyodide_page
-    info = page.run("import trueno_web as tw\n"
-                    "dev = await tw.GpuDevice.create()\n"
-                    "{'backend': dev.backend, 'available': await tw.GpuDevice.is_available()}")
+    info = page.run(
+        "import trueno_web as tw\n"
+        "dev = await tw.GpuDevice.create()\n"
+        "{'backend': dev.backend, 'available': await tw.GpuDevice.is_available()}"
+    )
     assert info == {"backend": "wasm-simd", "available": False}
     result = run_suite(page, "wasm")
-    print(f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
-          f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}")
-    check_counts(result, at_least=775, per_file={"test_tensor.py": 100, "test_tensor_fusion.py": 25,
-                                          "test_tensor_join.py": 18, "test_tensor_matmul.py": 24})
+    print(
+        f"\nparity in Pyodide without WebGPU (wasm-simd): {result['passed']} passed, {result['skipped']} skipped; "
+        f"per file: {result['per_file']}; seconds per file: {result['seconds_per_file']}"
+    )
+    check_counts(
+        result,
+        at_least=775,
+        per_file={
+            "test_tensor.py": 100,
+            "test_tensor_fusion.py": 25,
+            "test_tensor_join.py": 18,
+            "test_tensor_matmul.py": 24,
+        },
+    )
 
 
 def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
     """Under runPythonAsync, sync_available() is True and block_on works; under runPython it is False
     and block_on raises UnavailableError (a TruenoError) that says to use await."""
     page = pyodide_page
-    code = ("import trueno_web as tw\n"
-            "dev = tw.runtime.block_on(tw.GpuDevice.create('wasm-simd'))\n"
-            "r = tw.runtime.block_on(dev.sum([1.0, 2.0, 3.5]))\n"
-            "{'sync': tw.runtime.sync_available(), 'sum': r, 'browser': tw.runtime.is_browser()}")
+    code = (
+        "import trueno_web as tw\n"
+        "dev = tw.runtime.block_on(tw.GpuDevice.create('wasm-simd'))\n"
+        "r = tw.runtime.block_on(dev.sum([1.0, 2.0, 3.5]))\n"
+        "{'sync': tw.runtime.sync_available(), 'sum': r, 'browser': tw.runtime.is_browser()}"
+    )
     assert page.run(code) == {"sync": True, "sum": 6.5, "browser": True}
     refused = page.run(
         "import trueno_web as tw\n"
         "async def work():\n    return 1\n"
         "try:\n    tw.runtime.block_on(work())\n    out = 'ran'\n"
         "except tw.UnavailableError as exc:\n    out = str(exc)\n"
-        "{'sync': tw.runtime.sync_available(), 'out': out}", sync=True)
+        "{'sync': tw.runtime.sync_available(), 'out': out}",
+        sync=True,
+    )
     assert refused["sync"] is False
     assert "use `await`" in refused["out"]

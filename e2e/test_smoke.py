@@ -115,7 +115,10 @@ def test_a_adapter_and_time_to_first_gpu_result(pyodide_page):
     """The first GPU use in the session's page: adapter info, then the cold path from a ready
     Pyodide to the first kernel result (adapter, device, shader + pipeline, upload, dispatch,
     read back)."""
-    info = run_py(pyodide_page, FFI_KERNEL + """
+    info = run_py(
+        pyodide_page,
+        FFI_KERNEL
+        + """
 t0 = js.performance.now()
 gpu = js.navigator.gpu
 adapter = await gpu.requestAdapter()
@@ -131,21 +134,29 @@ dict(vendor=i.vendor, architecture=i.architecture, device=i.device, description=
      maxComputeWorkgroupsPerDimension=adapter.limits.maxComputeWorkgroupsPerDimension,
      maxStorageBufferBindingSize=adapter.limits.maxStorageBufferBindingSize,
      y=list(y), adapter_ms=t_adapter, adapter_device_pipeline_ms=t_device, first_result_ms=t_first)
-""")
+""",
+    )
     assert info["y"] == [2.0, 4.0, 6.0, 8.0]
     assert info["vendor"] or info["architecture"]
     swiftshader = "swiftshader" in (info["architecture"] + info["description"]).lower()
-    print("\nadapter:", {k: info[k] for k in ("vendor", "architecture", "device", "description",
-                                              "isFallbackAdapter")},
-          "SwiftShader:", swiftshader)
+    print(
+        "\nadapter:",
+        {k: info[k] for k in ("vendor", "architecture", "device", "description", "isFallbackAdapter")},
+        "SwiftShader:",
+        swiftshader,
+    )
     print("  features:", info["features"])
     print(f"Pyodide boot: {pyodide_page.timings}")
-    print(f"ready -> first GPU result: {info['first_result_ms']:.1f} ms (requestAdapter "
-          f"{info['adapter_ms']:.1f} ms, + device + pipeline {info['adapter_device_pipeline_ms']:.1f} ms)")
+    print(
+        f"ready -> first GPU result: {info['first_result_ms']:.1f} ms (requestAdapter "
+        f"{info['adapter_ms']:.1f} ms, + device + pipeline {info['adapter_device_pipeline_ms']:.1f} ms)"
+    )
 
 
 def test_b_ffi_double_kernel(pyodide_page):
-    res = run_py(pyodide_page, """
+    res = run_py(
+        pyodide_page,
+        """
 results = {}
 for n in (0, 1, 3, 4097):
     x = array.array("f", [float(i) - 1.5 for i in range(n)] )
@@ -154,11 +165,14 @@ for n in (0, 1, 3, 4097):
             y, _ = await doubler.run(x, up, down)
             results[f"{n}/{up}/{down}"] = list(y) == [2 * v for v in x]
 results
-""")
+""",
+    )
     assert all(res.values()), {k: v for k, v in res.items() if not v}
 
     # byte moving at 1 Mi floats (4 MiB): best of 5 per pattern
-    timings = run_py(pyodide_page, """
+    timings = run_py(
+        pyodide_page,
+        """
 n = 1 << 20
 x = array.array("f", (float(i % 1000) - 0.5 for i in range(n)))
 want = array.array("f", (2 * v for v in x)).tobytes()
@@ -174,14 +188,17 @@ for up, down in [("getBuffer", "assign_to"), ("to_js", "assign_to"),
     best = {k: round(min(r[k] for r in runs), 2) for k in runs[0]}
     table[f"{up} -> {down}"] = best
 table
-""")
+""",
+    )
     print("\nbyte moving, 4 MiB each way (ms, best of 5):")
     for k, v in timings.items():
         print(f"  {k:32s} {v}")
 
 
 def test_c_jspi_run_sync(pyodide_page):
-    res = run_py(pyodide_page, """
+    res = run_py(
+        pyodide_page,
+        """
 import js
 from pyodide.ffi import can_run_sync, run_sync
 
@@ -193,18 +210,20 @@ def sync_caller():                        # a plain function, called from top-le
     return can_run_sync(), run_sync(arch()), run_sync(js.Promise.resolve(42))
 
 [can_run_sync(), *sync_caller()]
-""")
+""",
+    )
     can, can_inner, arch, forty_two = res
     assert can is True and can_inner is True
     assert arch and forty_two == 42
     # entered through pyodide.runPython (sync), there is no JSPI frame to suspend
-    assert run_py(pyodide_page, "from pyodide.ffi import can_run_sync; can_run_sync()",
-                  sync=True) is False
+    assert run_py(pyodide_page, "from pyodide.ffi import can_run_sync; can_run_sync()", sync=True) is False
 
 
 def test_d_pytest_inside_pyodide(pyodide_page):
     t0 = time.perf_counter()
-    res = pyodide_page.run_pytest({"test_inner.py": '''
+    res = pyodide_page.run_pytest(
+        {
+            "test_inner.py": """
 import js
 import pytest
 from pyodide.ffi import can_run_sync, run_sync
@@ -237,12 +256,18 @@ def test_xfail():
 
 def test_project_wheel_importable():
     import trueno_web
-'''}, args=["-q", "-rf"])
+"""
+        },
+        args=["-q", "-rf"],
+    )
     # nodeids are relative to the in-Pyodide rootdir
-    print(f"\npytest in Pyodide: {time.perf_counter() - t0:.2f} s; "
-          + ", ".join(f"{k}={res[k]}" for k in ("passed", "failed", "skipped", "xfailed", "errors")))
-    assert (res["passed"], res["failed"], res["skipped"], res["xfailed"], res["errors"]) == \
-        (5, 1, 1, 1, 0), res["output"]
+    print(
+        f"\npytest in Pyodide: {time.perf_counter() - t0:.2f} s; "
+        + ", ".join(f"{k}={res[k]}" for k in ("passed", "failed", "skipped", "xfailed", "errors"))
+    )
+    assert (res["passed"], res["failed"], res["skipped"], res["xfailed"], res["errors"]) == (5, 1, 1, 1, 0), res[
+        "output"
+    ]
     assert res["exit_code"] == 1
     assert res["failures"] == ["test_inner.py::test_fails"], res
     # a second run re-reads changed test files
@@ -252,14 +277,18 @@ def test_project_wheel_importable():
 
 # --------------------------------------------------------------------------- harness behaviour
 
+
 def test_fallback_modes(pyodide_page_fallback):
-    res = run_py(pyodide_page_fallback, """
+    res = run_py(
+        pyodide_page_fallback,
+        """
 import js
 from pyodide.ffi import jsnull
 has = hasattr(js.navigator, "gpu")
 adapter = (await js.navigator.gpu.requestAdapter()) if has else None
 [has, adapter is None or adapter is jsnull]
-""")
+""",
+    )
     has_gpu, no_adapter = res
     assert no_adapter
     assert has_gpu == (pyodide_page_fallback.gpu == NO_ADAPTER)
@@ -277,11 +306,13 @@ def test_external_requests_are_blocked_and_recorded(pyodide_page):
         run_py(pyodide_page, "from pyodide.http import pyfetch\nawait pyfetch('https://example.com/x')")
     assert pyodide_page.log.blocked == ["https://example.com/x"]
     assert pyodide_page.log.problems()
-    pyodide_page.log.reset()               # this test wanted it; don't fail at teardown
+    pyodide_page.log.reset()  # this test wanted it; don't fail at teardown
 
 
 def test_uncaptured_webgpu_error_is_reported(pyodide_page):
-    run_py(pyodide_page, """
+    run_py(
+        pyodide_page,
+        """
 import js
 from pyodide.ffi import to_js
 adapter = await js.navigator.gpu.requestAdapter()
@@ -290,7 +321,8 @@ device.createBuffer(to_js({"size": 4, "usage": 0}, dict_converter=js.Object.from
 # Chrome logs uncaptured errors when the device next ticks (a submit), not at the bad call
 device.queue.submit([])
 await device.queue.onSubmittedWorkDone()
-""")
+""",
+    )
     deadline = time.time() + 5
     while not pyodide_page.log.webgpu_errors and time.time() < deadline:
         pyodide_page.page.wait_for_timeout(50)

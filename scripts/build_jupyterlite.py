@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fetch_web_assets as fetch  # noqa: E402  (the sibling script: Pyodide assets, wheels, the project wheel)
+import fetch_web_assets as fetch
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -126,41 +126,82 @@ webencodings==0.6.1
 # Pure wheels the kernel loads through Pyodide's lock (same versions as the 314.0.7 lock), plus comm
 # (not in the lock: piplite finds it in the site's pypi/). name -> (version, file, PyPI sha256).
 KERNEL_WHEELS = {
-    "ipython": ("9.12.0", "ipython-9.12.0-py3-none-any.whl",
-                "0f2701e8ee86e117e37f50563205d36feaa259d2e08d4a6bc6b6d74b18ce128d"),
-    "jedi": ("0.19.2", "jedi-0.19.2-py2.py3-none-any.whl",
-             "a8ef22bde8490f57fe5c7681a3c83cb58874daf72b4784de3cce5b6ef6edb5b9"),
-    "parso": ("0.8.6", "parso-0.8.6-py2.py3-none-any.whl",
-              "2c549f800b70a5c4952197248825584cb00f033b29c692671d3bf08bf380baff"),
-    "traitlets": ("5.14.3", "traitlets-5.14.3-py3-none-any.whl",
-                  "b74e89e397b1ed28cc831db7aea759ba6640cb3de13090ca145426688ff1ac4f"),
-    "asttokens": ("3.0.1", "asttokens-3.0.1-py3-none-any.whl",
-                  "15a3ebc0f43c2d0a50eeafea25e19046c68398e487b9f1f5b517f7c0f40f976a"),
-    "decorator": ("5.2.1", "decorator-5.2.1-py3-none-any.whl",
-                  "d316bb415a2d9e2d2b3abcc4084c6502fc09240e292cd76a76afc106a1c8e04a"),
-    "executing": ("2.2.1", "executing-2.2.1-py2.py3-none-any.whl",
-                  "760643d3452b4d777d295bb167ccc74c64a81df23fb5e08eff250c425a4b2017"),
-    "matplotlib-inline": ("0.2.1", "matplotlib_inline-0.2.1-py3-none-any.whl",
-                          "d56ce5156ba6085e00a9d54fead6ed29a9c47e215cd1bba2e976ef39f5710a76"),
-    "prompt_toolkit": ("3.0.52", "prompt_toolkit-3.0.52-py3-none-any.whl",
-                       "9aac639a3bbd33284347de5ad8d68ecc044b91a762dc39b7c21095fcd6a19955"),
-    "pure-eval": ("0.2.3", "pure_eval-0.2.3-py3-none-any.whl",
-                  "1db8e35b67b3d218d818ae653e27f06c3aa420901fa7b081ca98cbedc874e0d0"),
-    "six": ("1.17.0", "six-1.17.0-py2.py3-none-any.whl",
-            "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"),
-    "stack-data": ("0.6.3", "stack_data-0.6.3-py3-none-any.whl",
-                   "d5558e0c25a4cb0853cddad3d77da9891a08cb85dd9f9f91b9f8cd66e511e695"),
-    "wcwidth": ("0.6.0", "wcwidth-0.6.0-py3-none-any.whl",
-                "1a3a1e510b553315f8e146c54764f4fb6264ffad731b3d78088cdb1478ffbdad"),
-    "comm": ("0.2.3", "comm-0.2.3-py3-none-any.whl",
-             "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417"),
+    "ipython": (
+        "9.12.0",
+        "ipython-9.12.0-py3-none-any.whl",
+        "0f2701e8ee86e117e37f50563205d36feaa259d2e08d4a6bc6b6d74b18ce128d",
+    ),
+    "jedi": (
+        "0.19.2",
+        "jedi-0.19.2-py2.py3-none-any.whl",
+        "a8ef22bde8490f57fe5c7681a3c83cb58874daf72b4784de3cce5b6ef6edb5b9",
+    ),
+    "parso": (
+        "0.8.6",
+        "parso-0.8.6-py2.py3-none-any.whl",
+        "2c549f800b70a5c4952197248825584cb00f033b29c692671d3bf08bf380baff",
+    ),
+    "traitlets": (
+        "5.14.3",
+        "traitlets-5.14.3-py3-none-any.whl",
+        "b74e89e397b1ed28cc831db7aea759ba6640cb3de13090ca145426688ff1ac4f",
+    ),
+    "asttokens": (
+        "3.0.1",
+        "asttokens-3.0.1-py3-none-any.whl",
+        "15a3ebc0f43c2d0a50eeafea25e19046c68398e487b9f1f5b517f7c0f40f976a",
+    ),
+    "decorator": (
+        "5.2.1",
+        "decorator-5.2.1-py3-none-any.whl",
+        "d316bb415a2d9e2d2b3abcc4084c6502fc09240e292cd76a76afc106a1c8e04a",
+    ),
+    "executing": (
+        "2.2.1",
+        "executing-2.2.1-py2.py3-none-any.whl",
+        "760643d3452b4d777d295bb167ccc74c64a81df23fb5e08eff250c425a4b2017",
+    ),
+    "matplotlib-inline": (
+        "0.2.1",
+        "matplotlib_inline-0.2.1-py3-none-any.whl",
+        "d56ce5156ba6085e00a9d54fead6ed29a9c47e215cd1bba2e976ef39f5710a76",
+    ),
+    "prompt_toolkit": (
+        "3.0.52",
+        "prompt_toolkit-3.0.52-py3-none-any.whl",
+        "9aac639a3bbd33284347de5ad8d68ecc044b91a762dc39b7c21095fcd6a19955",
+    ),
+    "pure-eval": (
+        "0.2.3",
+        "pure_eval-0.2.3-py3-none-any.whl",
+        "1db8e35b67b3d218d818ae653e27f06c3aa420901fa7b081ca98cbedc874e0d0",
+    ),
+    "six": (
+        "1.17.0",
+        "six-1.17.0-py2.py3-none-any.whl",
+        "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274",
+    ),
+    "stack-data": (
+        "0.6.3",
+        "stack_data-0.6.3-py3-none-any.whl",
+        "d5558e0c25a4cb0853cddad3d77da9891a08cb85dd9f9f91b9f8cd66e511e695",
+    ),
+    "wcwidth": (
+        "0.6.0",
+        "wcwidth-0.6.0-py3-none-any.whl",
+        "1a3a1e510b553315f8e146c54764f4fb6264ffad731b3d78088cdb1478ffbdad",
+    ),
+    "comm": (
+        "0.2.3",
+        "comm-0.2.3-py3-none-any.whl",
+        "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417",
+    ),
 }
 # Shipped in the site's pypi/ (piplite's index) rather than through Pyodide's lock.
 PIPLITE_ONLY = ("comm",)
 # Wheels scripts/fetch_web_assets.py already provides (build/web/wheels/) that the lock names.
 FROM_WEB_WHEELS = ("micropip", "packaging", "pygments")
-PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                "pyodide.js", "package.json")
+PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide.js", "package.json")
 APPS = ("lab", "notebooks", "repl", "tree")
 
 PLUGIN_ID = "@jupyterlite/pyodide-kernel-extension:kernel"
@@ -186,6 +227,7 @@ def log(msg: str) -> None:
 
 # ------------------------------------------------------------------------------- fingerprint
 
+
 def fingerprint() -> str:
     """Everything the site is made of: this script (pins included), the notebooks, the project
     sources (as the project wheel is built from them) and the Pyodide version."""
@@ -203,12 +245,15 @@ def up_to_date() -> bool:
         stamp = json.loads(STAMP.read_text())
     except (OSError, ValueError):
         return False
-    return (stamp.get("fingerprint") == fingerprint()
-            and (OUT / "lab" / "index.html").is_file()
-            and any((OUT / "pypi").glob("trueno_web-*.whl")))
+    return (
+        stamp.get("fingerprint") == fingerprint()
+        and (OUT / "lab" / "index.html").is_file()
+        and any((OUT / "pypi").glob("trueno_web-*.whl"))
+    )
 
 
 # -------------------------------------------------------------------------------------- steps
+
 
 def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -228,8 +273,9 @@ def ensure_venv() -> Path:
     with tempfile.TemporaryDirectory() as td:
         req = Path(td) / "requirements.txt"
         req.write_text(JLITE_PINS.strip() + "\n")
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "-r", str(req)], check=True)
+        subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(req)], check=True
+        )
     marker.write_text(want + "\n")
     return py
 
@@ -237,20 +283,40 @@ def ensure_venv() -> Path:
 def ensure_kernel_wheels() -> None:
     """The pure wheels of KERNEL_WHEELS in build/jupyterlite-cache/wheels/, checked by sha256."""
     WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
-    missing = [n for n, (_v, fn, sha) in KERNEL_WHEELS.items()
-               if not (WHEEL_CACHE / fn).is_file() or fetch.sha256_file(WHEEL_CACHE / fn) != sha]
+    missing = [
+        n
+        for n, (_v, fn, sha) in KERNEL_WHEELS.items()
+        if not (WHEEL_CACHE / fn).is_file() or fetch.sha256_file(WHEEL_CACHE / fn) != sha
+    ]
     if not missing:
         return
     log(f"wheels: downloading {', '.join(missing)}")
     with tempfile.TemporaryDirectory() as td:
         req = Path(td) / "requirements.txt"
-        req.write_text("".join(f"{n}=={KERNEL_WHEELS[n][0]} --hash=sha256:{KERNEL_WHEELS[n][2]}\n"
-                               for n in missing))
+        req.write_text("".join(f"{n}=={KERNEL_WHEELS[n][0]} --hash=sha256:{KERNEL_WHEELS[n][2]}\n" for n in missing))
         dl = Path(td) / "dl"
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes",
-                        "--python-version", "3.14", "--only-binary=:all:", "--platform", "any",
-                        "--disable-pip-version-check", "-q", "-d", str(dl), "-r", str(req)],
-                       check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--require-hashes",
+                "--python-version",
+                "3.14",
+                "--only-binary=:all:",
+                "--platform",
+                "any",
+                "--disable-pip-version-check",
+                "-q",
+                "-d",
+                str(dl),
+                "-r",
+                str(req),
+            ],
+            check=True,
+        )
         for n in missing:
             fn = KERNEL_WHEELS[n][1]
             shutil.copy2(dl / fn, WHEEL_CACHE / fn)
@@ -330,12 +396,18 @@ def jupyter_lite_build(py: Path) -> None:
             p.unlink()
     # hermetic: no user-level Jupyter config or extensions, never a remote Pyodide
     empty = SRC / ".jupyter-empty"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JUPYTERLITE_PYODIDE_URL", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
-    env.update(PYTHONUTF8="1", JUPYTER_CONFIG_DIR=str(empty / "config"),
-               JUPYTER_DATA_DIR=str(empty / "data"), JUPYTER_RUNTIME_DIR=str(empty / "runtime"))
-    cmd = [str(py), "-m", "jupyterlite_core", "build", "--lite-dir", str(SRC),
-           "--output-dir", str(OUT)]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("JUPYTERLITE_PYODIDE_URL", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH")
+    }
+    env.update(
+        PYTHONUTF8="1",
+        JUPYTER_CONFIG_DIR=str(empty / "config"),
+        JUPYTER_DATA_DIR=str(empty / "data"),
+        JUPYTER_RUNTIME_DIR=str(empty / "runtime"),
+    )
+    cmd = [str(py), "-m", "jupyterlite_core", "build", "--lite-dir", str(SRC), "--output-dir", str(OUT)]
     for app in APPS:
         cmd += ["--apps", app]
     t0 = time.perf_counter()
@@ -387,13 +459,19 @@ def build(force: bool = False) -> Path:
     stage(manifest)
     jupyter_lite_build(py)
     check_site()
-    STAMP.write_text(json.dumps({"fingerprint": fingerprint(), "jupyterlite": JUPYTERLITE_VERSION,
-                                 "pyodide": fetch.PYODIDE_VERSION}, indent=2) + "\n")
+    STAMP.write_text(
+        json.dumps(
+            {"fingerprint": fingerprint(), "jupyterlite": JUPYTERLITE_VERSION, "pyodide": fetch.PYODIDE_VERSION},
+            indent=2,
+        )
+        + "\n"
+    )
     log(f"site: built {OUT.relative_to(ROOT)} in {time.perf_counter() - t0:.1f} s")
     return OUT
 
 
 # --------------------------------------------------------------------------------------- serve
+
 
 def serve(host: str, port: int) -> None:
     """Serve the site with the project's one static-file server (trueno_web.app.server)."""

@@ -46,12 +46,17 @@ PYODIDE_VERSION = "314.0.7"
 NPM_REGISTRY = os.environ.get("NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
 PYODIDE_TARBALL = f"{NPM_REGISTRY}/pyodide/-/pyodide-{PYODIDE_VERSION}.tgz"
 # `npm view pyodide@314.0.7 dist.integrity`
-PYODIDE_INTEGRITY = (
-    "sha512-0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A=="
-)
+PYODIDE_INTEGRITY = "sha512-0YvXxEhfEdpLfb/XkM2BFAeMROq0iMUX2bzzH9pOttyMcWkwq+HbE5uyuGD82LN7y2q+SNvi/6V5JEsOlD2R1A=="
 # Files of the npm package we need at runtime (the rest are .d.ts, maps, consoles, README).
-PYODIDE_REQUIRED = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                    "pyodide-lock.json", "pyodide.js", "package.json")
+PYODIDE_REQUIRED = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+    "pyodide.js",
+    "package.json",
+)
 
 # Pure wheels for Pyodide's CPython 3.14. Same versions as pyodide-lock.json of 314.0.7 (so nothing
 # the lock ships gets shadowed by a different version); sha256 of the PyPI wheel.
@@ -72,13 +77,23 @@ WHEELS = {
 TFJS_VERSION = "4.22.0"
 TFJS_DIR = WEB / "tfjs"
 TFJS_PACKAGES = {
-    "tfjs-core": ("sha512-LEkOyzbknKFoWUwfkr59vSB68DMJ4cjwwHgicXN0DUi3a0Vh1Er3JQqCI1Hl86GGZQvY8ezVrtDIvqR1ZFW55A==",
-                  ("tf-core.min.js",)),
-    "tfjs-backend-webgpu": ("sha512-lvIc7Af4Tl2BCdYp43iQmSCRq3asaKT0q2xaErphXiUZ+jqeB0bQa0ZvQys1Xatvto0U4/c90DVsHPfvkn5ftg==",
-                            ("tf-backend-webgpu.min.js",)),
-    "tfjs-backend-wasm": ("sha512-/IYhReRIp4jg/wYW0OwbbJZG8ON87mbz0PgkiP3CdcACRSvUN0h8rvC0O3YcDtkTQtFWF/tcXq/KlVDyV49wmA==",
-                          ("tf-backend-wasm.min.js", "tfjs-backend-wasm.wasm", "tfjs-backend-wasm-simd.wasm",
-                           "tfjs-backend-wasm-threaded-simd.wasm")),
+    "tfjs-core": (
+        "sha512-LEkOyzbknKFoWUwfkr59vSB68DMJ4cjwwHgicXN0DUi3a0Vh1Er3JQqCI1Hl86GGZQvY8ezVrtDIvqR1ZFW55A==",
+        ("tf-core.min.js",),
+    ),
+    "tfjs-backend-webgpu": (
+        "sha512-lvIc7Af4Tl2BCdYp43iQmSCRq3asaKT0q2xaErphXiUZ+jqeB0bQa0ZvQys1Xatvto0U4/c90DVsHPfvkn5ftg==",
+        ("tf-backend-webgpu.min.js",),
+    ),
+    "tfjs-backend-wasm": (
+        "sha512-/IYhReRIp4jg/wYW0OwbbJZG8ON87mbz0PgkiP3CdcACRSvUN0h8rvC0O3YcDtkTQtFWF/tcXq/KlVDyV49wmA==",
+        (
+            "tf-backend-wasm.min.js",
+            "tfjs-backend-wasm.wasm",
+            "tfjs-backend-wasm-simd.wasm",
+            "tfjs-backend-wasm-threaded-simd.wasm",
+        ),
+    ),
 }
 TFJS_FILES = tuple(f for _sha, files in TFJS_PACKAGES.values() for f in files)
 
@@ -100,10 +115,14 @@ def sha256_file(path: Path) -> str:
 
 # ---------------------------------------------------------------------------------------- pyodide
 
+
 def pyodide_present() -> bool:
     marker = PYODIDE_DIR / ".fetched"
-    return (marker.is_file() and marker.read_text().strip() == PYODIDE_VERSION
-            and all((PYODIDE_DIR / f).is_file() for f in PYODIDE_REQUIRED))
+    return (
+        marker.is_file()
+        and marker.read_text().strip() == PYODIDE_VERSION
+        and all((PYODIDE_DIR / f).is_file() for f in PYODIDE_REQUIRED)
+    )
 
 
 def fetch_pyodide(force: bool = False) -> None:
@@ -139,10 +158,14 @@ def fetch_pyodide(force: bool = False) -> None:
 
 # ------------------------------------------------------------------------------------------ tf.js
 
+
 def tfjs_present() -> bool:
     marker = TFJS_DIR / ".fetched"
-    return (marker.is_file() and marker.read_text().strip() == TFJS_VERSION
-            and all((TFJS_DIR / f).is_file() for f in TFJS_FILES))
+    return (
+        marker.is_file()
+        and marker.read_text().strip() == TFJS_VERSION
+        and all((TFJS_DIR / f).is_file() for f in TFJS_FILES)
+    )
 
 
 def download_npm(url: str, integrity: str, what: str) -> bytes:
@@ -152,8 +175,10 @@ def download_npm(url: str, integrity: str, what: str) -> bytes:
         with urllib.request.urlopen(url, timeout=120) as r:
             data = r.read()
     except OSError as e:  # URLError, timeouts, refused connections
-        raise SystemExit(f"[fetch_web_assets] {what}: download of {url} failed: {e}\n"
-                         f"  (the npm registry is needed at set-up time; NPM_REGISTRY picks a mirror)") from None
+        raise SystemExit(
+            f"[fetch_web_assets] {what}: download of {url} failed: {e}\n"
+            f"  (the npm registry is needed at set-up time; NPM_REGISTRY picks a mirror)"
+        ) from None
     algo, _, want = integrity.partition("-")
     got = base64.b64encode(hashlib.new(algo, data).digest()).decode()
     if got != want:
@@ -182,8 +207,10 @@ def fetch_tfjs(force: bool = False) -> None:
                         with tf.extractfile(m) as src, open(tmp / wanted.pop(m.name), "wb") as out:
                             shutil.copyfileobj(src, out)
             if wanted:
-                raise SystemExit(f"[fetch_web_assets] @tensorflow/{name}@{TFJS_VERSION}: not in the tarball: "
-                                 + ", ".join(sorted(wanted)))
+                raise SystemExit(
+                    f"[fetch_web_assets] @tensorflow/{name}@{TFJS_VERSION}: not in the tarball: "
+                    + ", ".join(sorted(wanted))
+                )
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -194,6 +221,7 @@ def fetch_tfjs(force: bool = False) -> None:
 
 
 # ----------------------------------------------------------------------------------------- wheels
+
 
 def wheel_filename(name: str, version: str) -> str:
     return f"{name}-{version}-py3-none-any.whl"
@@ -214,9 +242,24 @@ def fetch_wheels(force: bool = False) -> None:
         req = Path(td) / "requirements.txt"
         req.write_text("".join(f"{n}=={WHEELS[n][0]} --hash=sha256:{WHEELS[n][1]}\n" for n in missing))
         dl = Path(td) / "dl"
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes",
-               "--python-version", "3.14", "--only-binary=:all:", "--platform", "any",
-               "--disable-pip-version-check", "-d", str(dl), "-r", str(req)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--require-hashes",
+            "--python-version",
+            "3.14",
+            "--only-binary=:all:",
+            "--platform",
+            "any",
+            "--disable-pip-version-check",
+            "-d",
+            str(dl),
+            "-r",
+            str(req),
+        ]
         subprocess.run(cmd, check=True)
         for name in missing:
             fn = wheel_filename(name, WHEELS[name][0])
@@ -224,6 +267,7 @@ def fetch_wheels(force: bool = False) -> None:
 
 
 # -------------------------------------------------------------------------------- project wheel
+
 
 def project_fingerprint() -> str:
     """sha256 over the wheel's sources (paths and contents): changes when any file changes,
@@ -281,11 +325,23 @@ def build_project_wheel(force: bool = False) -> Path:
         out = Path(td) / "out"
         try:
             import hatchling  # noqa: F401
+
             isolation = ["--no-build-isolation"]
         except ImportError:
             isolation = []
-        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation,
-               "--disable-pip-version-check", "-q", "-w", str(out), str(src)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            *isolation,
+            "--disable-pip-version-check",
+            "-q",
+            "-w",
+            str(out),
+            str(src),
+        ]
         subprocess.run(cmd, check=True)
         built = sorted(out.glob(f"{PROJECT_NAME}-*.whl"))
         if len(built) != 1:
@@ -301,16 +357,17 @@ def build_project_wheel(force: bool = False) -> Path:
 
 def write_manifest(project_fingerprint: str | None = None) -> None:
     old = read_manifest()
-    manifest = {"pyodide": PYODIDE_VERSION, "wheels": {},
-                "project_fingerprint": project_fingerprint or old.get("project_fingerprint")}
+    manifest = {
+        "pyodide": PYODIDE_VERSION,
+        "wheels": {},
+        "project_fingerprint": project_fingerprint or old.get("project_fingerprint"),
+    }
     for name, (version, _sha) in WHEELS.items():
         fn = wheel_filename(name, version)
         if (WHEELS_DIR / fn).is_file():
-            manifest["wheels"][name] = {"file": fn, "version": version,
-                                        "sha256": sha256_file(WHEELS_DIR / fn)}
+            manifest["wheels"][name] = {"file": fn, "version": version, "sha256": sha256_file(WHEELS_DIR / fn)}
     for w in project_wheels():
-        manifest["wheels"][PROJECT_NAME] = {"file": w.name, "version": w.name.split("-")[1],
-                                            "sha256": sha256_file(w)}
+        manifest["wheels"][PROJECT_NAME] = {"file": w.name, "version": w.name.split("-")[1], "sha256": sha256_file(w)}
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     if not MANIFEST.is_file() or MANIFEST.read_text() != text:
         MANIFEST.write_text(text)
@@ -318,8 +375,7 @@ def write_manifest(project_fingerprint: str | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--force", action="store_true",
-                    help="re-download and rebuild even if present and up to date")
+    ap.add_argument("--force", action="store_true", help="re-download and rebuild even if present and up to date")
     ap.add_argument("--wheel-only", action="store_true", help="only rebuild the project wheel")
     ap.add_argument("--no-wheel", action="store_true", help="do not build the project wheel")
     ap.add_argument("--tfjs-only", action="store_true", help="only fetch TF.js into build/web/tfjs/")

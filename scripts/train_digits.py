@@ -58,8 +58,12 @@ def forward(params, x):
 
 
 def train(x, y, rng):
-    params = {"w1": rng.standard_normal((64, HIDDEN)) * np.sqrt(2 / 64), "b1": np.zeros(HIDDEN),
-              "w2": rng.standard_normal((HIDDEN, 10)) * np.sqrt(1 / HIDDEN), "b2": np.zeros(10)}
+    params = {
+        "w1": rng.standard_normal((64, HIDDEN)) * np.sqrt(2 / 64),
+        "b1": np.zeros(HIDDEN),
+        "w2": rng.standard_normal((HIDDEN, 10)) * np.sqrt(1 / HIDDEN),
+        "b2": np.zeros(10),
+    }
     m = {k: np.zeros_like(v) for k, v in params.items()}
     v = {k: np.zeros_like(p) for k, p in params.items()}
     onehot = np.eye(10)[y]
@@ -67,7 +71,7 @@ def train(x, y, rng):
     for _ in range(EPOCHS):
         order = rng.permutation(len(x))
         for start in range(0, len(x), BATCH):
-            i = order[start:start + BATCH]
+            i = order[start : start + BATCH]
             h, p = forward(params, x[i])
             dz = (p - onehot[i]) / len(i)
             dh = (dz @ params["w2"].T) * (h > 0)
@@ -76,7 +80,7 @@ def train(x, y, rng):
             for k, g in grads.items():  # Adam, with decoupled weight decay on the matrices
                 m[k] = 0.9 * m[k] + 0.1 * g
                 v[k] = 0.999 * v[k] + 0.001 * g * g
-                update = (m[k] / (1 - 0.9 ** step)) / (np.sqrt(v[k] / (1 - 0.999 ** step)) + 1e-8)
+                update = (m[k] / (1 - 0.9**step)) / (np.sqrt(v[k] / (1 - 0.999**step)) + 1e-8)
                 params[k] -= LR * (update + (WEIGHT_DECAY * params[k] if k[0] == "w" else 0.0))
     return params
 
@@ -102,20 +106,32 @@ def main() -> None:
     tr, te = split(y, rng)
     x = pixels / 16.0
     params = train(x[tr], y[tr], rng)
-    acc = {name: float((forward(params, x[i])[1].argmax(1) == y[i]).mean()) for name, i in (("train", tr), ("test", te))}
+    acc = {
+        name: float((forward(params, x[i])[1].argmax(1) == y[i]).mean()) for name, i in (("train", tr), ("test", te))
+    }
 
     # what is shipped: float32, the /16 folded into w1; check the float32 model still scores the same
-    shipped = {"w1": (params["w1"] / 16).astype(np.float32), "b1": params["b1"].astype(np.float32),
-               "w2": params["w2"].astype(np.float32), "b2": params["b2"].astype(np.float32)}
+    shipped = {
+        "w1": (params["w1"] / 16).astype(np.float32),
+        "b1": params["b1"].astype(np.float32),
+        "w2": params["w2"].astype(np.float32),
+        "b2": params["b2"].astype(np.float32),
+    }
     test_acc_f32 = float((forward(shipped, pixels[te].astype(np.float32))[1].argmax(1) == y[te]).mean())
     assert test_acc_f32 == acc["test"], (test_acc_f32, acc["test"])
-    write_safetensors(OUT, {**shipped, "test_x": pixels[te], "test_y": y[te].astype(np.uint8)}, {
-        "activation": "relu",
-        "input": "64 pixels of an 8x8 digit, row-major, intensities 0..16 (sklearn load_digits)",
-        "test_accuracy": f"{acc['test']:.6f}", "train_accuracy": f"{acc['train']:.6f}",
-        "test_size": str(len(te)), "seed": str(SEED),
-        "source": "scripts/train_digits.py: 64-32-10 MLP on sklearn.datasets.load_digits, 20% per class held out",
-    })
+    write_safetensors(
+        OUT,
+        {**shipped, "test_x": pixels[te], "test_y": y[te].astype(np.uint8)},
+        {
+            "activation": "relu",
+            "input": "64 pixels of an 8x8 digit, row-major, intensities 0..16 (sklearn load_digits)",
+            "test_accuracy": f"{acc['test']:.6f}",
+            "train_accuracy": f"{acc['train']:.6f}",
+            "test_size": str(len(te)),
+            "seed": str(SEED),
+            "source": "scripts/train_digits.py: 64-32-10 MLP on sklearn.datasets.load_digits, 20% per class held out",
+        },
+    )
     print(f"train {len(tr)} digits, held out {len(te)}; hidden {HIDDEN} relu, {EPOCHS} epochs")
     print(f"train accuracy {acc['train']:.4f}; held-out test accuracy {acc['test']:.4f}")
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")

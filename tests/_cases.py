@@ -38,8 +38,25 @@ PARAM_VALUES = {"lo": -0.5, "hi": 0.75, "s": -1.5}
 
 #: the special inputs every op is checked on. No value whose result would be float32-subnormal
 #: in an exact op: WGSL allows a GPU to flush subnormals to zero.
-SPECIALS = (NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 100.0, -100.0, 88.75, -88.75, 1e30, -1e30, 1e-30, -1e-30,
-            F32_MAX, -F32_MAX)
+SPECIALS = (
+    NAN,
+    INF,
+    -INF,
+    -0.0,
+    0.0,
+    1.0,
+    -1.0,
+    100.0,
+    -100.0,
+    88.75,
+    -88.75,
+    1e30,
+    -1e30,
+    1e-30,
+    -1e-30,
+    F32_MAX,
+    -F32_MAX,
+)
 
 #: Where a float32 result may legitimately differ from the float64 reference rounded to float32,
 #: because an intermediate of the op's float32 formula overflows. For these inputs the checks
@@ -135,8 +152,10 @@ class Case:
     async def call(self, dev, name: str | None = None):
         """The op's one-shot method on `dev` (an awaitable). An input with no NumPy-free host form
         goes in as a DeviceArray uploaded with its shape."""
-        args = [arg if arg is not None else await dev.upload(data, shape=shape)
-                for arg, (data, shape) in zip(self.args(), self.inputs)]
+        args = [
+            arg if arg is not None else await dev.upload(data, shape=shape)
+            for arg, (data, shape) in zip(self.args(), self.inputs)
+        ]
         return await getattr(dev, name or self.op.name)(*args, **self.params, **self.options)
 
     def queue(self, batch, ids=None):
@@ -254,8 +273,9 @@ def special_cases(op: ops.Op) -> list[Case]:
             cases.append(Case(op, [(f32(normal[:6]), (2, 3)), (with_v, (3, 3))], label=f"b={v}"))
         elif op.kind == "conv2d":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:4]), (2, 2))], label=f"img={v}"))
-            cases.append(Case(op, [(f32(normal[:6] + normal[:3]), (3, 3)), (f32([1.0, 0.5, v, -1.0]), (2, 2))],
-                              label=f"ker={v}"))
+            cases.append(
+                Case(op, [(f32(normal[:6] + normal[:3]), (3, 3)), (f32([1.0, 0.5, v, -1.0]), (2, 2))], label=f"ker={v}")
+            )
     return cases
 
 
@@ -323,7 +343,7 @@ def _row_inputs(case: Case, n: int) -> list[list[float]]:
     """A reduction's input per result element: all of it, or (option rows) each row."""
     xs = list(case.inputs[0][0])
     cols = len(xs) // n if n else 0
-    return [xs[r * cols:(r + 1) * cols] for r in range(n)] if n != 1 else [xs]
+    return [xs[r * cols : (r + 1) * cols] for r in range(n)] if n != 1 else [xs]
 
 
 def _order_checks(case: Case, n: int) -> list:
@@ -357,8 +377,12 @@ def webgpu_allows(case: Case, values: list[float], rtol: float, atol: float) -> 
 
     inputs = [np.asarray(data, np.float32) for data, _ in case.inputs]
     if not case.op.elementwise:
-        flushed = Case(case.op, [(array.array("f", accuracy.flush_subnormals(x)), shape)
-                                 for x, (_, shape) in zip(inputs, case.inputs)], case.params, case.options)
+        flushed = Case(
+            case.op,
+            [(array.array("f", accuracy.flush_subnormals(x)), shape) for x, (_, shape) in zip(inputs, case.inputs)],
+            case.params,
+            case.options,
+        )
         want = reference(flushed)
         bad = {i for i, _ in _mismatched(flushed, values, want, rtol, atol)}
         tiny = accuracy.F32_TINY
@@ -406,7 +430,9 @@ def _mismatched(case: Case, values: list[float], ref, rtol: float, atol: float) 
         else:
             ok = abs(g - w) <= tol
         if not ok and not (alt is not None and g == alt) and not (order is not None and order(g)):
-            bad.append((i, f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}"))
+            bad.append(
+                (i, f"[{i}] got {g!r}, want {w!r} (float64 {float(ref[i])!r}; tol {tol:.3g}){_inputs_at(case, i)}")
+            )
     return bad
 
 
@@ -425,5 +451,6 @@ def assert_matches(case: Case, got, **tol) -> None:
 def same_bits(x, y) -> bool:
     """Bitwise-equal float32 results, any NaN equal to any NaN."""
     a, b = f32(flat(x)), f32(flat(y))
-    return len(a) == len(b) and all((u != u and v != v) or (u == v and math.copysign(1, u) == math.copysign(1, v))
-                                    for u, v in zip(a, b))
+    return len(a) == len(b) and all(
+        (u != u and v != v) or (u == v and math.copysign(1, u) == math.copysign(1, v)) for u, v in zip(a, b)
+    )

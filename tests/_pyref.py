@@ -107,11 +107,11 @@ class Ref:
         self.flat = flat
 
     @classmethod
-    def scalar(cls, x: float) -> "Ref":
+    def scalar(cls, x: float) -> Ref:
         return cls([x], ())
 
     @classmethod
-    def nested(cls, rows) -> "Ref":
+    def nested(cls, rows) -> Ref:
         """From nested lists (rectangular), or a number (0-d)."""
         shape, level = [], rows
         while isinstance(level, (list, tuple)):
@@ -123,7 +123,7 @@ class Ref:
         return cls([flat] if not shape else flat, shape)
 
     @classmethod
-    def full(cls, shape, value: float) -> "Ref":
+    def full(cls, shape, value: float) -> Ref:
         return cls([value] * math.prod(shape), shape)
 
     # ------------------------------------------------------------ basics
@@ -141,33 +141,37 @@ class Ref:
 
     def tolist(self):
         """Nested lists (a float for 0-d), as ndarray.tolist()."""
+
         def build(flat, shape):
             if not shape:
                 return flat[0]
             if len(shape) == 1:
                 return list(flat)
             step = math.prod(shape[1:])
-            return [build(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+            return [build(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
         return build(self.flat, self.shape)
 
     def f32(self) -> array.array:
         """The values as array.array('f') (host data for a tensor: dev.tensor(r.f32(), shape=r.shape))."""
         return array.array("f", f32(self.flat))
 
-    def astype_f32(self) -> "Ref":
+    def astype_f32(self) -> Ref:
         return Ref(f32(self.flat), self.shape)
 
     # ------------------------------------------------------------ movement
 
-    def _gather(self, shape, strides, offset) -> "Ref":
+    def _gather(self, shape, strides, offset) -> Ref:
         flat = self.flat
         if not shape:
             return Ref([flat[offset]], ())
-        out = [flat[offset + sum(i * s for i, s in zip(idx, strides))]
-               for idx in itertools.product(*(range(n) for n in shape))]
+        out = [
+            flat[offset + sum(i * s for i, s in zip(idx, strides))]
+            for idx in itertools.product(*(range(n) for n in shape))
+        ]
         return Ref(out, shape)
 
-    def permute(self, *axes) -> "Ref":
+    def permute(self, *axes) -> Ref:
         axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         axes = _axes(axes, self.ndim)
         if sorted(axes) != list(range(self.ndim)):
@@ -175,28 +179,28 @@ class Ref:
         strides = contiguous_strides(self.shape)
         return self._gather([self.shape[a] for a in axes], [strides[a] for a in axes], 0)
 
-    def transpose(self, *axes) -> "Ref":
+    def transpose(self, *axes) -> Ref:
         """NumPy's transpose: no axes reverses them, else a permutation."""
         return self.permute(axes if axes else tuple(range(self.ndim))[::-1])
 
-    def swapaxes(self, a: int, b: int) -> "Ref":
+    def swapaxes(self, a: int, b: int) -> Ref:
         order = list(range(self.ndim))
         a, b = a % self.ndim, b % self.ndim
         order[a], order[b] = order[b], order[a]
         return self.permute(order)
 
     @property
-    def T(self) -> "Ref":
+    def T(self) -> Ref:
         return self.transpose()
 
-    def reshape(self, *shape) -> "Ref":
+    def reshape(self, *shape) -> Ref:
         shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         if -1 in shape:
             known = math.prod(d for d in shape if d != -1)
             shape = tuple(self.size // known if d == -1 else d for d in shape)
         return Ref(self.flat, shape)
 
-    def broadcast_to(self, shape) -> "Ref":
+    def broadcast_to(self, shape) -> Ref:
         shape = tuple(shape)
         if broadcast_shapes(self.shape, shape) != shape:
             raise ValueError(f"cannot broadcast {self.shape} to {shape}")
@@ -205,23 +209,23 @@ class Ref:
         strides = [0] * lead + [own[d] if self.shape[d] == shape[lead + d] else 0 for d in range(self.ndim)]
         return self._gather(shape, strides, 0)
 
-    def squeeze(self, axis=None) -> "Ref":
+    def squeeze(self, axis=None) -> Ref:
         drop = set(_axes(axis, self.ndim)) if axis is not None else {d for d, n in enumerate(self.shape) if n == 1}
         if any(self.shape[d] != 1 for d in drop):
             raise ValueError(f"cannot squeeze axis {axis} of {self.shape}")
         return Ref(self.flat, [n for d, n in enumerate(self.shape) if d not in drop])
 
-    def unsqueeze(self, axis: int) -> "Ref":
+    def unsqueeze(self, axis: int) -> Ref:
         a = axis % (self.ndim + 1)
         return Ref(self.flat, self.shape[:a] + (1,) + self.shape[a:])
 
-    def __getitem__(self, index) -> "Ref":
+    def __getitem__(self, index) -> Ref:
         index = index if isinstance(index, tuple) else (index,)
         named = sum(i is not None and i is not Ellipsis for i in index)
         if Ellipsis not in index:
             index = index + (Ellipsis,)
         at = index.index(Ellipsis)
-        index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1:]
+        index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1 :]
         strides = contiguous_strides(self.shape)
         shape, out_strides, offset, d = [], [], 0, 0
         for i in index:
@@ -243,45 +247,80 @@ class Ref:
 
     # ------------------------------------------------------------ elementwise
 
-    def map(self, fn, *params) -> "Ref":
+    def map(self, fn, *params) -> Ref:
         """fn (a catalog op name, or a function of one float) on every element."""
         fn = ops.get(fn).ref if isinstance(fn, str) else fn
         return Ref([fn(v, *params) for v in self.flat], self.shape)
 
-    def __neg__(self) -> "Ref":
+    def __neg__(self) -> Ref:
         return self.map("neg")
 
-    def __abs__(self) -> "Ref":
+    def __abs__(self) -> Ref:
         return self.map("abs")
 
-    def __add__(self, other): return apply("add", self, other)
-    def __radd__(self, other): return apply("add", other, self)
-    def __sub__(self, other): return apply("sub", self, other)
-    def __rsub__(self, other): return apply("sub", other, self)
-    def __mul__(self, other): return apply("mul", self, other)
-    def __rmul__(self, other): return apply("mul", other, self)
-    def __truediv__(self, other): return apply("div", self, other)
-    def __rtruediv__(self, other): return apply("div", other, self)
-    def __pow__(self, other): return apply("pow", self, other)
-    def __rpow__(self, other): return apply("pow", other, self)
-    def __lt__(self, other): return apply("lt", self, other)
-    def __le__(self, other): return apply("le", self, other)
-    def __gt__(self, other): return apply("gt", self, other)
-    def __ge__(self, other): return apply("ge", self, other)
-    def __eq__(self, other): return apply("eq", self, other)  # noqa: PLR0124 - elementwise
-    def __ne__(self, other): return apply("ne", self, other)
-    def __matmul__(self, other): return matmul(self, other)
-    def __rmatmul__(self, other): return matmul(other, self)
+    def __add__(self, other):
+        return apply("add", self, other)
 
-    def clip(self, lo, hi) -> "Ref":
+    def __radd__(self, other):
+        return apply("add", other, self)
+
+    def __sub__(self, other):
+        return apply("sub", self, other)
+
+    def __rsub__(self, other):
+        return apply("sub", other, self)
+
+    def __mul__(self, other):
+        return apply("mul", self, other)
+
+    def __rmul__(self, other):
+        return apply("mul", other, self)
+
+    def __truediv__(self, other):
+        return apply("div", self, other)
+
+    def __rtruediv__(self, other):
+        return apply("div", other, self)
+
+    def __pow__(self, other):
+        return apply("pow", self, other)
+
+    def __rpow__(self, other):
+        return apply("pow", other, self)
+
+    def __lt__(self, other):
+        return apply("lt", self, other)
+
+    def __le__(self, other):
+        return apply("le", self, other)
+
+    def __gt__(self, other):
+        return apply("gt", self, other)
+
+    def __ge__(self, other):
+        return apply("ge", self, other)
+
+    def __eq__(self, other):
+        return apply("eq", self, other)
+
+    def __ne__(self, other):
+        return apply("ne", self, other)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def clip(self, lo, hi) -> Ref:
         return self.map("clip", lo, hi)
 
-    def pad(self, pad_width, constant_values: float = 0.0) -> "Ref":
+    def pad(self, pad_width, constant_values: float = 0.0) -> Ref:
         return pad(self, pad_width, constant_values)
 
     # ------------------------------------------------------------ reductions and axis ops
 
-    def reduce(self, fn, axis=None, keepdims=False) -> "Ref":
+    def reduce(self, fn, axis=None, keepdims=False) -> Ref:
         """fn (a name of REDUCTIONS, or a function of a list of floats) over `axis`."""
         fn = REDUCTIONS[fn] if isinstance(fn, str) else fn
         axes = _axes(axis, self.ndim)
@@ -289,22 +328,40 @@ class Ref:
         moved = self.permute(kept + list(axes)) if self.ndim else self
         n = math.prod(self.shape[d] for d in axes)
         rows = math.prod(self.shape[d] for d in kept)
-        out = [fn(moved.flat[r * n:(r + 1) * n]) for r in range(rows)]
-        shape = [1 if d in axes else self.shape[d] for d in range(self.ndim)] if keepdims else \
-            [self.shape[d] for d in kept]
+        out = [fn(moved.flat[r * n : (r + 1) * n]) for r in range(rows)]
+        shape = (
+            [1 if d in axes else self.shape[d] for d in range(self.ndim)] if keepdims else [self.shape[d] for d in kept]
+        )
         return Ref(out, shape)
 
-    def sum(self, axis=None, keepdims=False): return self.reduce("sum", axis, keepdims)
-    def max(self, axis=None, keepdims=False): return self.reduce("max", axis, keepdims)
-    def min(self, axis=None, keepdims=False): return self.reduce("min", axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return self.reduce("prod", axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return self.reduce("mean", axis, keepdims)
-    def var(self, axis=None, keepdims=False): return self.reduce("var", axis, keepdims)
-    def std(self, axis=None, keepdims=False): return self.reduce("std", axis, keepdims)
-    def norm_l1(self, axis=None, keepdims=False): return self.reduce("norm_l1", axis, keepdims)
-    def norm_l2(self, axis=None, keepdims=False): return self.reduce("norm_l2", axis, keepdims)
+    def sum(self, axis=None, keepdims=False):
+        return self.reduce("sum", axis, keepdims)
 
-    def along(self, fn, axis: int = -1) -> "Ref":
+    def max(self, axis=None, keepdims=False):
+        return self.reduce("max", axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return self.reduce("min", axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return self.reduce("prod", axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return self.reduce("mean", axis, keepdims)
+
+    def var(self, axis=None, keepdims=False):
+        return self.reduce("var", axis, keepdims)
+
+    def std(self, axis=None, keepdims=False):
+        return self.reduce("std", axis, keepdims)
+
+    def norm_l1(self, axis=None, keepdims=False):
+        return self.reduce("norm_l1", axis, keepdims)
+
+    def norm_l2(self, axis=None, keepdims=False):
+        return self.reduce("norm_l2", axis, keepdims)
+
+    def along(self, fn, axis: int = -1) -> Ref:
         """fn (a function of a list of floats giving a list as long) on every 1-D slice along `axis`."""
         a = axis % self.ndim
         order = [d for d in range(self.ndim) if d != a] + [a]
@@ -312,13 +369,13 @@ class Ref:
         n = self.shape[a]
         out = []
         for r in range(moved.size // n if n else 0):
-            out.extend(fn(moved.flat[r * n:(r + 1) * n]))
+            out.extend(fn(moved.flat[r * n : (r + 1) * n]))
         return Ref(out, moved.shape).permute([order.index(d) for d in range(self.ndim)])
 
-    def softmax(self, axis: int = -1) -> "Ref":
+    def softmax(self, axis: int = -1) -> Ref:
         return self.along(ops.get("softmax").ref, axis)
 
-    def log_softmax(self, axis: int = -1) -> "Ref":
+    def log_softmax(self, axis: int = -1) -> Ref:
         return self.along(ops.get("log_softmax").ref, axis)
 
 
@@ -368,7 +425,7 @@ def matmul(a, b) -> Ref:
     dot = ops.get("sum").ref
     out = []
     for g in range(math.prod(lead)):
-        A, B = a3[g * m * k:(g + 1) * m * k], b3[g * k * n:(g + 1) * k * n]
+        A, B = a3[g * m * k : (g + 1) * m * k], b3[g * k * n : (g + 1) * k * n]
         out.extend(dot(A[i * k + p] * B[p * n + j] for p in range(k)) for i in range(m) for j in range(n))
     shape = lead + (m, n)
     r = Ref(out, shape)
@@ -393,13 +450,13 @@ def concatenate(refs, axis: int = 0) -> Ref:
     for r in refs:
         if r.ndim != len(first) or any(r.shape[d] != first[d] for d in range(len(first)) if d != a):
             raise ValueError(f"shapes {[r.shape for r in refs]} do not join along axis {axis}")
-    outer, inner = math.prod(first[:a]), math.prod(first[a + 1:])
+    outer, inner = math.prod(first[:a]), math.prod(first[a + 1 :])
     out = []
     for o in range(outer):
         for r in refs:
             run = r.shape[a] * inner
-            out.extend(r.flat[o * run:(o + 1) * run])
-    return Ref(out, first[:a] + (sum(r.shape[a] for r in refs),) + first[a + 1:])
+            out.extend(r.flat[o * run : (o + 1) * run])
+    return Ref(out, first[:a] + (sum(r.shape[a] for r in refs),) + first[a + 1 :])
 
 
 def stack(refs, axis: int = 0) -> Ref:

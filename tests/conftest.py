@@ -11,27 +11,28 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import trueno_web as tw  # noqa: E402
-from trueno_web.runtime import block_on  # noqa: E402
+import trueno_web as tw
+from trueno_web.runtime import block_on
 
 BACKENDS = ("webgpu", "numpy", "wasm-simd")
-NO_ADAPTER = ("no WebGPU adapter here: GpuDevice.is_available() is False "
-              "(on Linux install mesa-vulkan-drivers for lavapipe)")
+NO_ADAPTER = (
+    "no WebGPU adapter here: GpuDevice.is_available() is False (on Linux install mesa-vulkan-drivers for lavapipe)"
+)
 
 
-@lru_cache(maxsize=None)
+@cache
 def gpu_available() -> bool:
     return bool(block_on(tw.GpuDevice.is_available()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_unavailable(name: str) -> str | None:
     """Why `name` cannot run here (a skip reason), or None."""
     if name == "webgpu":
@@ -74,7 +75,7 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_report_header(config):
     try:
         lines = [f"trueno_web: webgpu adapter: {'yes' if gpu_available() else 'NONE, gpu tests skip'}"]
-    except Exception as exc:  # noqa: BLE001 - a header must not break the run
+    except Exception as exc:
         lines = [f"trueno_web: adapter probe failed: {exc!r}"]
     for name in BACKENDS[1:]:
         reason = backend_unavailable(name)

@@ -16,8 +16,8 @@ import math
 from decimal import Decimal, localcontext
 
 import pytest
-
 from _cases import flat
+
 from trueno_web import accuracy, ops, references
 from trueno_web.host import numpy_available
 from trueno_web.runtime import block_on
@@ -46,8 +46,9 @@ def test_sweep_within_the_ulp_bound(dev, op):
     assert not problem, problem
 
 
-@pytest.mark.parametrize("op", [op for op in ELEMENTWISE if op.group == "activation" or op.name in ("exp", "log")],
-                         ids=lambda op: op.name)
+@pytest.mark.parametrize(
+    "op", [op for op in ELEMENTWISE if op.group == "activation" or op.name in ("exp", "log")], ids=lambda op: op.name
+)
 def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
     """The op inside a fused map chain (between two exact negations) and in a tensor expression gives the
     same accuracy as alone (2^14 values; 2^11 without NumPy)."""
@@ -68,10 +69,18 @@ def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
 # ---------------------------------------------------------------- the issue's cases, by name
 
 ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's bound, signs of zero too
-    ("tanh", 1e-45, 1.401298464324817e-45), ("elu", -1e-45, -1.401298464324817e-45),
-    ("selu", -1e-45, -1.7580993408473766 * 1.401298464324817e-45), ("mish", -20.0, -20.0 * math.exp(-20.0)),
-    ("hardswish", 3.4e38, accuracy.f32(3.4e38)), ("elu", -0.0, -0.0), ("selu", -0.0, -0.0),
-    ("gelu", -4.4, None), ("gelu", -10.0, None), ("mish", -12.0, None), ("swish", -100.0, None), ("sin", -0.0, -0.0),
+    ("tanh", 1e-45, 1.401298464324817e-45),
+    ("elu", -1e-45, -1.401298464324817e-45),
+    ("selu", -1e-45, -1.7580993408473766 * 1.401298464324817e-45),
+    ("mish", -20.0, -20.0 * math.exp(-20.0)),
+    ("hardswish", 3.4e38, accuracy.f32(3.4e38)),
+    ("elu", -0.0, -0.0),
+    ("selu", -0.0, -0.0),
+    ("gelu", -4.4, None),
+    ("gelu", -10.0, None),
+    ("mish", -12.0, None),
+    ("swish", -100.0, None),
+    ("sin", -0.0, -0.0),
 ]
 
 
@@ -81,11 +90,24 @@ def test_the_issue_cases(dev, name, x, value):
     xs = array.array("f", [x])
     w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op))[0] if value is None else value
     got = float(flat(block_on(getattr(dev, name)(xs)))[0])
-    assert accuracy.ulp_error(got, float(w), flush=dev.backend == "webgpu") <= op.ulp, f"{name}({x!r}) = {got!r}, want {w!r}"
+    assert accuracy.ulp_error(got, float(w), flush=dev.backend == "webgpu") <= op.ulp, (
+        f"{name}({x!r}) = {got!r}, want {w!r}"
+    )
 
 
-POW_SUBNORMAL = [(0.0, 1.1754942e-38), (0.0, -1e-40), (-1e-40, 0.5), (math.inf, 1e-40), (math.inf, -1e-40),
-                 (-1e-40, 3.0), (2.0, 1e-40), (-2.0, 1e-40), (1.1754942e-38, 0.0005825), (1e-45, 0.01), (3e-39, -0.25)]
+POW_SUBNORMAL = [
+    (0.0, 1.1754942e-38),
+    (0.0, -1e-40),
+    (-1e-40, 0.5),
+    (math.inf, 1e-40),
+    (math.inf, -1e-40),
+    (-1e-40, 3.0),
+    (2.0, 1e-40),
+    (-2.0, 1e-40),
+    (1.1754942e-38, 0.0005825),
+    (1e-45, 0.01),
+    (3e-39, -0.25),
+]
 
 
 def test_pow_of_subnormal_operands(dev):
@@ -125,7 +147,9 @@ DECIMAL = {  # op -> its definition in decimal arithmetic (finite x; params as f
     "gelu": lambda d: d * _dec_sigmoid(GELU_2C * (d + Decimal("0.044715") * d**3)),
     "mish": lambda d: d * _dec_tanh((1 + _dec_exp(d)).ln()),
     "elu": lambda d: d if d > 0 else _dec_exp(d) - 1,
-    "selu": lambda d: Decimal(references.SELU_SCALE) * (d if d > 0 else Decimal(references.SELU_ALPHA) * (_dec_exp(d) - 1)),
+    "selu": lambda d: (
+        Decimal(references.SELU_SCALE) * (d if d > 0 else Decimal(references.SELU_ALPHA) * (_dec_exp(d) - 1))
+    ),
     "hardswish": lambda d: d * min(max(d + 3, Decimal(0)), Decimal(6)) / 6,
     "exp": _dec_exp,
     "log": lambda d: d.ln(),
@@ -149,7 +173,7 @@ def test_float64_references_agree_with_60_digit_decimals(name, path, monkeypatch
     w = flat(accuracy.float64_reference(op, [xs], accuracy.sweep_params(op)))
     bad = []
     with localcontext() as ctx:
-        ctx.prec, ctx.Emax, ctx.Emin = 60, 10**8, -10**8  # exp(4e6) for gelu(-400)
+        ctx.prec, ctx.Emax, ctx.Emin = 60, 10**8, -(10**8)  # exp(4e6) for gelu(-400)
         for x, v in zip(xs, w):
             d = DECIMAL[name](Decimal(x))
             if abs(d) < Decimal(accuracy.F32_TINY) or abs(d) > Decimal(references.F32_MAX):

@@ -6,9 +6,9 @@ router over lavapipe's GpuExecutor by hand and shrink the thresholds, so both si
 from __future__ import annotations
 
 import pytest
+from _cases import flat, run
 
 import trueno_web as tw
-from _cases import flat, run
 from trueno_web.backends import auto
 from trueno_web.backends.gpu import GpuBuffer, GpuExecutor
 from trueno_web.backends.numpy_cpu import NumpyExecutor
@@ -20,7 +20,7 @@ SMALL = 64  # elements; the thresholds below are set around it
 
 @pytest.fixture
 def routed(monkeypatch):
-    monkeypatch.setattr(auto, "GPU_FROM", {k: SMALL for k in auto.GPU_FROM} | {"matmul": SMALL ** 3})
+    monkeypatch.setattr(auto, "GPU_FROM", {k: SMALL for k in auto.GPU_FROM} | {"matmul": SMALL**3})
     dev = tw.GpuDevice(auto.AutoExecutor(GpuExecutor(run(WgpuNativeDriver.create())), NumpyExecutor()))
     yield dev
     dev.close()
@@ -32,6 +32,7 @@ def chain(dev, x, y):
             out = b.add(b.scale(b.relu(b.upload(x)), 2.0), b.upload(y))
             await b.execute()
             return await b.read(out), b.stats
+
     return run(go())
 
 

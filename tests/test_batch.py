@@ -98,8 +98,17 @@ def test_unfused_batch_is_one_dispatch_per_op_and_bit_identical(dev2):
     assert same_bits(fused, one_shot)
 
 
-@pytest.mark.parametrize("first,then", [("scale", "sigmoid"), ("selu", "elu"), ("swish", "sigmoid"),
-                                        ("gelu", "sigmoid"), ("mish", "sigmoid"), ("selu", "selu")])
+@pytest.mark.parametrize(
+    "first,then",
+    [
+        ("scale", "sigmoid"),
+        ("selu", "elu"),
+        ("swish", "sigmoid"),
+        ("gelu", "sigmoid"),
+        ("mish", "sigmoid"),
+        ("selu", "selu"),
+    ],
+)
 def test_fused_chain_across_multiply_into_exp_within_tolerance(dev2, first, then):
     """DESIGN.md: "A fused kernel computes exactly what the op-by-op path computes": bit for bit on
     the CPU backends. On a GPU, WGSL lets the shader compiler optimise across the fused ops, and the
@@ -124,8 +133,11 @@ def test_fused_chain_across_multiply_into_exp_within_tolerance(dev2, first, then
     op = ops.get(then)
     fused, plain = (f32(flat(o)) for o in outs)
     assert len(fused) == len(plain)
-    bad = [(i, f, p) for i, (f, p) in enumerate(zip(fused, plain))
-           if not (f == p or abs(f - p) <= op.atol + op.rtol * abs(p))]
+    bad = [
+        (i, f, p)
+        for i, (f, p) in enumerate(zip(fused, plain))
+        if not (f == p or abs(f - p) <= op.atol + op.rtol * abs(p))
+    ]
     assert not bad, f"{first} -> {then} fused vs op by op, outside {then}'s tolerance: {bad[:8]}"
 
 
@@ -451,8 +463,9 @@ def test_values_shared_inside_a_chain(dev2):
     twice = f32(v + w for v, w in zip(rs, scaled))
     once = f32(-0.5 * v for v in rs)  # r - 1.5 r is exact in float64
     got = flat(run(b.read(t)))
-    assert all(g in (w, o) for g, w, o in zip(got, twice, once)), [(g, w, o) for g, w, o in zip(got, twice, once)
-                                                                   if g not in (w, o)][:5]
+    assert all(g in (w, o) for g, w, o in zip(got, twice, once)), [
+        (g, w, o) for g, w, o in zip(got, twice, once) if g not in (w, o)
+    ][:5]
 
 
 def test_chains_of_different_sizes_in_one_batch(dev2):
@@ -474,8 +487,9 @@ def test_chain_wider_than_the_binding_limit_splits_and_stays_right(dev2, monkeyp
     minutes to build and plan here)."""
     if dev2.backend == "webgpu":
         limits = dev2.executor.limits
-        monkeypatch.setitem(limits, "max_storage_buffers_per_shader_stage",
-                            min(limits["max_storage_buffers_per_shader_stage"], 16))
+        monkeypatch.setitem(
+            limits, "max_storage_buffers_per_shader_stage", min(limits["max_storage_buffers_per_shader_stage"], 16)
+        )
     k = dev2.limits["max_storage_buffers_per_shader_stage"] + 8 if dev2.backend == "webgpu" else 40
     inputs = [uniform(64, seed=100 + i) for i in range(k)]
     b = dev2.batch()
@@ -550,6 +564,7 @@ def test_numpy_backend_runs_long_fused_chains_bit_for_bit(cpu, curve):
     at a time, one whose every op writes out= (tanh) runs whole: either way every value it stores (result,
     kept intermediate) is what the ops give on whole arrays, broadcast views included."""
     import numpy as np
+
     from trueno_web.backends.numpy_cpu import CHUNK
 
     rows, cols = 3, CHUNK + 7  # not a multiple of the chunk

@@ -34,7 +34,7 @@ def test_repeated_calls_with_other_data_sizes_and_scalars(dev):
             # the product's rounding may be skipped where a GPU contracts scale -> add into a multiply-add: the
             # sum's input moves by half an ulp of the product, its rounding by one ulp of the result
             scale = [abs(w) + abs(max(v, 0.0) * s) for v, w in zip(x, want)]
-            assert len(got) == n and all(abs(g - w) <= 2 ** -23 * m for g, w, m in zip(got, want, scale)), (n, s)
+            assert len(got) == n and all(abs(g - w) <= 2**-23 * m for g, w, m in zip(got, want, scale)), (n, s)
 
 
 def test_held_work_runs_before_a_later_write(dev):
@@ -125,7 +125,6 @@ def test_a_failed_held_submit_is_reported_and_the_device_goes_on(fresh_gpu, monk
     assert fresh_gpu.executor.pool.live == 0
 
 
-
 async def _one_shots(dev, count: int) -> bool:
     """`count` pairs of one-shot calls in one coroutine (relu, and scale with another scalar each time, sizes
     from SIZES): True where every result equals its reference."""
@@ -186,7 +185,9 @@ def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
     relu = [max(v, 0.0) for v in x]
 
     def staging() -> set:  # the staging buffers themselves (kept alive here: a new one cannot take an old id)
-        return {buf for bufs in driver.staging.values() for buf in bufs} | ({driver._staged[2]} if driver._staged else set())
+        return {buf for bufs in driver.staging.values() for buf in bufs} | (
+            {driver._staged[2]} if driver._staged else set()
+        )
 
     counts = []
     for _ in range(4):  # the first round makes the staging buffers of both sizes

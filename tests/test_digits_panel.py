@@ -22,13 +22,18 @@ from trueno_web.models import load_digits_file
 from trueno_web.runtime import block_on
 
 ARRAYS, META = load_digits_file()
-TEST_X = [list(ARRAYS["test_x"][0][i * 64:(i + 1) * 64]) for i in range(ARRAYS["test_x"][1][0])]
+TEST_X = [list(ARRAYS["test_x"][0][i * 64 : (i + 1) * 64]) for i in range(ARRAYS["test_x"][1][0])]
 TEST_Y = list(ARRAYS["test_y"][0])
 
 
 def arc(cx, cy, rx, ry, a0, a1, n=40):
-    return [(cx + rx * math.cos(math.radians(a0 + (a1 - a0) * i / n)),
-             cy + ry * math.sin(math.radians(a0 + (a1 - a0) * i / n))) for i in range(n + 1)]
+    return [
+        (
+            cx + rx * math.cos(math.radians(a0 + (a1 - a0) * i / n)),
+            cy + ry * math.sin(math.radians(a0 + (a1 - a0) * i / n)),
+        )
+        for i in range(n + 1)
+    ]
 
 
 def line(*pts, n=10):
@@ -78,9 +83,9 @@ def argmax(values) -> int:
 def test_downsample_counts_the_on_pixels_of_each_4x4_block():
     bitmap = bytearray(D.SIZE * D.SIZE)
     assert D.downsample(bitmap) == [0] * 64
-    bitmap[0] = 1                       # block (0, 0)
-    bitmap[5 * 32 + 31] = 1             # block (1, 7)
-    for y in range(28, 32):             # block (7, 3), all of it
+    bitmap[0] = 1  # block (0, 0)
+    bitmap[5 * 32 + 31] = 1  # block (1, 7)
+    for y in range(28, 32):  # block (7, 3), all of it
         for x in range(12, 16):
             bitmap[y * 32 + x] = 1
     want = [0] * 64
@@ -93,13 +98,13 @@ def test_normalize_fills_the_rows_keeps_the_aspect_and_centres():
     r = 2.0
     tall = D.normalize(flat([[(10, 50), (30, 250)]]), r)  # 20 wide, 200 tall, off-centre
     (x0, y0), (x1, y1) = tall[0]
-    assert (y0, y1) == pytest.approx((r, D.SIZE - r))      # the ink, radius included, spans the 32 rows
+    assert (y0, y1) == pytest.approx((r, D.SIZE - r))  # the ink, radius included, spans the 32 rows
     assert x1 - x0 == pytest.approx((D.SIZE - 2 * r) / 10)  # aspect kept
-    assert (x0 + x1) / 2 == pytest.approx(D.SIZE / 2)       # centred
-    wide = D.normalize(flat([[(0, 0), (300, 30)]]), r)     # wider than tall: the columns fill
+    assert (x0 + x1) / 2 == pytest.approx(D.SIZE / 2)  # centred
+    wide = D.normalize(flat([[(0, 0), (300, 30)]]), r)  # wider than tall: the columns fill
     (x0, y0), (x1, y1) = wide[0]
     assert (x0, x1) == pytest.approx((r, D.SIZE - r)) and (y0 + y1) / 2 == pytest.approx(D.SIZE / 2)
-    dot = D.normalize([[5.0, 7.0]], r)                      # one point: a dot in the middle
+    dot = D.normalize([[5.0, 7.0]], r)  # one point: a dot in the middle
     assert dot == [[(D.SIZE / 2, D.SIZE / 2)]]
     assert D.normalize([], r) == [] and D.pixels_from_strokes([]) == [0] * 64
 
@@ -128,12 +133,14 @@ def test_strokes_as_pairs_or_flat_lists_are_the_same_drawing():
 
 
 def test_the_panel_code_needs_no_numpy():
-    code = ("import sys; sys.modules['numpy'] = None\n"
-            "from trueno_web.app import digits as D\n"
-            "from trueno_web.models import load_digits_file\n"
-            "x = list(load_digits_file()[0]['test_x'][0][:64])\n"
-            "p = D.pixels_from_strokes(D.strokes_from_pixels(x))\n"
-            "assert len(p) == 64 and sum(p) > 0, p\n")
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from trueno_web.app import digits as D\n"
+        "from trueno_web.models import load_digits_file\n"
+        "x = list(load_digits_file()[0]['test_x'][0][:64])\n"
+        "p = D.pixels_from_strokes(D.strokes_from_pixels(x))\n"
+        "assert len(p) == 64 and sum(p) > 0, p\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
@@ -165,9 +172,9 @@ def test_strokes_from_pixels_traces_a_line_per_stroke():
     strokes = D.strokes_from_pixels(one)
     assert len(strokes) == 1 and len(strokes[0]) > 10
     xs = {round(x) for x, _ in strokes[0]}
-    assert xs <= {15, 16, 17}                                      # down the middle
+    assert xs <= {15, 16, 17}  # down the middle
     ys = [y for _, y in strokes[0]]
-    assert min(ys) < 3 and max(ys) > 29                            # end to end
+    assert min(ys) < 3 and max(ys) > 29  # end to end
     assert D.strokes_from_pixels([0] * 64) == []
 
 
@@ -182,7 +189,7 @@ def sessions():
             continue
         try:
             out[name] = block_on(DemoSession.open(backend=name, cpu_backend="numpy" if HAVE_NUMPY else "wasm-simd"))
-        except Exception as e:  # noqa: BLE001 - a backend that cannot start here is left out
+        except Exception as e:
             print(f"{name}: {e}")
     yield out
     for s in out.values():

@@ -17,9 +17,9 @@ def decode(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header, tags = 8, b"", None, []
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        assert zlib.crc32(tag + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        assert zlib.crc32(tag + body) == struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0]
         tags.append(tag)
         if tag == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
@@ -30,7 +30,7 @@ def decode(data: bytes) -> tuple[int, int, list[bytes]]:
     w, h, depth, color, _c, _f, interlace = header
     assert (depth, color, interlace) == (8, 0, 0)
     raw = zlib.decompress(idat)
-    rows = [raw[r * (w + 1):(r + 1) * (w + 1)] for r in range(h)]
+    rows = [raw[r * (w + 1) : (r + 1) * (w + 1)] for r in range(h)]
     assert len(raw) == h * (w + 1) and all(row[0] == 0 for row in rows)
     return w, h, [row[1:] for row in rows]
 
@@ -59,8 +59,7 @@ def test_nested_lists_and_wrong_sizes():
 def test_side_by_side_centres_panels_on_the_background():
     values, w, h = side_by_side([([0.0] * 4, 2, 2), ([0.5], 1, 1)], gap=1)
     assert (w, h) == (4, 2)
-    assert values == [0.0, 0.0, 1.0, 0.5,
-                      0.0, 0.0, 1.0, 1.0]
+    assert values == [0.0, 0.0, 1.0, 0.5, 0.0, 0.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="2x2 panel needs 4 values"):
         side_by_side([([0.0] * 3, 2, 2)])
 

@@ -72,7 +72,8 @@ def test_readme_lists_exactly_the_catalog_ops():
     catalog = [op.name for op in ops.CATALOG]
     assert sorted(listed) == sorted(catalog), (
         f"README op list vs catalog: missing {sorted(set(catalog) - set(listed))}, "
-        f"not in the catalog {sorted(set(listed) - set(catalog))}")
+        f"not in the catalog {sorted(set(listed) - set(catalog))}"
+    )
 
 
 @pytest.mark.parametrize("op", ops.CATALOG, ids=lambda op: op.name)
@@ -86,9 +87,16 @@ def test_the_library_never_imports_the_app():
     package = ROOT / "trueno_web"
     if not package.is_dir():
         pytest.skip("no checkout here")
-    app_import = re.compile(r"^\s*(?:from\s+(?:trueno_web)?\.+app\b|from\s+trueno_web\s+import\s+app\b"
-                            r"|from\s+\.+\s+import\s+app\b|import\s+trueno_web\.app\b)", re.M)
-    offenders = [str(p.relative_to(ROOT)) for p in package.rglob("*.py")
-                 if "app" not in p.relative_to(package).parts[:-1] and p.name != "__main__.py"
-                 and app_import.search(p.read_text())]
+    app_import = re.compile(
+        r"^\s*(?:from\s+(?:trueno_web)?\.+app\b|from\s+trueno_web\s+import\s+app\b"
+        r"|from\s+\.+\s+import\s+app\b|import\s+trueno_web\.app\b)",
+        re.M,
+    )
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in package.rglob("*.py")
+        if "app" not in p.relative_to(package).parts[:-1]
+        and p.name != "__main__.py"
+        and app_import.search(p.read_text())
+    ]
     assert offenders == [], f"the library imports trueno_web.app: {offenders}"

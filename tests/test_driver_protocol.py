@@ -20,14 +20,28 @@ from trueno_web.runtime import block_on
 
 pytestmark = pytest.mark.skipif(runtime.is_browser(), reason="builds the drivers on stand-ins (desktop only)")
 
-MEMBERS = {"adapter_info", "limits", "features", "wgsl_enable_subgroups", "create_buffer", "destroy_buffer",
-           "write_buffer", "compile", "submit", "read_buffer", "settle", "destroy", "close"}
+MEMBERS = {
+    "adapter_info",
+    "limits",
+    "features",
+    "wgsl_enable_subgroups",
+    "create_buffer",
+    "destroy_buffer",
+    "write_buffer",
+    "compile",
+    "submit",
+    "read_buffer",
+    "settle",
+    "destroy",
+    "close",
+}
 
 
 def protocol_members(proto) -> set[str]:
     """The attributes a Protocol declares: its annotations and its public methods."""
     return set(vars(proto).get("__annotations__", {})) | {
-        name for name, value in vars(proto).items() if callable(value) and not name.startswith("_")}
+        name for name, value in vars(proto).items() if callable(value) and not name.startswith("_")
+    }
 
 
 def check_driver(driver) -> None:
@@ -42,8 +56,9 @@ def check_driver(driver) -> None:
     assert set(driver.limits) == set(base.LIMIT_NAMES)
     assert all(isinstance(v, int) for v in driver.limits.values())
     assert isinstance(driver.features, frozenset) and isinstance(driver.wgsl_enable_subgroups, bool)
-    assert {"vendor", "architecture", "device", "description", "adapter_type", "backend_type",
-            "software"} <= set(driver.adapter_info)
+    assert {"vendor", "architecture", "device", "description", "adapter_type", "backend_type", "software"} <= set(
+        driver.adapter_info
+    )
 
 
 def test_the_protocol_lists_what_the_executor_uses():
@@ -73,8 +88,14 @@ class FakeWgpuDevice:
 
 
 class FakeWgpuAdapter:
-    info = {"vendor": "v", "architecture": "a", "device": "fake", "description": "d", "adapter_type": "CPU",
-            "backend_type": "Vulkan"}
+    info = {
+        "vendor": "v",
+        "architecture": "a",
+        "device": "fake",
+        "description": "d",
+        "adapter_type": "CPU",
+        "backend_type": "Vulkan",
+    }
 
     def __init__(self):
         self.limits = {name.replace("_", "-"): LIMIT_VALUE for name in base.LIMIT_NAMES}
@@ -167,13 +188,14 @@ class FakeJsDevice:
 
 class FakeJsAdapter:
     def __init__(self):
-        self.info = types.SimpleNamespace(vendor="v", architecture="swiftshader", device="", description="d",
-                                          isFallbackAdapter=False)
+        self.info = types.SimpleNamespace(
+            vendor="v", architecture="swiftshader", device="", description="d", isFallbackAdapter=False
+        )
         self.limits = types.SimpleNamespace(**{base.webgpu_limit_name(n): LIMIT_VALUE for n in base.LIMIT_NAMES})
         self.features = FakeFeatures({"subgroups", "shader-f16"})
         self.asked = None
 
-    async def requestDevice(self, descriptor):  # noqa: N802 - WebGPU's name
+    async def requestDevice(self, descriptor):
         self.asked = descriptor
         return FakeJsDevice(descriptor["requiredLimits"], descriptor["requiredFeatures"])
 

@@ -36,8 +36,7 @@ def test_exception_hierarchy():
 
 def test_mismatched_lengths(dev):
     for name in ("add", "sub", "mul", "dot", "vec_add"):
-        err = raises(dev, tw.TruenoValueError, "same length",
-                     lambda: getattr(dev, name)([1.0, 2.0, 3.0], [1.0, 2.0]))
+        err = raises(dev, tw.TruenoValueError, "same length", lambda: getattr(dev, name)([1.0, 2.0, 3.0], [1.0, 2.0]))
         assert "3" in str(err) and "2" in str(err), "the message gives both lengths"
 
 
@@ -53,30 +52,59 @@ def test_convolve2d_of_a_1d_array(dev):
 
 
 def test_matmul_inner_dimensions_differ(dev):
-    err = raises(dev, tw.TruenoValueError, "inner dimensions",
-                 lambda: dev.matmul([[1.0, 2.0, 3.0]], [[1.0], [2.0]]))
+    err = raises(dev, tw.TruenoValueError, "inner dimensions", lambda: dev.matmul([[1.0, 2.0, 3.0]], [[1.0], [2.0]]))
     assert "1x3" in str(err) and "2x1" in str(err)
     raises(dev, tw.TruenoValueError, "2-D a", lambda: dev.matmul([1.0, 2.0], [[1.0], [2.0]]))
 
 
 def test_matmul_flat_inputs_need_all_of_mkn(dev):
     raises(dev, tw.TruenoValueError, "all of m=, k= and n=", lambda: dev.matmul([1.0, 2.0], [1.0, 2.0], m=1, k=2))
-    raises(dev, tw.TruenoValueError, "needs 6 and 6 elements",
-           lambda: dev.matmul([1.0] * 6, [1.0] * 5, m=2, k=3, n=2))
+    raises(dev, tw.TruenoValueError, "needs 6 and 6 elements", lambda: dev.matmul([1.0] * 6, [1.0] * 5, m=2, k=3, n=2))
     raises(dev, tw.TruenoTypeError, "non-negative int", lambda: dev.matmul([1.0], [1.0], m=-1, k=1, n=1))
     raises(dev, tw.TruenoTypeError, "non-negative int", lambda: dev.matmul([1.0], [1.0], m=1.0, k=1, n=1))
 
 
 def test_kernel_larger_than_image(dev):
-    err = raises(dev, tw.TruenoValueError, "no larger than the image",
-                 lambda: dev.convolve2d([[1.0, 2.0], [3.0, 4.0]], [[1.0, 1.0, 1.0]]))
+    err = raises(
+        dev,
+        tw.TruenoValueError,
+        "no larger than the image",
+        lambda: dev.convolve2d([[1.0, 2.0], [3.0, 4.0]], [[1.0, 1.0, 1.0]]),
+    )
     assert "2x2" in str(err) and "1x3" in str(err)
 
 
-@pytest.mark.parametrize("bad", ["1.0, 2.0", b"\x00\x00\x80?", None, 3.0, 5, object(), {"a": 1.0}, ["1.0", 2.0],
-                                 [None, 1.0], [1.0, object()], [True, False], 2j],
-                         ids=["str", "bytes", "None", "float", "int", "object", "dict", "list-of-str",
-                              "list-with-None", "list-with-object", "bools", "complex"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "1.0, 2.0",
+        b"\x00\x00\x80?",
+        None,
+        3.0,
+        5,
+        object(),
+        {"a": 1.0},
+        ["1.0", 2.0],
+        [None, 1.0],
+        [1.0, object()],
+        [True, False],
+        2j,
+    ],
+    ids=[
+        "str",
+        "bytes",
+        "None",
+        "float",
+        "int",
+        "object",
+        "dict",
+        "list-of-str",
+        "list-with-None",
+        "list-with-object",
+        "bools",
+        "complex",
+    ],
+)
 def test_bad_data_is_a_type_error(dev, bad):
     raises(dev, tw.TruenoTypeError, "cannot use|pass", lambda: dev.relu(bad))
     raises(dev, tw.TruenoTypeError, "cannot use|pass", lambda: dev.add([1.0, 2.0], bad))
@@ -90,8 +118,12 @@ def test_ragged_lists_are_a_value_error(dev):
 def test_non_number_scalar(dev):
     for bad in ("2", None, [2.0], True):
         raises(dev, tw.TruenoTypeError, "s must be a real number", lambda: dev.scale([1.0, 2.0], bad))
-    raises(dev, tw.TruenoTypeError, "negative_slope must be a real number",
-           lambda: dev.leaky_relu([1.0], negative_slope="0.1"))
+    raises(
+        dev,
+        tw.TruenoTypeError,
+        "negative_slope must be a real number",
+        lambda: dev.leaky_relu([1.0], negative_slope="0.1"),
+    )
 
 
 def test_missing_required_scalar(dev):

@@ -36,8 +36,11 @@ def check(name: str, got: float, *terms: np.ndarray) -> None:
     if not np.isfinite(want) or name in ("max", "min"):
         assert got == want or (np.isnan(got) and np.isnan(want)), (name, got, want)
         return
-    bound = 2.0 * terms[0].size * 2.0 ** -24 * abs(want) if name == "prod" else \
-        1e-5 * float(op.numpy(*[np.abs(a) for a in args]))
+    bound = (
+        2.0 * terms[0].size * 2.0**-24 * abs(want)
+        if name == "prod"
+        else 1e-5 * float(op.numpy(*[np.abs(a) for a in args]))
+    )
     assert abs(got - want) <= bound, (name, got, want, bound)
 
 
@@ -97,8 +100,12 @@ def test_the_issue_example_on_lazy_tensors(dev):
     x = data(4097, 4)
     t = dev.tensor(x)
     chain = np.maximum(x, 0) * np.float32(2)
-    for name, reduce, extra in (("sum", lambda r: r.sum(), 0), ("sum", lambda r: r.reshape(17, 241).sum(), 0),
-                                ("max", lambda r: r.max(), 0), ("sum", lambda r: r.mean() * x.size, 1)):
+    for name, reduce, extra in (
+        ("sum", lambda r: r.sum(), 0),
+        ("sum", lambda r: r.reshape(17, 241).sum(), 0),
+        ("max", lambda r: r.max(), 0),
+        ("sum", lambda r: r.mean() * x.size, 1),
+    ):
         before = dev.stats.dispatches
         got = float(block_on(reduce(t.relu() * 2).numpy()))
         assert dev.stats.dispatches - before == fused_dispatches(dev) + extra, name
@@ -109,10 +116,12 @@ def test_strided_and_broadcast_loads(dev):
     """A transpose, a stepped slice and a broadcast bias read through index arithmetic in the fused pass."""
     x, bias = data(60 * 70, 5).reshape(60, 70), data(70, 6)
     t, tb = dev.tensor(x), dev.tensor(bias)
-    cases = [((t.T * 3).sum(), (x.T * np.float32(3))),
-             ((t[::3, 1::2].abs()).max(), np.abs(x[::3, 1::2])),
-             ((t + tb).relu().min(), np.maximum(x + bias, 0)),
-             ((t.T + tb[:, None]).norm_l1(), np.abs(x.T + bias[:, None]))]
+    cases = [
+        ((t.T * 3).sum(), (x.T * np.float32(3))),
+        ((t[::3, 1::2].abs()).max(), np.abs(x[::3, 1::2])),
+        ((t + tb).relu().min(), np.maximum(x + bias, 0)),
+        ((t.T + tb[:, None]).norm_l1(), np.abs(x.T + bias[:, None])),
+    ]
     for k, (expr, chain) in enumerate(cases):
         before = dev.stats.dispatches
         got = float(block_on(expr.numpy()))
@@ -152,8 +161,8 @@ def test_unrolled_loop_with_a_chain(gpu, monkeypatch):
     x, y = data(12291, 8), data(12291, 9)
     ones = np.ones_like(x)
     for name in REDUCTIONS:
-        got, _ = run_batch(gpu, lambda b: getattr(b, name)(b.add(b.scale(b.upload(x), 2.0 ** -10), b.upload(ones))))
-        check(name, got, x * np.float32(2.0 ** -10) + ones)
+        got, _ = run_batch(gpu, lambda b: getattr(b, name)(b.add(b.scale(b.upload(x), 2.0**-10), b.upload(ones))))
+        check(name, got, x * np.float32(2.0**-10) + ones)
         got, _ = run_batch(gpu, lambda b: getattr(b, name)(b.neg(b.upload(y))))
         check(name, got, -y)
     y[9000] = np.nan
@@ -164,9 +173,14 @@ def test_unrolled_loop_with_a_chain(gpu, monkeypatch):
     check("dot", got, np.maximum(x, 0), y[::-1])
     # costly chains: fewer vec4s in flight (CODE_BUDGET), none unrolled for the longest
     t64 = np.tanh(x.astype(np.float64))
-    for build, want, unroll in ((lambda b, v: b.tanh(v), t64, 4),
-                                (lambda b, v: b.tanh(b.sigmoid(b.exp(b.scale(b.tanh(v), 0.5)))),
-                                 np.tanh(1 / (1 + np.exp(-np.exp(0.5 * t64)))), 1)):
+    for build, want, unroll in (
+        (lambda b, v: b.tanh(v), t64, 4),
+        (
+            lambda b, v: b.tanh(b.sigmoid(b.exp(b.scale(b.tanh(v), 0.5)))),
+            np.tanh(1 / (1 + np.exp(-np.exp(0.5 * t64)))),
+            1,
+        ),
+    ):
         got, b = run_batch(gpu, lambda b: b.sum(build(b, b.upload(x))))
         check("sum", got, want)
         (step,) = plan(b._nodes, [n.id for n in b._nodes if n.op is not None], True, 8)
@@ -177,8 +191,13 @@ def test_plan_splits_the_group_and_respects_the_binding_limit():
     """A map group feeding a sum and a result of its own: the sum takes its ancestors there, the rest
     stays a map step; with too few bindings for the fused pass the group runs unfused."""
     relu, scale, neg, total = (ops.get(k) for k in ("relu", "scale", "neg", "sum"))
-    nodes = [Node(0, None, (), (), (8,)), Node(1, relu, (0,), (), (8,)), Node(2, neg, (0,), (), (8,)),
-             Node(3, scale, (1,), (2.0,), (8,)), Node(4, total, (3,), (), ())]
+    nodes = [
+        Node(0, None, (), (), (8,)),
+        Node(1, relu, (0,), (), (8,)),
+        Node(2, neg, (0,), (), (8,)),
+        Node(3, scale, (1,), (2.0,), (8,)),
+        Node(4, total, (3,), (), ()),
+    ]
     steps = plan(nodes, [1, 2, 3, 4], True, 8)
     assert steps == [ReduceStep(8, [0], [1, 3, 4], [4]), MapStep(8, [0], [2], [2])], steps
     assert nodes[1].fused_away and nodes[3].fused_away and not nodes[4].fused_away

@@ -39,8 +39,20 @@ def rng(seed):
     return np.random.default_rng(seed)
 
 
-MATMUL_SHAPES = [(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 64, 64), (65, 33, 17), (129, 12, 131), (130, 8, 4),
-                 (200, 37, 260), (5, 300, 8), (256, 256, 256), (1, 257, 3), (131, 1, 129)]
+MATMUL_SHAPES = [
+    (1, 1, 1),
+    (3, 5, 7),
+    (17, 33, 9),
+    (64, 64, 64),
+    (65, 33, 17),
+    (129, 12, 131),
+    (130, 8, 4),
+    (200, 37, 260),
+    (5, 300, 8),
+    (256, 256, 256),
+    (1, 257, 3),
+    (131, 1, 129),
+]
 
 
 @pytest.mark.parametrize("config", ["", *kernels.MATMUL_CONFIGS])
@@ -132,8 +144,24 @@ def test_reductions_sizes(subgroups, monkeypatch):
         assert np.isnan(block_on(getattr(dev, name)(x))), name
 
 
-SOFTMAX_SHAPES = [(1,), (3,), (4,), (7,), (1, 1000), (5, 4096), (3, 70000), (2, 65537), (1, 1 << 20), (1000, 3),
-                  (333, 64), (64, 100), (40, 12), (1, 20000), (300, 1), (129, 5)]
+SOFTMAX_SHAPES = [
+    (1,),
+    (3,),
+    (4,),
+    (7,),
+    (1, 1000),
+    (5, 4096),
+    (3, 70000),
+    (2, 65537),
+    (1, 1 << 20),
+    (1000, 3),
+    (333, 64),
+    (64, 100),
+    (40, 12),
+    (1, 20000),
+    (300, 1),
+    (129, 5),
+]
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -151,8 +179,19 @@ def test_softmax_paths(name):
 def test_softmax_special_values_on_every_path(name):
     dev = device()
     inf, nan = np.inf, np.nan
-    rows = np.array([[nan, 1, 2, 3], [inf, 1, 2, 3], [-inf, 1, 2, 3], [-inf] * 4, [inf, inf, 0, 0],
-                     [1e30, -1e30, 0, 1], [-inf, -inf, 5, -inf], [3, 2, 1, -inf]], np.float32)
+    rows = np.array(
+        [
+            [nan, 1, 2, 3],
+            [inf, 1, 2, 3],
+            [-inf, 1, 2, 3],
+            [-inf] * 4,
+            [inf, inf, 0, 0],
+            [1e30, -1e30, 0, 1],
+            [-inf, -inf, 5, -inf],
+            [3, 2, 1, -inf],
+        ],
+        np.float32,
+    )
     for x in (rows, rows[:, :3].copy(), np.tile(rows, (1, 5000)), np.tile(rows[2:3], (1, 30000))):
         got = block_on(getattr(dev, name)(x))
         with np.errstate(all="ignore"):

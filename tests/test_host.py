@@ -27,23 +27,41 @@ V3 = [1.0, -2.5, 3.0]
 V6 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
 
-@pytest.mark.parametrize("data,shape,want", [
-    ([1.0, -2.5, 3.0], (3,), V3),
-    ((1.0, -2.5, 3.0), (3,), V3),
-    ([1, -2, 3], (3,), [1.0, -2.0, 3.0]),
-    ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], (2, 3), V6),
-    (((1.0, 2.0), (3.0, 4.0)), (2, 2), V6[:4]),
-    ([[[1.0, 2.0]], [[3.0, 4.0]]], (2, 1, 2), V6[:4]),
-    (array.array("f", V3), (3,), V3),
-    (array.array("d", V3), (3,), V3),
-    (array.array("i", [1, -2, 3]), (3,), [1.0, -2.0, 3.0]),
-    (memoryview(array.array("f", V3)), (3,), V3),
-    (memoryview(array.array("d", V3)), (3,), V3),
-    (memoryview(array.array("f", V6)).cast("B").cast("f", (2, 3)), (2, 3), V6),
-    (memoryview(array.array("f", [1.0, 9.0, -2.5, 9.0, 3.0, 9.0]))[::2], (3,), V3),
-    (bytearray(b"\x00\x00\x80?"), None, None),
-], ids=["list", "tuple", "ints", "nested", "nested-tuples", "3-D", "array-f", "array-d", "array-i", "mv-f",
-        "mv-d", "mv-2d", "mv-strided", "bytearray"])
+@pytest.mark.parametrize(
+    "data,shape,want",
+    [
+        ([1.0, -2.5, 3.0], (3,), V3),
+        ((1.0, -2.5, 3.0), (3,), V3),
+        ([1, -2, 3], (3,), [1.0, -2.0, 3.0]),
+        ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], (2, 3), V6),
+        (((1.0, 2.0), (3.0, 4.0)), (2, 2), V6[:4]),
+        ([[[1.0, 2.0]], [[3.0, 4.0]]], (2, 1, 2), V6[:4]),
+        (array.array("f", V3), (3,), V3),
+        (array.array("d", V3), (3,), V3),
+        (array.array("i", [1, -2, 3]), (3,), [1.0, -2.0, 3.0]),
+        (memoryview(array.array("f", V3)), (3,), V3),
+        (memoryview(array.array("d", V3)), (3,), V3),
+        (memoryview(array.array("f", V6)).cast("B").cast("f", (2, 3)), (2, 3), V6),
+        (memoryview(array.array("f", [1.0, 9.0, -2.5, 9.0, 3.0, 9.0]))[::2], (3,), V3),
+        (bytearray(b"\x00\x00\x80?"), None, None),
+    ],
+    ids=[
+        "list",
+        "tuple",
+        "ints",
+        "nested",
+        "nested-tuples",
+        "3-D",
+        "array-f",
+        "array-d",
+        "array-i",
+        "mv-f",
+        "mv-d",
+        "mv-2d",
+        "mv-strided",
+        "bytearray",
+    ],
+)
 def test_python_inputs(dev, data, shape, want):
     if shape is None:  # raw bytes are not numbers: pass array('f') or a float memoryview
         with pytest.raises(tw.TruenoTypeError):
@@ -93,15 +111,19 @@ def test_outputs_without_numpy(dev, monkeypatch):
         assert isinstance(got, array.array) and list(got) == [0.0, 2.0, 3.0, 0.0]
 
 
-@pytest.mark.parametrize("bad", [["a", "b"], [[1.0], ["x"]], [None], [object()], "abc", None, {}, set(), range(3)],
-                         ids=["strs", "nested-str", "None-item", "object-item", "str", "None", "dict", "set", "range"])
+@pytest.mark.parametrize(
+    "bad",
+    [["a", "b"], [[1.0], ["x"]], [None], [object()], "abc", None, {}, set(), range(3)],
+    ids=["strs", "nested-str", "None-item", "object-item", "str", "None", "dict", "set", "range"],
+)
 def test_bad_python_data(bad):
     with pytest.raises(tw.TruenoTypeError):
         host.to_host(bad)
 
 
-@pytest.mark.parametrize("bad", [[[1.0, 2.0], [3.0]], [[1.0], 2.0], [[[1.0]], [[1.0, 2.0]]]],
-                         ids=["ragged", "mixed-depth", "ragged-3d"])
+@pytest.mark.parametrize(
+    "bad", [[[1.0, 2.0], [3.0]], [[1.0], 2.0], [[[1.0]], [[1.0, 2.0]]]], ids=["ragged", "mixed-depth", "ragged-3d"]
+)
 def test_ragged_lists(bad):
     with pytest.raises(tw.TruenoValueError, match="rectangular"):
         host.to_host(bad)
@@ -116,8 +138,9 @@ def test_int_too_large_for_float():
 
 
 @needs_numpy
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", ">f4", "<f8",
-                                   "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", ">f4", "<f8", "bool"]
+)
 def test_numpy_dtypes(dev, dtype):
     import numpy as np
 
@@ -145,9 +168,14 @@ def test_numpy_outputs_have_the_natural_shape(dev):
     import numpy as np
 
     x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
-    for out, shape in ((run(dev.relu(x)), (3, 4)), (run(dev.softmax(x)), (3, 4)),
-                       (run(dev.matmul(x, x.T)), (3, 3)), (run(dev.convolve2d(x, np.ones((2, 2)))), (2, 3)),
-                       (run(dev.add(x, x)), (3, 4)), (run(dev.relu(x.reshape(-1))), (12,))):
+    for out, shape in (
+        (run(dev.relu(x)), (3, 4)),
+        (run(dev.softmax(x)), (3, 4)),
+        (run(dev.matmul(x, x.T)), (3, 3)),
+        (run(dev.convolve2d(x, np.ones((2, 2)))), (2, 3)),
+        (run(dev.add(x, x)), (3, 4)),
+        (run(dev.relu(x.reshape(-1))), (12,)),
+    ):
         assert isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == shape
         assert out.flags.c_contiguous and out.flags.writeable
     assert type(run(dev.sum(x))) is float

@@ -28,8 +28,7 @@ print(json.dumps([before, after]))
 
 @pytest.mark.skipif(sys.platform == "emscripten", reason="needs a subprocess")
 def test_import_pulls_in_neither_wgpu_nor_numpy():
-    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     before, after = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == [], f"import trueno_web imported {before}"
@@ -40,7 +39,7 @@ def test_public_names():
     for name in tw.__all__:
         assert getattr(tw, name) is not None
     with pytest.raises(AttributeError):
-        tw.no_such_thing  # noqa: B018
+        tw.no_such_thing
 
 
 NAMES = [(name, op) for op in ops.CATALOG for name in (op.name, *op.aliases)]
@@ -48,7 +47,8 @@ NAMES = [(name, op) for op in ops.CATALOG for name in (op.name, *op.aliases)]
 
 def expected_parameters(op):
     inputs = {"matmul": ["a", "b"], "conv2d": ["image", "kernel"], "ternary": ["cond", "a", "b"]}.get(
-        op.kind, ["a", "b"] if op.arity == 2 else ["x"])
+        op.kind, ["a", "b"] if op.arity == 2 else ["x"]
+    )
     return inputs, [(p.name, p.default) for p in op.params], list(op.options)
 
 

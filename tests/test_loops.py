@@ -10,10 +10,10 @@ import itertools
 import math
 
 import pytest
-
-import trueno_web as tw
 from _cases import as_arg, flat
 from _pyref import Ref
+
+import trueno_web as tw
 from trueno_web import kernels
 from trueno_web.graph import Node, OpStep
 from trueno_web.kinds import KINDS, Kind
@@ -92,12 +92,21 @@ def test_convolve2d_just_below_at_and_past_the_budget(dev):
 def test_convolve2d_split_taps_on_the_device(gpu, monkeypatch):
     """With a budget of 7 taps: kernels whose taps split inside a row, at a row's end and across rows."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 7)
-    for (h, w), (kh, kw) in [((9, 11), (3, 4)), ((6, 20), (2, 7)), ((5, 30), (1, 15)), ((8, 8), (8, 1)),
-                             ((4, 5), (1, 1)), ((10, 12), (5, 6))]:
+    for (h, w), (kh, kw) in [
+        ((9, 11), (3, 4)),
+        ((6, 20), (2, 7)),
+        ((5, 30), (1, 15)),
+        ((8, 8), (8, 1)),
+        ((4, 5), (1, 1)),
+        ((10, 12), (5, 6)),
+    ]:
         img, ker = ints((h, w), 9, 2), ints((kh, kw), 5, 1)
         got = block_on(gpu.convolve2d(host(img), host(ker)))
-        want = [math.fsum(img.flat[(r + p) * w + c + q] * ker.flat[p * kw + q] for p in range(kh) for q in range(kw))
-                for r in range(h - kh + 1) for c in range(w - kw + 1)]
+        want = [
+            math.fsum(img.flat[(r + p) * w + c + q] * ker.flat[p * kw + q] for p in range(kh) for q in range(kw))
+            for r in range(h - kh + 1)
+            for c in range(w - kw + 1)
+        ]
         assert flat(got) == want, f"{(h, w)} * {(kh, kw)}"
 
 
@@ -108,8 +117,10 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     x = ints((2, 32 * 256), 3, 0)
     assert flat(block_on(tensor(gpu, x).sum(axis=-1).numpy())) == x.sum(axis=-1).flat
-    for t in (tensor(gpu, ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
-              (tensor(gpu, x) - tensor(gpu, x).sum(axis=-1, keepdims=True)).sum(axis=-1)):
+    for t in (
+        tensor(gpu, ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
+        (tensor(gpu, x) - tensor(gpu, x).sum(axis=-1, keepdims=True)).sum(axis=-1),
+    ):
         with pytest.raises(tw.LimitError, match=r"loop budget of 40 .*llvmpipe.*reshape each row"):
             block_on(t.numpy())
 

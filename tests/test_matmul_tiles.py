@@ -86,7 +86,7 @@ def test_few_tiles_split_k_and_add_the_partials():
     choice = matmul.matmul_config(1024, 1024, 1024, caps)
     assert (choice.cfg, choice.splits, choice.group) == (matmul.CONFIGS["128x128x8"], 4, 1)
     main, add = dispatches((1024, 1024), (1024, 1024), caps)
-    assert main.grid == (256, 1) and main.scratch == 4 * 4 * 1024 ** 2 and (3, "partials") in main.bindings
+    assert main.grid == (256, 1) and main.scratch == 4 * 4 * 1024**2 and (3, "partials") in main.bindings
     assert add.bindings == ((1, "partials"), (2, 2)) and add.grid == (1024, 1) and "vec4<f32>" in add.source
     assert matmul.matmul_config(4096, 4096, 4096, caps).splits == 1
     assert len(dispatches((4096, 4096), (4096, 4096), caps)) == 1
@@ -108,8 +108,9 @@ def test_the_measured_table_decides_for_its_adapter(monkeypatch):
     caps = kernels.Caps(adapter="Some GPU")
     choice = matmul.matmul_config(100, 300, 50, caps, batch=2)
     assert (choice.cfg, choice.splits, choice.group, choice.vec) == (matmul.CONFIGS["64x64x16"], 3, 2, False)
-    assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == \
-        matmul.matmul_config(100, 300, 50, kernels.Caps(), batch=2)
+    assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == matmul.matmul_config(
+        100, 300, 50, kernels.Caps(), batch=2
+    )
     small = kernels.Caps(adapter="Some GPU", wg_storage=8192)  # the measured tiling does not fit: the rule
     rule = matmul.matmul_config(100, 300, 50, kernels.Caps(wg_storage=8192), batch=2)
     assert matmul.matmul_config(100, 300, 50, small, batch=2) == rule

@@ -87,7 +87,7 @@ def test_classifier_dispatches(dev):
     """probabilities: matmul, (bias + relu) map kernel, matmul, and ONE row kernel for the bias add and the
     softmax (max, exp, sum, divide) = 4; predict: matmul, map, matmul, and ONE row kernel for bias + argmax (max, compare, index min) = 4."""
     mlp = block_on(Mlp.digits(dev))
-    x = dev.tensor(TEST_X[:64 * 20], shape=(20, 64))
+    x = dev.tensor(TEST_X[: 64 * 20], shape=(20, 64))
     assert dispatches(dev, mlp(x)) == 4
     assert dispatches(dev, mlp.predict(x)) == 4
 
@@ -97,15 +97,21 @@ def test_a_gelu_classifier_on_one_sample_and_host_input(dev):
     import numpy as np
 
     rng = random.Random(3)
-    weights = {"w1": ([rng.gauss(0, 0.3) for _ in range(12 * 7)], (12, 7)), "b1": [rng.gauss(0, 0.1) for _ in range(7)],
-               "w2": ([rng.gauss(0, 0.3) for _ in range(7 * 3)], (7, 3)), "b2": [0.5, -0.5, 0.0]}
+    weights = {
+        "w1": ([rng.gauss(0, 0.3) for _ in range(12 * 7)], (12, 7)),
+        "b1": [rng.gauss(0, 0.1) for _ in range(7)],
+        "w2": ([rng.gauss(0, 0.3) for _ in range(7 * 3)], (7, 3)),
+        "b2": [0.5, -0.5, 0.0],
+    }
     mlp = block_on(Mlp.create(dev, weights, activation="gelu"))
     x = [rng.uniform(-2, 2) for _ in range(12)]
     got = np.asarray(block_on(mlp(x).numpy()), np.float64)  # host data, one sample: a (1, 12) row
-    w = {k: np.asarray(v[0] if isinstance(v, tuple) else v, np.float64).reshape(v[1] if isinstance(v, tuple) else -1)
-         for k, v in weights.items()}
+    w = {
+        k: np.asarray(v[0] if isinstance(v, tuple) else v, np.float64).reshape(v[1] if isinstance(v, tuple) else -1)
+        for k, v in weights.items()
+    }
     h = np.asarray(x) @ w["w1"] + w["b1"]
-    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)))
     z = h @ w["w2"] + w["b2"]
     want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
     np.testing.assert_allclose(got, want[None], rtol=1e-5, atol=1e-6)
@@ -129,14 +135,14 @@ def reference_block(weights: dict, x, n_heads: int, eps: float = 1e-5):
     *lead, n, d = x.shape
     e = d // n_heads
     qkv = ln(x, w["ln1_w"], w["ln1_b"]) @ w["w_qkv"] + w["b_qkv"]
-    q, k, v = (qkv[..., i * d:(i + 1) * d].reshape(*lead, n, n_heads, e).swapaxes(-3, -2) for i in range(3))
+    q, k, v = (qkv[..., i * d : (i + 1) * d].reshape(*lead, n, n_heads, e).swapaxes(-3, -2) for i in range(3))
     s = q @ k.swapaxes(-1, -2) / math.sqrt(e)
     s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     att = (p / p.sum(-1, keepdims=True)) @ v
     h = x + att.swapaxes(-3, -2).reshape(x.shape) @ w["w_o"] + w["b_o"]
     z = ln(h, w["ln2_w"], w["ln2_b"]) @ w["w_fc"] + w["b_fc"]
-    z = 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
+    z = 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z**3)))
     return h + z @ w["w_proj"] + w["b_proj"]
 
 

@@ -14,8 +14,8 @@ from _cases import (
     F32_OVERFLOW,
     HAVE_NUMPY,
     INF,
-    NAN,
     NAMES,
+    NAN,
     Case,
     assert_matches,
     conv_case,
@@ -111,7 +111,7 @@ def test_special_values(dev, op):
     for case in special_cases(op):
         try:
             got = run(case.call(dev))
-        except Exception as exc:  # noqa: BLE001 - report every case, not just the first
+        except Exception as exc:
             problems.append(f"{case!r} raised {exc!r}")
             continue
         problems += mismatches(case, got)
@@ -121,8 +121,16 @@ def test_special_values(dev, op):
 #: float32 arguments whose argument reduction is hardest: the closest to a multiple of pi/2 of all float32
 #: (cos is -1.6e-9 there) and of those below 6434 (wasm-simd reduces those differently), the ends of that
 #: range, and float32's extremes
-HARD_TRIG = (7.729178919452902e+28, 252.89820861816406, 6433.99951171875, 6434.00048828125, 0.7853981852531433,
-             0.785398125648498, 1e30, F32_MAX)
+HARD_TRIG = (
+    7.729178919452902e28,
+    252.89820861816406,
+    6433.99951171875,
+    6434.00048828125,
+    0.7853981852531433,
+    0.785398125648498,
+    1e30,
+    F32_MAX,
+)
 
 
 @pytest.mark.parametrize("name", ["sin", "cos"])
@@ -194,8 +202,11 @@ def test_million_element_reductions_within_1e4_of_float64(dev, name):
 # ---------------------------------------------------------------- shapes: matmul, conv, softmax 2-D, empty
 
 
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (17, 33, 9), (256, 256, 256), (513, 257, 129), (1, 300, 1),
-                                   (70, 1, 65), (64, 64, 64), (65, 63, 66)], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "m,k,n",
+    [(1, 1, 1), (17, 33, 9), (256, 256, 256), (513, 257, 129), (1, 300, 1), (70, 1, 65), (64, 64, 64), (65, 63, 66)],
+    ids=lambda v: str(v),
+)
 def test_matmul_shapes(dev, m, k, n):
     case = matmul_case(m, k, n, seed=m + k + n)
     assert_matches(case, run(case.call(dev)))
@@ -211,16 +222,29 @@ def test_matmul_flat_inputs_with_mkn(dev, m, k, n):
     assert flat(got) == flat(run(two_d.call(dev)))
 
 
-@pytest.mark.parametrize("h,w,kh,kw", [(1, 1, 1, 1), (7, 5, 1, 1), (6, 4, 6, 4), (37, 53, 5, 3), (53, 37, 3, 5),
-                                       (1, 40, 1, 7), (40, 1, 7, 1), (20, 300, 2, 9)], ids=str)
+@pytest.mark.parametrize(
+    "h,w,kh,kw",
+    [
+        (1, 1, 1, 1),
+        (7, 5, 1, 1),
+        (6, 4, 6, 4),
+        (37, 53, 5, 3),
+        (53, 37, 3, 5),
+        (1, 40, 1, 7),
+        (40, 1, 7, 1),
+        (20, 300, 2, 9),
+    ],
+    ids=str,
+)
 def test_convolve2d_shapes(dev, h, w, kh, kw):
     case = conv_case(h, w, kh, kw, seed=h * w)
     assert_matches(case, run(case.call(dev)))
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
-@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 5), (1, 257), (7, 256), (9, 1000), (257, 3), (600, 1),
-                                       (2, 4097)], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "rows,cols", [(1, 1), (3, 5), (1, 257), (7, 256), (9, 1000), (257, 3), (600, 1), (2, 4097)], ids=lambda v: str(v)
+)
 def test_softmax_2d(dev, name, rows, cols):
     case = softmax_case(name, rows, cols, seed=rows * cols)
     assert_matches(case, run(case.call(dev)))
@@ -236,11 +260,16 @@ def _empty_cases(op):
     if op.kind == "softmax":
         return [(Case(op, [(e, s)]), False) for s in ((0,), (3, 0), (0, 5))]
     if op.kind == "matmul":
-        return [(Case(op, [(e, (0, 3)), (f32([1.0] * 6), (3, 2))]), False),
-                (Case(op, [(e, (2, 0)), (e, (0, 2))]), False),
-                (Case(op, [(f32([1.0] * 6), (2, 3)), (e, (3, 0))]), False),
-                (Case(op, [(e, (0,)), (e, (0,))], options={"m": 0, "k": 5, "n": 0}), False)]
-    return [(Case(op, [(e, (0, 3)), (f32([1.0]), (1, 1))]), True), (Case(op, [(f32([1.0]), (1, 1)), (e, (0, 0))]), True)]
+        return [
+            (Case(op, [(e, (0, 3)), (f32([1.0] * 6), (3, 2))]), False),
+            (Case(op, [(e, (2, 0)), (e, (0, 2))]), False),
+            (Case(op, [(f32([1.0] * 6), (2, 3)), (e, (3, 0))]), False),
+            (Case(op, [(e, (0,)), (e, (0,))], options={"m": 0, "k": 5, "n": 0}), False),
+        ]
+    return [
+        (Case(op, [(e, (0, 3)), (f32([1.0]), (1, 1))]), True),
+        (Case(op, [(f32([1.0]), (1, 1)), (e, (0, 0))]), True),
+    ]
 
 
 @op_params
@@ -283,11 +312,18 @@ KNOWN = {
     "rsqrt": [(([4.0, 0.25, 0.0, -0.0, -4.0, INF],), {}, [0.5, 2.0, INF, -INF, NAN, 0.0])],
     "square": [(([3.0, -1.5, 0.0, 1e20],), {}, [9.0, 2.25, 0.0, INF])],
     # sin(float32(pi)) is float32(pi)'s distance to pi; 1e6 and 1e30 need the exact argument reduction
-    "sin": [(([0.0, math.pi / 2, math.pi, -math.pi / 6, 1e6, INF],), {},
-             [0.0, 1.0, -8.742278e-08, -0.5, -0.34999350217129294, NAN]),
-            (([1e30],), {}, [math.sin(1.0000000150474662e30)])],
-    "cos": [(([0.0, math.pi, math.pi / 3, 1e6, NAN],), {}, [1.0, -1.0, 0.5, 0.9367521275331447, NAN]),
-            (([1e30],), {}, [math.cos(1.0000000150474662e30)])],
+    "sin": [
+        (
+            ([0.0, math.pi / 2, math.pi, -math.pi / 6, 1e6, INF],),
+            {},
+            [0.0, 1.0, -8.742278e-08, -0.5, -0.34999350217129294, NAN],
+        ),
+        (([1e30],), {}, [math.sin(1.0000000150474662e30)]),
+    ],
+    "cos": [
+        (([0.0, math.pi, math.pi / 3, 1e6, NAN],), {}, [1.0, -1.0, 0.5, 0.9367521275331447, NAN]),
+        (([1e30],), {}, [math.cos(1.0000000150474662e30)]),
+    ],
     "floor": [(([-1.5, 1.5, -0.0, 2.0, -INF, 1e30],), {}, [-2.0, 1.0, -0.0, 2.0, -INF, 1.0000000150474662e30])],
     "copy": [(([1.0, NAN, -INF, -0.0],), {}, [1.0, NAN, -INF, -0.0])],
     "add": [(([1.0, 2.0], [3.0, 4.5]), {}, [4.0, 6.5])],
@@ -295,8 +331,13 @@ KNOWN = {
     "mul": [(([1.0, -2.0], [3.0, 4.5]), {}, [3.0, -9.0])],
     "div": [(([1.0, -3.0, 1.0, -1.0, 0.0], [4.0, 2.0, 0.0, 0.0, 0.0]), {}, [0.25, -1.5, INF, -INF, NAN])],
     # pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; odd integer powers of negatives are negative
-    "pow": [(([2.0, -2.0, -8.0, 0.0, -0.0, NAN, 1.0, 4.0, -1.0], [10.0, 3.0, 1 / 3, -1.0, -3.0, 0.0, NAN, 0.5, INF]),
-             {}, [1024.0, -8.0, NAN, INF, -INF, 1.0, 1.0, 2.0, 1.0])],
+    "pow": [
+        (
+            ([2.0, -2.0, -8.0, 0.0, -0.0, NAN, 1.0, 4.0, -1.0], [10.0, 3.0, 1 / 3, -1.0, -3.0, 0.0, NAN, 0.5, INF]),
+            {},
+            [1024.0, -8.0, NAN, INF, -INF, 1.0, 1.0, 2.0, 1.0],
+        )
+    ],
     "maximum": [(([1.0, NAN, -INF, 5.0], [2.0, 0.0, 3.0, NAN]), {}, [2.0, NAN, 3.0, NAN])],
     "minimum": [(([1.0, NAN, -INF, 5.0], [2.0, 0.0, 3.0, NAN]), {}, [1.0, NAN, -INF, NAN])],
     "lt": [(([1.0, 2.0, NAN, 3.0], [2.0, 2.0, 1.0, NAN]), {}, [1.0, 0.0, 0.0, 0.0])],
@@ -311,20 +352,34 @@ KNOWN = {
     "sum": [(([1.0, 2.0, 3.0, 4.0],), {}, [10.0]), (([1.0] * 100000,), {}, [100000.0])],
     "max": [(([-1.0, 5.0, 3.0],), {}, [5.0]), (([-INF, -7.0],), {}, [-7.0]), (([1.0, NAN, 2.0],), {}, [NAN])],
     "min": [(([-1.0, 5.0, 3.0],), {}, [-1.0]), (([INF, 7.0],), {}, [7.0]), (([1.0, NAN, 2.0],), {}, [NAN])],
-    "prod": [(([1.0, 2.0, -3.0, 4.0],), {}, [-24.0]), (([],), {}, [1.0]), (([2.0] * 100,), {}, [2.0 ** 100])],
+    "prod": [(([1.0, 2.0, -3.0, 4.0],), {}, [-24.0]), (([],), {}, [1.0]), (([2.0] * 100,), {}, [2.0**100])],
     "norm_l1": [(([3.0, -4.0],), {}, [7.0])],
     "norm_l2": [(([3.0, -4.0],), {}, [5.0]), (([0.0] * 300,), {}, [0.0])],
-    "softmax": [(([2.0] * 4,), {}, [0.25] * 4), (([0.0, math.log(3.0)],), {}, [0.25, 0.75]),
-                (([[5.0, 5.0], [-1.0, -1.0]],), {}, [0.5] * 4)],
-    "log_softmax": [(([7.0] * 4,), {}, [-math.log(4.0)] * 4), (([0.0, math.log(3.0)],), {}, [math.log(0.25), math.log(0.75)])],
-    "matmul": [(([[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]), {}, [19.0, 22.0, 43.0, 50.0]),
-               (([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), {},
-                [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
-               (([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 1.0, 1.0]), {"m": 2, "k": 3, "n": 1}, [6.0, 15.0])],
+    "softmax": [
+        (([2.0] * 4,), {}, [0.25] * 4),
+        (([0.0, math.log(3.0)],), {}, [0.25, 0.75]),
+        (([[5.0, 5.0], [-1.0, -1.0]],), {}, [0.5] * 4),
+    ],
+    "log_softmax": [
+        (([7.0] * 4,), {}, [-math.log(4.0)] * 4),
+        (([0.0, math.log(3.0)],), {}, [math.log(0.25), math.log(0.75)]),
+    ],
+    "matmul": [
+        (([[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]), {}, [19.0, 22.0, 43.0, 50.0]),
+        (
+            ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+            {},
+            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        ),
+        (([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 1.0, 1.0]), {"m": 2, "k": 3, "n": 1}, [6.0, 15.0]),
+    ],
     "convolve2d": [
         # a delta kernel picks the centre window; no kernel flip: [[0, 1], [0, 0]] picks the right neighbour
-        (([[float(5 * r + c) for c in range(5)] for r in range(5)], [[0, 0, 0], [0, 1, 0], [0, 0, 0]]), {},
-         [6.0, 7.0, 8.0, 11.0, 12.0, 13.0, 16.0, 17.0, 18.0]),
+        (
+            ([[float(5 * r + c) for c in range(5)] for r in range(5)], [[0, 0, 0], [0, 1, 0], [0, 0, 0]]),
+            {},
+            [6.0, 7.0, 8.0, 11.0, 12.0, 13.0, 16.0, 17.0, 18.0],
+        ),
         (([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[0.0, 1.0], [0.0, 0.0]]), {}, [2.0, 3.0]),
         (([[1.0, 2.0], [3.0, 4.0]], [[1.0, 10.0], [100.0, 1000.0]]), {}, [4321.0]),
     ],
@@ -369,7 +424,8 @@ def test_python_reference_agrees_with_numpy_reference(op):
         assert len(py) == len(npy), case
         for i, (a, b) in enumerate(zip(py, npy)):
             assert (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12, (
-                f"{case!r}[{i}]: op.ref {a!r} != op.numpy {b!r}")
+                f"{case!r}[{i}]: op.ref {a!r} != op.numpy {b!r}"
+            )
 
 
 # ---------------------------------------------------------------- the harness itself
@@ -439,11 +495,19 @@ VARIANTS = [
 def _variant_cases():
     chain = [sweep_case(ops.get(name), n, seed=n) for name in ("gelu", "add") for n in (5, 4097, 1 << 15)]
     reduce = [sweep_case(ops.get(name), n, seed=n) for name in ("sum", "max", "dot", "norm_l2") for n in (3, 100003)]
-    soft = [softmax_case("softmax", None, 4097, seed=1), softmax_case("log_softmax", 3, 9000, seed=2),
-            softmax_case("softmax", 300, 7, seed=3), softmax_case("softmax", 130, 4100, seed=4),
-            softmax_case("softmax", 2, 16384, seed=5)]
-    mm = [matmul_case(65, 33, 67, seed=1), matmul_case(129, 20, 131, seed=2), matmul_case(7, 8, 12, seed=3),
-          matmul_case(200, 64, 256, seed=4)]
+    soft = [
+        softmax_case("softmax", None, 4097, seed=1),
+        softmax_case("log_softmax", 3, 9000, seed=2),
+        softmax_case("softmax", 300, 7, seed=3),
+        softmax_case("softmax", 130, 4100, seed=4),
+        softmax_case("softmax", 2, 16384, seed=5),
+    ]
+    mm = [
+        matmul_case(65, 33, 67, seed=1),
+        matmul_case(129, 20, 131, seed=2),
+        matmul_case(7, 8, 12, seed=3),
+        matmul_case(200, 64, 256, seed=4),
+    ]
     conv = [conv_case(37, 53, 5, 3, seed=1), conv_case(300, 20, 3, 3, seed=2)]
     return chain + reduce + soft + mm + conv
 

@@ -48,10 +48,14 @@ def test_a_forgotten_await_warns_with_the_method_name(cpu):
     assert any("'GpuDevice.relu' was never awaited" in str(w.message) for w in caught), caught
 
 
-@pytest.mark.parametrize("call", [
-    lambda d: d.softmax([[[1.0, 2.0]]]),   # 3-D: the shape rule in kinds.py raises
-    lambda d: d.relu("1, 2"),              # host conversion (host.py)
-], ids=["shape", "host"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: d.softmax([[[1.0, 2.0]]]),  # 3-D: the shape rule in kinds.py raises
+        lambda d: d.relu("1, 2"),  # host conversion (host.py)
+    ],
+    ids=["shape", "host"],
+)
 def test_an_awaited_error_ends_at_the_callers_line(cpu, call):
     async def user_code():
         await call(cpu)
@@ -64,12 +68,16 @@ def test_an_awaited_error_ends_at_the_callers_line(cpu, call):
     assert not [n for n in names if n[0] in INTERNAL], names
 
 
-@pytest.mark.parametrize("call", [
-    lambda d: d.batch().relu("1, 2"),                           # host conversion (host.py)
-    lambda d: d.scale([1.0]),                                   # argument binding (calls.py)
-    lambda d: d.batch().softmax(d.batch().upload([[[1.0]]])),   # a batch's shape rule (batch.py, kinds.py)
-    lambda d: d.tensor([1.0, 2.0]).matmul(d.tensor([1.0])),     # a tensor method (tensor.py, kinds.py)
-], ids=["host", "bind", "batch", "tensor"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: d.batch().relu("1, 2"),  # host conversion (host.py)
+        lambda d: d.scale([1.0]),  # argument binding (calls.py)
+        lambda d: d.batch().softmax(d.batch().upload([[[1.0]]])),  # a batch's shape rule (batch.py, kinds.py)
+        lambda d: d.tensor([1.0, 2.0]).matmul(d.tensor([1.0])),  # a tensor method (tensor.py, kinds.py)
+    ],
+    ids=["host", "bind", "batch", "tensor"],
+)
 def test_a_call_time_error_ends_at_the_callers_line(cpu, call):
     with pytest.raises(tw.TruenoError) as info:
         call(cpu)

@@ -142,8 +142,12 @@ def describe(steps) -> str:
 
 
 # derandomized: CI explores the same examples each run, so a red run is reproducible here
-COMMON = dict(deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+COMMON = dict(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @settings(max_examples=100, **COMMON)

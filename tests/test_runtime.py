@@ -95,9 +95,20 @@ def test_is_available_is_a_bool():
 def test_device_properties(dev):
     assert dev.backend in ("webgpu", "numpy", "wasm-simd")
     limits = dev.limits
-    for key in ("max_storage_buffer_binding_size", "max_buffer_size", "max_storage_buffers_per_shader_stage",
-                "max_compute_workgroups_per_dimension"):
+    for key in (
+        "max_storage_buffer_binding_size",
+        "max_buffer_size",
+        "max_storage_buffers_per_shader_stage",
+        "max_compute_workgroups_per_dimension",
+    ):
         assert isinstance(limits[key], int) and limits[key] > 0
     assert isinstance(dev.adapter_info, dict) and "device" in dev.adapter_info
-    assert set(dev.stats.as_dict()) == {"uploads", "downloads", "bytes_up", "bytes_down", "dispatches", "submits",
-                                        "pipelines_compiled"}
+    assert set(dev.stats.as_dict()) == {
+        "uploads",
+        "downloads",
+        "bytes_up",
+        "bytes_down",
+        "dispatches",
+        "submits",
+        "pipelines_compiled",
+    }

@@ -81,20 +81,24 @@ def get(srv, raw_path: str, method: str = "GET", headers: dict | None = None):
 
 # --------------------------------------------------------------------------------- what is served
 
-@pytest.mark.parametrize("path, mime", [
-    ("/", "text/html; charset=utf-8"),
-    ("/index.html", "text/html; charset=utf-8"),
-    ("/app.mjs", "text/javascript; charset=utf-8"),
-    ("/style.css", "text/css; charset=utf-8"),
-    ("/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
-    ("/pyodide/pyodide.asm.wasm", "application/wasm"),
-    ("/pyodide/pyodide-lock.json", "application/json"),
-    ("/pyodide/python_stdlib.zip", "application/zip"),
-    ("/wheels/manifest.json", "application/json"),
-    ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "application/zip"),
-    ("/sub/a.txt", "text/plain; charset=utf-8"),
-    ("/app.mjs?v=2#x", "text/javascript; charset=utf-8"),
-])
+
+@pytest.mark.parametrize(
+    "path, mime",
+    [
+        ("/", "text/html; charset=utf-8"),
+        ("/index.html", "text/html; charset=utf-8"),
+        ("/app.mjs", "text/javascript; charset=utf-8"),
+        ("/style.css", "text/css; charset=utf-8"),
+        ("/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
+        ("/pyodide/pyodide.asm.wasm", "application/wasm"),
+        ("/pyodide/pyodide-lock.json", "application/json"),
+        ("/pyodide/python_stdlib.zip", "application/zip"),
+        ("/wheels/manifest.json", "application/json"),
+        ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "application/zip"),
+        ("/sub/a.txt", "text/plain; charset=utf-8"),
+        ("/app.mjs?v=2#x", "text/javascript; charset=utf-8"),
+    ],
+)
 def test_serves_files_with_mime_types(server, path, mime):
     status, headers, body = get(server, path)
     assert status == 200
@@ -113,12 +117,21 @@ def test_head_and_conditional_get(server):
     assert get(server, "/app.mjs", headers={"If-Modified-Since": last})[0] == 304
 
 
-@pytest.mark.parametrize("path, policy", [
-    ("/pyodide/pyodide.asm.wasm", serve.IMMUTABLE), ("/pyodide/pyodide.mjs", serve.IMMUTABLE),
-    ("/pyodide/python_stdlib.zip", serve.IMMUTABLE), ("/wheels/micropip-0.11.1-py3-none-any.whl", serve.IMMUTABLE),
-    ("/", "no-cache"), ("/index.html", "no-cache"), ("/app.mjs", "no-cache"), ("/style.css", "no-cache"),
-    ("/wheels/manifest.json", "no-cache"), ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "no-cache"),
-])
+@pytest.mark.parametrize(
+    "path, policy",
+    [
+        ("/pyodide/pyodide.asm.wasm", serve.IMMUTABLE),
+        ("/pyodide/pyodide.mjs", serve.IMMUTABLE),
+        ("/pyodide/python_stdlib.zip", serve.IMMUTABLE),
+        ("/wheels/micropip-0.11.1-py3-none-any.whl", serve.IMMUTABLE),
+        ("/", "no-cache"),
+        ("/index.html", "no-cache"),
+        ("/app.mjs", "no-cache"),
+        ("/style.css", "no-cache"),
+        ("/wheels/manifest.json", "no-cache"),
+        ("/wheels/trueno_web-0.1.0-py3-none-any.whl", "no-cache"),
+    ],
+)
 def test_pinned_assets_are_cached_and_the_page_revalidated(server, path, policy):
     """Pyodide and the pinned wheels: a year, immutable (a reload asks for nothing); the page, its code,
     the manifest and the project wheel (rebuilt under one name): revalidated, 304 while unchanged."""
@@ -137,17 +150,48 @@ def test_only_get_and_head(server, method):
 # --------------------------------------------------------------------------------- what is refused
 
 TRAVERSALS = [
-    "/../secret.txt", "/../../secret.txt", "/pyodide/../../secret.txt", "/wheels/../secret.txt",
-    "/pyodide/../../../secret.txt", "/./index.html", "/pyodide/./pyodide.mjs",
-    "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/.%2e/secret.txt", "/%2e./secret.txt",
-    "/pyodide/%2e%2e/%2e%2e/secret.txt", "/%2e%2e%2fsecret.txt", "/..%2fsecret.txt", "/..%2Fsecret.txt",
-    "/pyodide/..%2f..%2fsecret.txt", "/pyodide%2f..%2f..%2fsecret.txt", "/..\\secret.txt",
-    "/..%5csecret.txt", "/..%5Csecret.txt", "/pyodide\\..\\..\\secret.txt", "/%00", "/index.html%00.png",
+    "/../secret.txt",
+    "/../../secret.txt",
+    "/pyodide/../../secret.txt",
+    "/wheels/../secret.txt",
+    "/pyodide/../../../secret.txt",
+    "/./index.html",
+    "/pyodide/./pyodide.mjs",
+    "/%2e%2e/secret.txt",
+    "/%2E%2E/secret.txt",
+    "/.%2e/secret.txt",
+    "/%2e./secret.txt",
+    "/pyodide/%2e%2e/%2e%2e/secret.txt",
+    "/%2e%2e%2fsecret.txt",
+    "/..%2fsecret.txt",
+    "/..%2Fsecret.txt",
+    "/pyodide/..%2f..%2fsecret.txt",
+    "/pyodide%2f..%2f..%2fsecret.txt",
+    "/..\\secret.txt",
+    "/..%5csecret.txt",
+    "/..%5Csecret.txt",
+    "/pyodide\\..\\..\\secret.txt",
+    "/%00",
+    "/index.html%00.png",
 ]
 NOT_FOUND = [
-    "/secret.txt", "/%252e%252e/secret.txt", "/%252e%252e%252fsecret.txt", "//secret.txt", "//etc/passwd",
-    "/pyodide/", "/wheels", "/wheels/", "/sub/", "/sub", "/.hidden", "/pyodide/.fetched", "/escape.txt",
-    "/escape_dir/secret.txt", "/nope.html", "/%ff%fe", "/pyodide//pyodide.mjs",
+    "/secret.txt",
+    "/%252e%252e/secret.txt",
+    "/%252e%252e%252fsecret.txt",
+    "//secret.txt",
+    "//etc/passwd",
+    "/pyodide/",
+    "/wheels",
+    "/wheels/",
+    "/sub/",
+    "/sub",
+    "/.hidden",
+    "/pyodide/.fetched",
+    "/escape.txt",
+    "/escape_dir/secret.txt",
+    "/nope.html",
+    "/%ff%fe",
+    "/pyodide//pyodide.mjs",
 ]
 
 
@@ -164,8 +208,17 @@ def test_traversal_resolves_to_nothing(layout, path):
     assert target is None and status in (400, 403, 404)
 
 
-@pytest.mark.parametrize("path", ["/../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt", "/..\\secret.txt",
-                                  "/%2e%2e%2fsecret.txt", "/..%5csecret.txt"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/..\\secret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/..%5csecret.txt",
+    ],
+)
 def test_traversal_is_forbidden_not_just_missing(server, path):
     assert get(server, path)[0] == 403
 
@@ -185,6 +238,7 @@ def test_absolute_form_and_odd_request_targets(server):
 
 # --------------------------------------------------------------------------------- binding
 
+
 def test_binds_loopback_by_default():
     assert inspect.signature(serve.serve_forever).parameters["host"].default == "127.0.0.1"
     assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
@@ -195,9 +249,14 @@ def test_binds_loopback_by_default():
 
 
 def _start_cli(env=None):
-    return subprocess.Popen([sys.executable, "-m", "trueno_web", "serve", "--port", "0"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "trueno_web", "serve", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.mark.skipif(not (ROOT / "web" / "index.html").is_file(), reason="needs the checkout's web/")
@@ -213,8 +272,11 @@ def test_cli_prints_a_loopback_url_and_serves_the_page():
         conn.request("GET", "/")
         resp = conn.getresponse()
         assert resp.status == 200 and b"trueno_web" in resp.read()
-        for path, mime in (("/app.mjs", "text/javascript"), ("/worker.mjs", "text/javascript"),
-                           ("/config.mjs", "text/javascript")):
+        for path, mime in (
+            ("/app.mjs", "text/javascript"),
+            ("/worker.mjs", "text/javascript"),
+            ("/config.mjs", "text/javascript"),
+        ):
             conn.request("GET", path)
             resp = conn.getresponse()
             resp.read()
@@ -251,6 +313,7 @@ def test_layout_missing_lists_assets(tmp_path):
 
 # --------------------------------------------------------------------------------- one server for all
 
+
 def test_a_mount_table_with_routes_headers_and_a_log(tmp_path):
     """The same server serves the e2e harness (build/web/ + in-memory pages, no-store, a request log)
     and the JupyterLite site (one folder; a folder's URL serves its index.html)."""
@@ -265,17 +328,28 @@ def test_a_mount_table_with_routes_headers_and_a_log(tmp_path):
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "page.mjs").write_bytes(b"export {};")
-    srv = make_server("127.0.0.1", 0, {"/": site, "x": extra}, quiet=True, cache_control="no-store",
-                      routes={"/__e2e__/index.html": ("text/html; charset=utf-8", "<p>test page</p>")},
-                      headers={"Cross-Origin-Opener-Policy": "same-origin"}, record=True)
+    srv = make_server(
+        "127.0.0.1",
+        0,
+        {"/": site, "x": extra},
+        quiet=True,
+        cache_control="no-store",
+        routes={"/__e2e__/index.html": ("text/html; charset=utf-8", "<p>test page</p>")},
+        headers={"Cross-Origin-Opener-Policy": "same-origin"},
+        record=True,
+    )
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     try:
-        for path, mime in (("/lab/", "text/html; charset=utf-8"), ("/lab/index.html", "text/html; charset=utf-8"),
-                           ("/tour.ipynb", "application/json"), ("/font.woff2", "font/woff2"),
-                           ("/manifest.webmanifest", "application/manifest+json"),
-                           ("/x/page.mjs", "text/javascript; charset=utf-8"),
-                           ("/__e2e__/index.html", "text/html; charset=utf-8")):
+        for path, mime in (
+            ("/lab/", "text/html; charset=utf-8"),
+            ("/lab/index.html", "text/html; charset=utf-8"),
+            ("/tour.ipynb", "application/json"),
+            ("/font.woff2", "font/woff2"),
+            ("/manifest.webmanifest", "application/manifest+json"),
+            ("/x/page.mjs", "text/javascript; charset=utf-8"),
+            ("/__e2e__/index.html", "text/html; charset=utf-8"),
+        ):
             status, headers, body = get(srv, path)
             assert (status, headers["Content-Type"]) == (200, mime), path
             assert headers["Cache-Control"] == "no-store" and headers["Cross-Origin-Opener-Policy"] == "same-origin"

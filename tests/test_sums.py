@@ -14,8 +14,8 @@ import random
 from functools import lru_cache
 
 import pytest
-
 from _cases import flat
+
 from trueno_web.accuracy import f32
 from trueno_web.host import numpy_available
 from trueno_web.kernels import softmax as softmax_kernel
@@ -50,9 +50,9 @@ def check(got, terms, rounding=1, what=""):
     where the first part is not enough: 2^24 terms take seconds in Pyodide)."""
     exact = math.fsum(terms)
     miss = abs(float(got) - exact)
-    bound = rounding * 2.0 ** -24 * abs(exact)
+    bound = rounding * 2.0**-24 * abs(exact)
     if miss > bound:
-        bound += 2.0 ** -44 * math.fsum(map(abs, terms))
+        bound += 2.0**-44 * math.fsum(map(abs, terms))
     assert miss <= bound, f"{what}: got {float(got)!r}, float64 {exact!r}, bound {bound:.3g}"
 
 
@@ -73,11 +73,11 @@ def test_dot_mean_norm_l2_and_axis_sums(dev, case):
     check(flat(block_on(dev.tensor(x).mean().numpy()))[0] * len(x), x, rounding=2, what=f"mean of {case}")
     l2 = float(block_on(dev.norm_l2(x)))
     root = math.sqrt(math.fsum(f32(v * v) for v in x))
-    assert abs(l2 - root) <= 2.0 ** -23 * root, case
+    assert abs(l2 - root) <= 2.0**-23 * root, case
     cols = len(x) // 4
     rows = flat(block_on(dev.tensor(x, shape=(4, cols)).sum(axis=-1).numpy()))
     for r, got in enumerate(rows):
-        check(got, x[r * cols:(r + 1) * cols], what=f"row sum of {case}")
+        check(got, x[r * cols : (r + 1) * cols], what=f"row sum of {case}")
 
 
 def test_dot_of_random_products(dev):
@@ -87,7 +87,7 @@ def test_dot_of_random_products(dev):
     products = [u * v for u, v in zip(a, b)]  # exact in float64
     exact, size = math.fsum(products), math.fsum(map(abs, products))
     got = float(block_on(dev.dot(a, b)))
-    assert abs(got - exact) <= 2.0 ** -24 * (abs(exact) + size) + 2.0 ** -44 * size
+    assert abs(got - exact) <= 2.0**-24 * (abs(exact) + size) + 2.0**-44 * size
 
 
 def softmax_row(cols=1 << 19):

@@ -21,8 +21,9 @@ from _pyref import INF, NAN, Ref, apply, assert_close, choice, flat_values, unif
 import trueno_web as tw
 from trueno_web.runtime import block_on
 
-needs_numpy = pytest.mark.skipif(not HAVE_NUMPY,
-                                 reason="needs NumPy (desktop only): np.asarray / the NumPy cross-check")
+needs_numpy = pytest.mark.skipif(
+    not HAVE_NUMPY, reason="needs NumPy (desktop only): np.asarray / the NumPy cross-check"
+)
 
 RNG = random.Random(7)
 
@@ -51,8 +52,14 @@ def check(t, want: Ref, rtol=2e-6, atol=2e-6):
     assert_close(got, want, rtol=rtol, atol=atol)
 
 
-SHAPE_PAIRS = [((64, 10), (10,)), ((3, 1, 5), (1, 4, 1)), ((1,), (4097,)), ((), (2, 3)), ((0, 3), (3,)),
-               ((2, 3, 4), (2, 3, 4))]
+SHAPE_PAIRS = [
+    ((64, 10), (10,)),
+    ((3, 1, 5), (1, 4, 1)),
+    ((1,), (4097,)),
+    ((), (2, 3)),
+    ((0, 3), (3,)),
+    ((2, 3, 4), (2, 3, 4)),
+]
 
 
 def _pair(dev, sa, sb, make):
@@ -76,7 +83,7 @@ def test_division_power_comparisons_and_where_broadcast_with_specials(dev, sa, s
     for !=), unary -, abs() and tw.where (a NaN condition counts as true), all broadcasting."""
     a, b, ta, tb = _pair(dev, sa, sb, lambda s: choice(RNG, s, SPECIAL_VALUES))
     check(ta / tb, a / b)
-    check(ta ** tb, a ** b)
+    check(ta**tb, a**b)
     check(ta < tb, a < b)
     check(ta <= tb, a <= b)
     check(ta > tb, a > b)
@@ -96,10 +103,10 @@ def test_scalar_operands_of_division_power_and_comparisons(dev):
     t = tensor(dev, x)
     check(t / 4, x / 4)
     check(3 / t, 3 / x)
-    check(t ** 2, x ** 2)
-    check(t ** 3, x ** 3)
-    check(t ** -1, x ** -1)
-    check(2 ** t, 2 ** x)
+    check(t**2, x**2)
+    check(t**3, x**3)
+    check(t**-1, x**-1)
+    check(2**t, 2**x)
     check(t < 0.5, x < 0.5)
     check(1.0 <= t, 1.0 <= x)
     check(t > -1, x > -1)
@@ -115,7 +122,7 @@ def test_power_one_half_is_pow_not_sqrt(dev):
     """t ** 0.5 is C99 pow: pow(-inf, 0.5) = +inf (sqrt(-inf) is NaN), also where NumPy's power would take
     its sqrt fast path (a broadcast exponent)."""
     x = choice(RNG, (6, 7), SPECIAL_VALUES)
-    check(tensor(dev, x) ** 0.5, x ** 0.5)
+    check(tensor(dev, x) ** 0.5, x**0.5)
 
 
 def test_operators_on_views_chain_and_fuse(dev):
@@ -138,7 +145,7 @@ def test_scalars_mix_in_and_expressions_chain(dev):
 
 
 def _gelu(x):
-    return 0.5 * x * (1 + math.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + math.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))
 
 
 def test_views_cost_nothing_and_read_right(dev):
@@ -171,8 +178,10 @@ def test_reductions_along_axes(dev, name, axis, keepdims):
     assert out.shape == want.shape and tuple(getattr(got, "shape", want.shape)) == want.shape
     got = flat_values(got)
     assert len(got) == want.size
-    assert all(abs(g - w) <= 1e-5 * abs(w) + 1e-5 * abs(s) + 1e-6
-               for g, w, s in zip(got, want.flat, scale)), (name, axis)
+    assert all(abs(g - w) <= 1e-5 * abs(w) + 1e-5 * abs(s) + 1e-6 for g, w, s in zip(got, want.flat, scale)), (
+        name,
+        axis,
+    )
 
 
 def test_a_reduction_of_an_expression_and_specials(dev):
@@ -201,12 +210,27 @@ def test_softmax_along_an_axis(dev, axis):
     x = (data(4, 5, 6) * 3).astype_f32()
     e = (x - x.max(axis=axis, keepdims=True)).map("exp")
     check(tensor(dev, x).softmax(axis=axis), e / e.sum(axis=axis, keepdims=True), rtol=1e-5, atol=1e-7)
-    check(tw.log_softmax(tensor(dev, x), axis=axis), (e / e.sum(axis=axis, keepdims=True)).map("log"),
-          rtol=1e-5, atol=1e-5)
+    check(
+        tw.log_softmax(tensor(dev, x), axis=axis),
+        (e / e.sum(axis=axis, keepdims=True)).map("log"),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
-@pytest.mark.parametrize("sa,sb", [((17, 33), (33, 9)), ((2, 3, 5), (5, 4)), ((5,), (5, 3)), ((4, 5), (5,)),
-                                   ((5,), (5,)), ((1, 1), (1, 1)), ((3, 0), (0, 2))], ids=str)
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((17, 33), (33, 9)),
+        ((2, 3, 5), (5, 4)),
+        ((5,), (5, 3)),
+        ((4, 5), (5,)),
+        ((5,), (5,)),
+        ((1, 1), (1, 1)),
+        ((3, 0), (0, 2)),
+    ],
+    ids=str,
+)
 def test_matmul(dev, sa, sb):
     a, b = data(*sa, lo=-1, hi=1), data(*sb, lo=-1, hi=1)
     want = a @ b
@@ -320,8 +344,8 @@ def _xcheck_cases():
         ("a - b", lambda L, a, b, x, m, n: a - b),
         ("a * b", lambda L, a, b, x, m, n: a * b),
         ("a / b", lambda L, a, b, x, m, n: a / b),
-        ("a ** b", lambda L, a, b, x, m, n: a ** b),
-        ("2 ** a, a ** 3, 1 - a, 3 / a", lambda L, a, b, x, m, n: ((2 ** a) + (a ** 3)) * (1 - a) + 3 / a),
+        ("a ** b", lambda L, a, b, x, m, n: a**b),
+        ("2 ** a, a ** 3, 1 - a, 3 / a", lambda L, a, b, x, m, n: ((2**a) + (a**3)) * (1 - a) + 3 / a),
         ("a < b", lambda L, a, b, x, m, n: L.f(a < b)),
         ("a <= b", lambda L, a, b, x, m, n: L.f(a <= b)),
         ("a > b", lambda L, a, b, x, m, n: L.f(a > b)),
@@ -332,8 +356,12 @@ def _xcheck_cases():
         ("where(a, b, -a)", lambda L, a, b, x, m, n: L.where(a, b, -a)),
         ("where(a > b, a, b)", lambda L, a, b, x, m, n: L.where(a > b, a, b)),
         ("maximum", lambda L, a, b, x, m, n: L.maximum(a, b)),
-        ("relu, gelu, exp, clip", lambda L, a, b, x, m, n: L.map(x, "relu") + L.map(x, "gelu") + L.map(x, "exp")
-         + L.map(x, "clip", -1.0, 0.5)),
+        (
+            "relu, gelu, exp, clip",
+            lambda L, a, b, x, m, n: (
+                L.map(x, "relu") + L.map(x, "gelu") + L.map(x, "exp") + L.map(x, "clip", -1.0, 0.5)
+            ),
+        ),
         ("x.T", lambda L, a, b, x, m, n: x.T),
         ("transpose(2, 1, 0)", lambda L, a, b, x, m, n: x.transpose(2, 1, 0)),
         ("transpose(1, 2, 0)", lambda L, a, b, x, m, n: x.transpose(1, 2, 0)),
@@ -349,19 +377,30 @@ def _xcheck_cases():
         ("x.T.reshape(-1)", lambda L, a, b, x, m, n: x.T.reshape(-1)),
         ("squeeze / unsqueeze", lambda L, a, b, x, m, n: L.unsqueeze(x[:, :1].squeeze(1), 0) + x[2:3].squeeze()[:4]),
         ("(x.T + x.T)[1]", lambda L, a, b, x, m, n: (x.T + x.T)[1]),
-        *[(f"{name}(axis={axis}, keepdims={keep})",
-           (lambda name, axis, keep: lambda L, a, b, x, m, n: L.reduce(x, name, axis, keep))(name, axis, keep))
-          for name in ("sum", "max", "min", "prod", "mean", "var", "std", "norm_l1", "norm_l2")
-          for axis in (None, 0, -1, (0, 2), (2, 0, 1)) for keep in (False, True)],
-        *[(f"{name} of specials", (lambda name: lambda L, a, b, x, m, n: L.reduce(a * b, name, 1, False))(name))
-          for name in ("sum", "max", "min", "prod", "norm_l1", "norm_l2")],
+        *[
+            (
+                f"{name}(axis={axis}, keepdims={keep})",
+                (lambda name, axis, keep: lambda L, a, b, x, m, n: L.reduce(x, name, axis, keep))(name, axis, keep),
+            )
+            for name in ("sum", "max", "min", "prod", "mean", "var", "std", "norm_l1", "norm_l2")
+            for axis in (None, 0, -1, (0, 2), (2, 0, 1))
+            for keep in (False, True)
+        ],
+        *[
+            (f"{name} of specials", (lambda name: lambda L, a, b, x, m, n: L.reduce(a * b, name, 1, False))(name))
+            for name in ("sum", "max", "min", "prod", "norm_l1", "norm_l2")
+        ],
         ("sum of an empty axis", lambda L, a, b, x, m, n: L.reduce(x[:, :0], "sum", 1, False)),
         ("sum over no rows", lambda L, a, b, x, m, n: L.reduce(x[:, :0], "sum", 2, True)),
         ("sum of 0-d", lambda L, a, b, x, m, n: L.reduce(x[1, 2, 3], "sum", None, False)),
-        *[(f"softmax(axis={axis})", (lambda axis: lambda L, a, b, x, m, n: L.softmax(x * 3, axis))(axis))
-          for axis in (-1, 0, 1)],
-        *[(f"log_softmax(axis={axis})", (lambda axis: lambda L, a, b, x, m, n: L.log_softmax(x * 3, axis))(axis))
-          for axis in (-1, 0, 2)],
+        *[
+            (f"softmax(axis={axis})", (lambda axis: lambda L, a, b, x, m, n: L.softmax(x * 3, axis))(axis))
+            for axis in (-1, 0, 1)
+        ],
+        *[
+            (f"log_softmax(axis={axis})", (lambda axis: lambda L, a, b, x, m, n: L.log_softmax(x * 3, axis))(axis))
+            for axis in (-1, 0, 2)
+        ],
         ("softmax with -inf", lambda L, a, b, x, m, n: L.softmax(L.where(x > 2, -INF, x), 1)),
         ("m @ n", lambda L, a, b, x, m, n: m @ n),
         ("x[0] @ m[0]", lambda L, a, b, x, m, n: x[0][:3, :3] @ m[0][:, :3]),
@@ -369,8 +408,10 @@ def _xcheck_cases():
         ("2-D @ 1-D", lambda L, a, b, x, m, n: m[1] @ n[:, 1]),
         ("1-D @ 1-D", lambda L, a, b, x, m, n: L.f(n[:, 2] @ n[:, 3])),
         ("batched @ batched", lambda L, a, b, x, m, n: m @ L.broadcast_to(n, (2, 4, 5))),
-        ("broadcast batches",
-         lambda L, a, b, x, m, n: x.reshape(4, 1, 6, 5) @ L.broadcast_to(n.T, (3, 5, 4))[:, :, :2]),
+        (
+            "broadcast batches",
+            lambda L, a, b, x, m, n: x.reshape(4, 1, 6, 5) @ L.broadcast_to(n.T, (3, 5, 4))[:, :, :2],
+        ),
         ("(3, 0) @ (0, 2)", lambda L, a, b, x, m, n: m[0][:, :0] @ n[:0, :2]),
     ]
 
@@ -424,8 +465,13 @@ def test_the_reference_matches_numpy():
     import numpy as np
 
     rng = random.Random(11)
-    refs = [choice(rng, (3, 1, 5), SPECIAL_VALUES), choice(rng, (1, 4, 1), SPECIAL_VALUES), uniform(rng, (4, 6, 5)),
-            uniform(rng, (2, 3, 4), -1, 1), uniform(rng, (4, 5), -1, 1)]
+    refs = [
+        choice(rng, (3, 1, 5), SPECIAL_VALUES),
+        choice(rng, (1, 4, 1), SPECIAL_VALUES),
+        uniform(rng, (4, 6, 5)),
+        uniform(rng, (2, 3, 4), -1, 1),
+        uniform(rng, (4, 5), -1, 1),
+    ]
     arrays = [np.array(r.flat, dtype=np.float64).reshape(r.shape) for r in refs]
     lib = _numpy_lib(np)
     problems = []
@@ -437,8 +483,9 @@ def test_the_reference_matches_numpy():
             problems.append(f"{label}: shape {got.shape}, NumPy {want.shape}")
             continue
         try:
-            np.testing.assert_allclose(np.array(got.flat, dtype=np.float64).reshape(got.shape), want,
-                                       rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(
+                np.array(got.flat, dtype=np.float64).reshape(got.shape), want, rtol=1e-9, atol=1e-12
+            )
         except AssertionError as exc:
             problems.append(f"{label}: {exc}")
     assert not problems, "\n".join(problems)

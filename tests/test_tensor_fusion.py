@@ -157,8 +157,12 @@ def test_layer_norm_over_trailing_axes_with_broadcast_weights(dev):
 
 def test_linear(dev):
     x, w, b = data(2, 3, 6), data(6, 4), data(4)
-    assert_close(block_on(tw.linear(tensor(dev, x), tensor(dev, w), tensor(dev, b)).numpy()), matmul(x, w) + b,
-                 rtol=1e-5, atol=1e-5)
+    assert_close(
+        block_on(tw.linear(tensor(dev, x), tensor(dev, w), tensor(dev, b)).numpy()),
+        matmul(x, w) + b,
+        rtol=1e-5,
+        atol=1e-5,
+    )
     assert_close(block_on(tw.linear(tensor(dev, x), tensor(dev, w)).numpy()), matmul(x, w), rtol=1e-5, atol=1e-5)
 
 
@@ -172,14 +176,23 @@ def _attention(q: Ref, k: Ref, v: Ref, keep: Ref | None) -> Ref:
 def test_scaled_dot_product_attention_with_causal_and_given_masks(dev):
     q, k, v = data(5, 8), data(7, 8), data(7, 3)
     tq, tk, tv = tensor(dev, q), tensor(dev, k), tensor(dev, v)
-    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv).numpy()), _attention(q, k, v, None),
-                 rtol=1e-5, atol=1e-6)
+    assert_close(
+        block_on(tw.scaled_dot_product_attention(tq, tk, tv).numpy()), _attention(q, k, v, None), rtol=1e-5, atol=1e-6
+    )
     causal = Ref([float(j <= i) for i in range(5) for j in range(7)], (5, 7))
-    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv, causal=True).numpy()),
-                 _attention(q, k, v, causal), rtol=1e-5, atol=1e-6)
+    assert_close(
+        block_on(tw.scaled_dot_product_attention(tq, tk, tv, causal=True).numpy()),
+        _attention(q, k, v, causal),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     keep = Ref([float((i + j) % 3 != 0) for i in range(5) for j in range(7)], (5, 7))
-    assert_close(block_on(tw.scaled_dot_product_attention(tq, tk, tv, mask=tensor(dev, keep)).numpy()),
-                 _attention(q, k, v, keep), rtol=1e-5, atol=1e-6)
+    assert_close(
+        block_on(tw.scaled_dot_product_attention(tq, tk, tv, mask=tensor(dev, keep)).numpy()),
+        _attention(q, k, v, keep),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_layer_errors_are_raised_where_written(dev):
@@ -201,7 +214,7 @@ def _arg(x: Ref, axis: int, pick) -> Ref:
     """The first index of the extreme (or of the first NaN) along `axis`, NumPy's rule."""
     moved = x.permute([d for d in range(x.ndim) if d != axis % x.ndim] + [axis % x.ndim])
     n = x.shape[axis]
-    rows = [moved.flat[r * n:(r + 1) * n] for r in range(moved.size // n)]
+    rows = [moved.flat[r * n : (r + 1) * n] for r in range(moved.size // n)]
     out = []
     for row in rows:
         nans = [i for i, v in enumerate(row) if v != v]
@@ -250,5 +263,6 @@ def test_no_step_needs_more_bindings_than_the_device_has():
     for step in steps:
         if not isinstance(step, OpStep):
             assert 1 + len(step.loads) + len(step.stores) <= 4, step
-    assert sorted(m for s in steps for m in ([s.node] if isinstance(s, OpStep) else s.nodes)) == \
-        [n.id for n in nodes if n.op is not None]
+    assert sorted(m for s in steps for m in ([s.node] if isinstance(s, OpStep) else s.nodes)) == [
+        n.id for n in nodes if n.op is not None
+    ]

@@ -57,7 +57,7 @@ import trueno_web as tw  # noqa: E402
 from trueno_web import ops  # noqa: E402
 from trueno_web.runtime import block_on  # noqa: E402
 
-U = 2.0 ** -24  # float32's unit roundoff
+U = 2.0**-24  # float32's unit roundoff
 LIMIT = 1e6  # a step whose float64 result passes this magnitude becomes tanh
 MAX_SIZE = 4096  # elements of a value at most
 DIMS = (3, 4, 1, 2, 5, 7)  # the first is what shrinking goes to
@@ -88,8 +88,22 @@ class Ref:
 
 #: derivative bounds of the smooth unary ops over all reals (measured: swish 1.0998, gelu 1.1290,
 #: mish 1.0885, selu 1.7581, hardswish 1.5); the ones that depend on x or a parameter are in _lipschitz
-LIPSCHITZ = {"relu": 1.0, "sigmoid": 0.25, "tanh": 1.0, "swish": 1.1, "gelu": 1.13, "mish": 1.09, "selu": 1.7582,
-             "hardswish": 1.5, "clip": 1.0, "neg": 1.0, "abs": 1.0, "copy": 1.0, "sin": 1.0, "cos": 1.0}
+LIPSCHITZ = {
+    "relu": 1.0,
+    "sigmoid": 0.25,
+    "tanh": 1.0,
+    "swish": 1.1,
+    "gelu": 1.13,
+    "mish": 1.09,
+    "selu": 1.7582,
+    "hardswish": 1.5,
+    "clip": 1.0,
+    "neg": 1.0,
+    "abs": 1.0,
+    "copy": 1.0,
+    "sin": 1.0,
+    "cos": 1.0,
+}
 #: ops exact in float32 (their result needs no rounding): they add no tolerance of their own
 EXACT = {"relu", "clip", "neg", "abs", "copy", "floor", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "ne"}
 
@@ -113,7 +127,7 @@ def _lipschitz(name: str, v: Ref, params: tuple):
         return 0.0  # drawn on exact values only
     lo = x - e  # log, sqrt, rsqrt: drawn on |v| + c only, so lo > 0
     assert np.all(lo > 0), f"{name} drawn too close to 0"
-    return {"log": 1 / lo, "sqrt": 0.5 / np.sqrt(lo), "rsqrt": 0.5 * lo ** -1.5}[name]
+    return {"log": 1 / lo, "sqrt": 0.5 / np.sqrt(lo), "rsqrt": 0.5 * lo**-1.5}[name]
 
 
 def _bound(name: str, y, prop):
@@ -223,18 +237,39 @@ class Program:
 
 
 UNARY = {  # name: parameter tuples to draw from (catalog order)
-    "relu": [()], "leaky_relu": [(0.01,), (0.25,), (-0.5,)], "elu": [(1.0,), (0.5,)], "sigmoid": [()],
-    "tanh": [()], "swish": [()], "gelu": [()], "mish": [()], "selu": [()], "hardswish": [()],
-    "clip": [(-0.5, 0.75), (-2.0, 1.5), (0.0, 3.0)], "scale": [(2.0,), (-0.5,), (3.0,), (1 / 3,)],
-    "neg": [()], "abs": [()], "exp": [()], "square": [()], "sin": [()], "cos": [()], "copy": [()],
+    "relu": [()],
+    "leaky_relu": [(0.01,), (0.25,), (-0.5,)],
+    "elu": [(1.0,), (0.5,)],
+    "sigmoid": [()],
+    "tanh": [()],
+    "swish": [()],
+    "gelu": [()],
+    "mish": [()],
+    "selu": [()],
+    "hardswish": [()],
+    "clip": [(-0.5, 0.75), (-2.0, 1.5), (0.0, 3.0)],
+    "scale": [(2.0,), (-0.5,), (3.0,), (1 / 3,)],
+    "neg": [()],
+    "abs": [()],
+    "exp": [()],
+    "square": [()],
+    "sin": [()],
+    "cos": [()],
+    "copy": [()],
 }
 BINARY = ("add", "sub", "mul", "maximum", "minimum")
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 SCALARS = (2.0, -1.5, 0.5, 3.0, 0.0)
 GUARDED = ("log", "sqrt", "rsqrt", "div", "pow")
 REDUCE = ("sum", "max", "min", "mean")
-KINDS = (["unary"] * 4 + ["binary"] * 4 + ["scalar"] * 2 + ["guarded", "where", "exact", "reshape", "permute",
-         "index", "index", "expand", "squeeze"] + ["reduce"] * 3 + ["rowwise", "realize"])
+KINDS = (
+    ["unary"] * 4
+    + ["binary"] * 4
+    + ["scalar"] * 2
+    + ["guarded", "where", "exact", "reshape", "permute", "index", "index", "expand", "squeeze"]
+    + ["reduce"] * 3
+    + ["rowwise", "realize"]
+)
 
 
 def broadcast(*shapes):
@@ -262,7 +297,7 @@ def partner_shape(draw, shape):
     """A shape that broadcasts with `shape`: leading dims dropped, some dims 1, a 1 of `shape` widened,
     now and then a new leading dim."""
     out = []
-    for d in shape[draw(st.integers(0, len(shape))):]:
+    for d in shape[draw(st.integers(0, len(shape))) :]:
         c = draw(st.integers(0, 3))
         out.append(1 if c == 0 else draw(st.sampled_from((2, 3))) if d == 1 and c == 1 else d)
     if len(out) == len(shape) and len(shape) < 4 and draw(st.integers(0, 3)) == 0:
@@ -298,8 +333,11 @@ def programs(draw):
 
     def checked(step, value, i):
         """Add the step, or tanh of value i where its result would leave the safe range."""
-        if not np.all(np.isfinite(value.x)) or np.max(np.abs(value.x), initial=0) > LIMIT or \
-                not np.all(np.isfinite(value.e)):
+        if (
+            not np.all(np.isfinite(value.x))
+            or np.max(np.abs(value.x), initial=0) > LIMIT
+            or not np.all(np.isfinite(value.e))
+        ):
             return p.add(("unary", "tanh", i, (), "method"), ref_unary("tanh", p.values[i]))
         return p.add(step, value)
 
@@ -335,8 +373,9 @@ def programs(draw):
             else:
                 checked(("guarded", name, i, c, None), ref_unary(name, g), i)
         elif kind == "where":
-            exact = [j for j in range(len(p.values))
-                     if p.values[j].exact and small(broadcast(v.shape, p.values[j].shape))]
+            exact = [
+                j for j in range(len(p.values)) if p.values[j].exact and small(broadcast(v.shape, p.values[j].shape))
+            ]
             if not exact:
                 continue
             c = pick(exact)
@@ -486,8 +525,10 @@ def index_for(draw, shape):
 
 @st.composite
 def expand_target(draw, shape):
-    out = [draw(st.sampled_from((2, 3))) if d == 1 and draw(st.booleans()) else -1 if draw(st.booleans()) else d
-           for d in shape]
+    out = [
+        draw(st.sampled_from((2, 3))) if d == 1 and draw(st.booleans()) else -1 if draw(st.booleans()) else d
+        for d in shape
+    ]
     if len(shape) < 4 and draw(st.booleans()):
         out.insert(0, draw(st.sampled_from((1, 2, 3))))
     return tuple(out)
@@ -526,7 +567,7 @@ def build(dev, program: Program) -> list:
         elif kind == "guarded":
             _, name, i, c, extra = step
             g = abs(vals[i]) + c
-            t = vals[extra] / g if name == "div" else g ** extra if name == "pow" else getattr(g, name)()
+            t = vals[extra] / g if name == "div" else g**extra if name == "pow" else getattr(g, name)()
         elif kind == "where":
             _, c, a, b = step
             t = tw.where(vals[c], vals[a], vals[b])
@@ -567,9 +608,17 @@ def _unary(t, name, params, form):
     return getattr(t, name)(*params)
 
 
-OPERATORS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-             "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-             "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+OPERATORS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+}
 
 
 def _binary(name, a, b, form):
@@ -594,11 +643,16 @@ def check_program(dev, program: Program) -> None:
             at = tuple(np.argwhere(bad)[0])
             raise AssertionError(
                 f"v{k} on {dev.backend}: {int(bad.sum())} of {bad.size} elements outside the bound; first at {at}: "
-                f"got {got[at]!r}, float64 {want.x[at]!r}, |diff| {err[at]:.3g} > bound {want.e[at]:.3g}\n{program!r}")
+                f"got {got[at]!r}, float64 {want.x[at]!r}, |diff| {err[at]:.3g} > bound {want.e[at]:.3g}\n{program!r}"
+            )
 
 
-COMMON = dict(deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+COMMON = dict(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def test_random_tensor_graphs(dev):

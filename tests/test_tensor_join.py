@@ -19,13 +19,15 @@ from _cases import HAVE_NUMPY
 from _pyref import INF, NAN, Ref, assert_close, concatenate, flat_values, maximum, pad, stack, uniform
 
 import trueno_web as tw
-from trueno_web.layout import View
 from trueno_web.kernels import map as map_kernel
+from trueno_web.layout import View
 from trueno_web.runtime import block_on
 from trueno_web.views import _sliced, pad_widths
 
-needs_numpy = pytest.mark.skipif(not HAVE_NUMPY, reason="needs NumPy (desktop only): the NumPy cross-check, "
-                                 "NumPy integers as pad widths, the numpy device's batch")
+needs_numpy = pytest.mark.skipif(
+    not HAVE_NUMPY,
+    reason="needs NumPy (desktop only): the NumPy cross-check, NumPy integers as pad widths, the numpy device's batch",
+)
 
 RNG = random.Random(11)
 
@@ -99,16 +101,23 @@ def test_concatenate_of_views_and_host_data(dev):
 def test_stack_at_each_axis(dev, axis):
     xs = [data(3, 4) for _ in range(3)]
     ts = [tensor(dev, x) for x in xs]
-    check_all([(tw.stack(ts, axis=axis), stack(xs, axis=axis)),
-               (tw.stack([ts[0].T, ts[1].T], axis), stack([xs[0].T, xs[1].T], axis)),
-               (tw.stack(ts[:1], axis).sum(axis=axis), xs[0])])
+    check_all(
+        [
+            (tw.stack(ts, axis=axis), stack(xs, axis=axis)),
+            (tw.stack([ts[0].T, ts[1].T], axis), stack([xs[0].T, xs[1].T], axis)),
+            (tw.stack(ts[:1], axis).sum(axis=axis), xs[0]),
+        ]
+    )
 
 
 def test_stack_of_scalars_and_vectors(dev):
     arange3 = Ref([0.0, 1.0, 2.0])
-    check_all([(tw.stack([tw.asarray(1.5, device=dev), dev.tensor(array.array("f", [-2.0]), shape=())]),
-                Ref([1.5, -2.0])),
-               (tw.stack([tensor(dev, arange3)] * 2, axis=1), stack([arange3] * 2, 1))])
+    check_all(
+        [
+            (tw.stack([tw.asarray(1.5, device=dev), dev.tensor(array.array("f", [-2.0]), shape=())]), Ref([1.5, -2.0])),
+            (tw.stack([tensor(dev, arange3)] * 2, axis=1), stack([arange3] * 2, 1)),
+        ]
+    )
 
 
 def test_nan_and_inf_pass_through(dev):
@@ -148,14 +157,16 @@ def test_pad_forms_like_numpy(dev):
     x = data(3, 1, 4)
     t = tensor(dev, x)
     pairs = [(t.pad(w), pad(x, w)) for w in PAD_FORMS]
-    pairs += [(tw.pad(t, 1), pad(x, 1)),
-              (t.pad(((1, 2), (0, 1), (3, 0)), constant_values=-2.5), pad(x, ((1, 2), (0, 1), (3, 0)), constant_values=-2.5)),
-              (t.T.pad((1, 2)), pad(x.T, (1, 2))),
-              (t[::-1, :, ::2].pad(((2, 0), (1, 1), (0, 3))), pad(x[::-1, :, ::2], ((2, 0), (1, 1), (0, 3)))),
-              (t[:, :1].expand(3, 5, 4).pad(1), pad(x[:, :1].broadcast_to((3, 5, 4)), 1)),
-              (t.pad(1).pad(((0, 1), (2, 0), (1, 1))), pad(pad(x, 1), ((0, 1), (2, 0), (1, 1)))),
-              (dev.tensor(array.array("f"), shape=(0, 3)).pad(((1, 1), (0, 1))), zeros(2, 4)),  # all padding
-              (t.pad(2) * 2 + t.pad(2).exp(), pad(x, 2) * 2.0 + pad(x, 2).map("exp"))]
+    pairs += [
+        (tw.pad(t, 1), pad(x, 1)),
+        (t.pad(((1, 2), (0, 1), (3, 0)), constant_values=-2.5), pad(x, ((1, 2), (0, 1), (3, 0)), constant_values=-2.5)),
+        (t.T.pad((1, 2)), pad(x.T, (1, 2))),
+        (t[::-1, :, ::2].pad(((2, 0), (1, 1), (0, 3))), pad(x[::-1, :, ::2], ((2, 0), (1, 1), (0, 3)))),
+        (t[:, :1].expand(3, 5, 4).pad(1), pad(x[:, :1].broadcast_to((3, 5, 4)), 1)),
+        (t.pad(1).pad(((0, 1), (2, 0), (1, 1))), pad(pad(x, 1), ((0, 1), (2, 0), (1, 1)))),
+        (dev.tensor(array.array("f"), shape=(0, 3)).pad(((1, 1), (0, 1))), zeros(2, 4)),  # all padding
+        (t.pad(2) * 2 + t.pad(2).exp(), pad(x, 2) * 2.0 + pad(x, 2).map("exp")),
+    ]
     check_all(pairs, rtol=5e-6)
 
 
@@ -208,13 +219,23 @@ def test_masked_views_read_as_zeros_outside(dev):
     t = tensor(dev, x)
     p = t.pad(((2, 1), (1, 1)))
     xp = pad(x, ((2, 1), (1, 1)))
-    check_all([
-        (p[0], xp[0]), (p[0, 0], xp[0, 0]), (p[3, 2], xp[3, 2]), (p[-1, -1], xp[-1, -1]),  # 0-d, inside and out
-        (p[0:2, 1:5], zeros(2, 4)), (p[2:5, 1:5], x), (p[::-1, ::-1], xp[::-1, ::-1]),
-        (p[:1].expand(3, 6), zeros(3, 6)), (p[:1].squeeze(0), xp[0]), (p[None, :, None], xp[None, :, None]),
-        (p.reshape(36), xp.reshape(36)), (p.T.reshape(6, 6), xp.T.reshape(6, 6)),  # a reshape copies first
-        (p[2:5, 1:5] * 1, x),
-    ])
+    check_all(
+        [
+            (p[0], xp[0]),
+            (p[0, 0], xp[0, 0]),
+            (p[3, 2], xp[3, 2]),
+            (p[-1, -1], xp[-1, -1]),  # 0-d, inside and out
+            (p[0:2, 1:5], zeros(2, 4)),
+            (p[2:5, 1:5], x),
+            (p[::-1, ::-1], xp[::-1, ::-1]),
+            (p[:1].expand(3, 6), zeros(3, 6)),
+            (p[:1].squeeze(0), xp[0]),
+            (p[None, :, None], xp[None, :, None]),
+            (p.reshape(36), xp.reshape(36)),
+            (p.T.reshape(6, 6), xp.T.reshape(6, 6)),  # a reshape copies first
+            (p[2:5, 1:5] * 1, x),
+        ]
+    )
 
 
 def test_reductions_softmax_and_matmul_of_masked_views(dev):
@@ -222,11 +243,19 @@ def test_reductions_softmax_and_matmul_of_masked_views(dev):
     t, tw_ = tensor(dev, x), tensor(dev, w)
     xp = pad(x, ((1, 0), (0, 2)))
     p = t.pad(((1, 0), (0, 2)))
-    check_all([
-        (p.sum(), xp.sum()), (p.sum(axis=0), xp.sum(axis=0)), (p.max(axis=1, keepdims=True), xp.max(axis=1, keepdims=True)),
-        (p.T.mean(axis=-1), xp.T.mean(axis=-1)), (p.softmax(axis=0), xp.map("exp") / xp.map("exp").sum(axis=0)),
-        (p @ tw_, xp @ w), (tw.concatenate([t, t * 2], axis=1).sum(axis=1), concatenate([x, 2.0 * x], 1).sum(1)),
-    ], rtol=1e-5, atol=1e-5)
+    check_all(
+        [
+            (p.sum(), xp.sum()),
+            (p.sum(axis=0), xp.sum(axis=0)),
+            (p.max(axis=1, keepdims=True), xp.max(axis=1, keepdims=True)),
+            (p.T.mean(axis=-1), xp.T.mean(axis=-1)),
+            (p.softmax(axis=0), xp.map("exp") / xp.map("exp").sum(axis=0)),
+            (p @ tw_, xp @ w),
+            (tw.concatenate([t, t * 2], axis=1).sum(axis=1), concatenate([x, 2.0 * x], 1).sum(1)),
+        ],
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------- errors
@@ -301,8 +330,13 @@ def test_the_reference_joins_like_numpy():
     for axis in (0, 1, 2, -1, -3):
         same(stack([z, z * 2.0, z], axis), np.stack([npz, npz * 2.0, npz], axis))
     same(stack([Ref.scalar(1.5), Ref.scalar(-2.0)]), np.stack([np.float64(1.5), np.float64(-2.0)]))
-    for bad in (lambda: concatenate([x, z]), lambda: concatenate([x, y], 0), lambda: stack([x, y]),
-                lambda: pad(x, ((1, 2), (3, 4))), lambda: pad(x, -1)):
+    for bad in (
+        lambda: concatenate([x, z]),
+        lambda: concatenate([x, y], 0),
+        lambda: stack([x, y]),
+        lambda: pad(x, ((1, 2), (3, 4))),
+        lambda: pad(x, -1),
+    ):
         with pytest.raises(ValueError):
             bad()
 
@@ -376,10 +410,14 @@ def test_masked_loads_in_the_row_kernel(gpu):
     x, y = data(6, 5), data(6, 3)
     tx, ty = tensor(gpu, x), tensor(gpu, y)
     block_on(tw.realize(tx, ty))
-    cases = [((tx.pad(((0, 0), (2, 1))) * 2).sum(axis=-1), (pad(x, ((0, 0), (2, 1))) * 2.0).sum(-1)),
-             (tw.concatenate([tx, ty], axis=1).exp().max(axis=-1), concatenate([x, y], 1).map("exp").max(-1)),
-             (tx.pad(((1, 2), (0, 0))).T.pad(((0, 0), (3, 0))).sum(axis=1, keepdims=True),
-              pad(pad(x, ((1, 2), (0, 0))).T, ((0, 0), (3, 0))).sum(1, keepdims=True))]
+    cases = [
+        ((tx.pad(((0, 0), (2, 1))) * 2).sum(axis=-1), (pad(x, ((0, 0), (2, 1))) * 2.0).sum(-1)),
+        (tw.concatenate([tx, ty], axis=1).exp().max(axis=-1), concatenate([x, y], 1).map("exp").max(-1)),
+        (
+            tx.pad(((1, 2), (0, 0))).T.pad(((0, 0), (3, 0))).sum(axis=1, keepdims=True),
+            pad(pad(x, ((1, 2), (0, 0))).T, ((0, 0), (3, 0))).sum(1, keepdims=True),
+        ),
+    ]
     for t, want in cases:
         before = gpu.stats.dispatches
         got = block_on(t.numpy())

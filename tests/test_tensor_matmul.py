@@ -26,8 +26,10 @@ from trueno_web.kernels import matmul as matmul_kernel
 from trueno_web.kinds import matmul_batches
 from trueno_web.runtime import block_on
 
-needs_numpy = pytest.mark.skipif(not HAVE_NUMPY, reason="needs NumPy (desktop only): the cross-checks of "
-                                 "the pure-Python references against NumPy's matmul")
+needs_numpy = pytest.mark.skipif(
+    not HAVE_NUMPY,
+    reason="needs NumPy (desktop only): the cross-checks of the pure-Python references against NumPy's matmul",
+)
 
 RNG = random.Random(11)
 MATMUL = ops.get("matmul")
@@ -107,10 +109,14 @@ def test_strided_operands(dev):
     x, y = data(3, 9, 5), data(4, 3, 9, 6)
     tx, ty = tensor(dev, x), tensor(dev, y)
     check(tx.transpose(-1, -2) @ ty[1], x.transpose(0, 2, 1), y[1])  # (3, 5, 9) @ (3, 9, 6)
-    check(ty.permute(1, 0, 2, 3)[:, ::2] @ tx[:, 3:, 1:4].unsqueeze(1), y.transpose(1, 0, 2, 3)[:, ::2],
-          x[:, 3:, 1:4][:, None])
-    check(ty[::-1, :, :, :5].transpose(-1, -2) @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2),
-          y[0, :, :, :2])
+    check(
+        ty.permute(1, 0, 2, 3)[:, ::2] @ tx[:, 3:, 1:4].unsqueeze(1),
+        y.transpose(1, 0, 2, 3)[:, ::2],
+        x[:, 3:, 1:4][:, None],
+    )
+    check(
+        ty[::-1, :, :, :5].transpose(-1, -2) @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2), y[0, :, :, :2]
+    )
 
 
 def _ops_under(t) -> list[str]:
@@ -129,10 +135,12 @@ def test_a_broadcast_operand_is_never_copied(dev):
     that both operands broadcast is a view of fewer products)."""
     x, w, v = data(5, 6, 7), data(7, 4), data(3, 7, 4)
     tx, tw_, tv = tensor(dev, x), tensor(dev, w), tensor(dev, v)
-    cases = [(tx @ tw_.expand(5, 7, 4), x @ w),
-             (tx.unsqueeze(1).expand(5, 3, 6, 7) @ tv, x[:, None] @ v),
-             (tx[0].expand(3, 5, 6, 7) @ tw_, (x[0] @ w).broadcast_to((3, 5, 6, 4))),
-             (tx[:2].unsqueeze(1).expand(2, 3, 6, 7) @ tv.unsqueeze(0).expand(2, 3, 7, 4), x[:2, None] @ v)]
+    cases = [
+        (tx @ tw_.expand(5, 7, 4), x @ w),
+        (tx.unsqueeze(1).expand(5, 3, 6, 7) @ tv, x[:, None] @ v),
+        (tx[0].expand(3, 5, 6, 7) @ tw_, (x[0] @ w).broadcast_to((3, 5, 6, 4))),
+        (tx[:2].unsqueeze(1).expand(2, 3, 6, 7) @ tv.unsqueeze(0).expand(2, 3, 7, 4), x[:2, None] @ v),
+    ]
     for expr, want in cases:
         assert _ops_under(expr) == ["matmul"], expr.shape
         assert expr.shape == want.shape, (expr.shape, want.shape)
@@ -162,8 +170,9 @@ def test_batch_strides_and_the_fold():
 
 
 @needs_numpy
-@pytest.mark.parametrize("sa,sb", [((2, 1, 3, 4), (1, 3, 4, 2)), ((3, 2, 5), (5, 3)), ((0, 2, 2), (2, 2)),
-                                   ((4, 3), (2, 3, 1))], ids=str)
+@pytest.mark.parametrize(
+    "sa,sb", [((2, 1, 3, 4), (1, 3, 4, 2)), ((3, 2, 5), (5, 3)), ((0, 2, 2), (2, 2)), ((4, 3), (2, 3, 1))], ids=str
+)
 def test_pure_python_reference_per_product(sa, sb):
     """op.ref once per product of the batch (the reference where NumPy is missing) agrees with NumPy."""
     import numpy as np

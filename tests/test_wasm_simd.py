@@ -26,9 +26,41 @@ from trueno_web.runtime import block_on  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (0, 1, 3, 4, 255, 256, 257, 4097, 1 << 17)
 F32_MAX = float(np.finfo(np.float32).max)
-SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 1e-30, -1e-30, 1e-40, -1e-40, 0.5, -0.5, 9.0, -9.0,
-            20.0, -20.0, 88.0, -88.0, 88.75, -88.75, 89.5, -89.5, 100.0, -100.0, 104.0, -104.0, 1e10, -1e10,
-            1e30, -1e30, F32_MAX, -F32_MAX]
+SPECIALS = [
+    np.nan,
+    np.inf,
+    -np.inf,
+    -0.0,
+    0.0,
+    1.0,
+    -1.0,
+    1e-30,
+    -1e-30,
+    1e-40,
+    -1e-40,
+    0.5,
+    -0.5,
+    9.0,
+    -9.0,
+    20.0,
+    -20.0,
+    88.0,
+    -88.0,
+    88.75,
+    -88.75,
+    89.5,
+    -89.5,
+    100.0,
+    -100.0,
+    104.0,
+    -104.0,
+    1e10,
+    -1e10,
+    1e30,
+    -1e30,
+    F32_MAX,
+    -F32_MAX,
+]
 PARAMS = {"lo": -0.5, "hi": 0.75, "s": -1.5}
 UNARY = [op for op in ops.CATALOG if op.kind == "unary"]
 BINARY = [op for op in ops.CATALOG if op.kind == "binary"]
@@ -238,8 +270,9 @@ def test_max_min_propagate_nan_in_the_tail(dev):
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
-@pytest.mark.parametrize("shape", [(1,), (3,), (4,), (257,), (4097,), (1, 1), (3, 5), (7, 256), (5, 1027), (2, 0)],
-                         ids=str)
+@pytest.mark.parametrize(
+    "shape", [(1,), (3,), (4,), (257,), (4097,), (1, 1), (3, 5), (7, 256), (5, 1027), (2, 0)], ids=str
+)
 def test_softmax_shapes(dev, name, shape):
     op = ops.get(name)
     x = data(math.prod(shape), 3, -8, 8).reshape(shape)
@@ -251,9 +284,18 @@ def test_softmax_shapes(dev, name, shape):
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_extremes(dev, name):
     op = ops.get(name)
-    x = np.array([[1000.0, 999.0, -1000.0, 0.0], [np.nan, 1.0, 2.0, 3.0], [np.inf, 1.0, 2.0, 3.0],
-                  [-np.inf, 1.0, 2.0, 3.0], [-np.inf] * 4, [88.0, -88.0, 1e30, -1e30], [-0.0, 0.0, 0.0, -0.0]],
-                 np.float32)
+    x = np.array(
+        [
+            [1000.0, 999.0, -1000.0, 0.0],
+            [np.nan, 1.0, 2.0, 3.0],
+            [np.inf, 1.0, 2.0, 3.0],
+            [-np.inf, 1.0, 2.0, 3.0],
+            [-np.inf] * 4,
+            [88.0, -88.0, 1e30, -1e30],
+            [-0.0, 0.0, 0.0, -0.0],
+        ],
+        np.float32,
+    )
     got = block_on(getattr(dev, name)(x))
     check(got, reference(op, x), op.rtol, op.atol, name)
     if name == "softmax":
@@ -265,8 +307,22 @@ def test_softmax_extremes(dev, name):
 # ---------------------------------------------------------------- matmul and convolve2d
 
 
-@pytest.mark.parametrize("mkn", [(1, 1, 1), (17, 33, 9), (256, 256, 256), (513, 257, 129), (3, 1, 5), (5, 300, 3),
-                                 (4, 8, 8), (2, 7, 300), (1, 600, 1), (9, 0, 4)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize(
+    "mkn",
+    [
+        (1, 1, 1),
+        (17, 33, 9),
+        (256, 256, 256),
+        (513, 257, 129),
+        (3, 1, 5),
+        (5, 300, 3),
+        (4, 8, 8),
+        (2, 7, 300),
+        (1, 600, 1),
+        (9, 0, 4),
+    ],
+    ids=lambda s: "x".join(map(str, s)),
+)
 def test_matmul(dev, mkn):
     m, k, n = mkn
     op = ops.get("matmul")
@@ -286,9 +342,21 @@ def test_matmul_special_values(dev):
     check(block_on(dev.matmul(a, b)), reference(op, a, b), op.rtol, op.atol, "matmul")
 
 
-@pytest.mark.parametrize("shapes", [((1, 1), (1, 1)), ((7, 9), (3, 2)), ((31, 45), (5, 7)), ((64, 67), (1, 67)),
-                                    ((100, 37), (13, 1)), ((5, 40), (5, 3)), ((9, 23), (2, 3)), ((3, 3), (3, 3)),
-                                    ((50, 29), (7, 8))], ids=str)
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((1, 1), (1, 1)),
+        ((7, 9), (3, 2)),
+        ((31, 45), (5, 7)),
+        ((64, 67), (1, 67)),
+        ((100, 37), (13, 1)),
+        ((5, 40), (5, 3)),
+        ((9, 23), (2, 3)),
+        ((3, 3), (3, 3)),
+        ((50, 29), (7, 8)),
+    ],
+    ids=str,
+)
 def test_convolve2d(dev, shapes):
     (h, w), (kh, kw) = shapes
     op = ops.get("convolve2d")
@@ -400,8 +468,11 @@ def test_executor_without_numpy_types(dev):
 
     ex = dev.executor
     x = array.array("f", [-1.0, 2.0, -3.0, 4.0, 5.0])
-    nodes = [Node(0, None, (), (), (5,), host=HostData(memoryview(x), (5,))),
-             Node(1, ops.get("relu"), (0,), (), (5,)), Node(2, ops.get("sum"), (1,), (), ())]
+    nodes = [
+        Node(0, None, (), (), (5,), host=HostData(memoryview(x), (5,))),
+        Node(1, ops.get("relu"), (0,), (), (5,)),
+        Node(2, ops.get("sum"), (1,), (), ()),
+    ]
     block_on(ex.execute(nodes, [MapStep(5, [0], [1], [1]), OpStep(2)], ()))
     out = block_on(ex.read(nodes[1].buffer, nodes[1].size, ()))
     assert out.format == "B" and list(out.cast("f")) == [0.0, 2.0, 0.0, 4.0, 5.0]
@@ -411,8 +482,10 @@ def test_executor_without_numpy_types(dev):
 
 
 def test_module_import_is_light():
-    code = ("import sys, trueno_web.backends.wasm_simd as w; "
-            "assert not {'numpy', 'wasmtime', 'js'} & set(sys.modules), sorted(sys.modules)")
+    code = (
+        "import sys, trueno_web.backends.wasm_simd as w; "
+        "assert not {'numpy', 'wasmtime', 'js'} & set(sys.modules), sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
@@ -490,8 +563,7 @@ def test_scalar_build_computes_the_same(tmp_path):
     x[:4] = [np.nan, np.inf, -np.inf, -0.0]
     for op in UNARY:
         params = params_of(op)
-        check(block_on(getattr(scalar, op.name)(x, **params)), reference(op, x, **params),
-              op.rtol, op.atol, op.name)
+        check(block_on(getattr(scalar, op.name)(x, **params)), reference(op, x, **params), op.rtol, op.atol, op.name)
     a, b = data(37 * 19, 1).reshape(37, 19), data(19 * 23, 2).reshape(19, 23)
     assert np.allclose(block_on(scalar.matmul(a, b)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     want = np.dot(x[4:].astype(np.float64), x[4:])

@@ -121,8 +121,9 @@ def rows_of(rows: int, cols: int, seed: int, specials: bool) -> array.array:
 
 
 @pytest.mark.parametrize("specials", [False, True], ids=["finite", "specials"])
-@pytest.mark.parametrize("rows,cols", [(1, 5), (3, 1), (7, 4), (5, 17), (33, 3), (2, 2049), (3, 4100), (4, 0), (0, 6)],
-                         ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "rows,cols", [(1, 5), (3, 1), (7, 4), (5, 17), (33, 3), (2, 2049), (3, 4100), (4, 0), (0, 6)], ids=lambda v: str(v)
+)
 @pytest.mark.parametrize("op", REDUCE, ids=lambda op: op.name)
 def test_row_reductions_wasm_in_one_call_match_each_row_alone(wasm, calls, op, rows, cols, specials):
     inputs = [rows_of(rows, cols, seed, specials) for seed in range(len(op.inputs))]
@@ -136,14 +137,15 @@ def test_row_reductions_wasm_in_one_call_match_each_row_alone(wasm, calls, op, r
     block_on(b.execute())
     got = as_bits(block_on(b.read(out)))
     assert calls.count(f"tw_{op.name}") == 1, calls
-    alone = b"".join(as_bits(block_on(getattr(wasm, op.name)(*(x[r * cols:(r + 1) * cols] for x in inputs))))
-                     for r in range(rows))
+    alone = b"".join(
+        as_bits(block_on(getattr(wasm, op.name)(*(x[r * cols : (r + 1) * cols] for x in inputs)))) for r in range(rows)
+    )
     assert got == alone
 
 
 def test_row_reduction_wasm_of_a_transposed_view(wasm, calls):
     """Rows of a strided view: gathered (one call) then reduced (one call), as the gathered rows alone."""
-    flat = base_data()[16:16 + 8 * 6]
+    flat = base_data()[16 : 16 + 8 * 6]
     view = View((6, 8), (1, 6), 0)
     b = wasm.batch()
     out = b.record(ops.get("sum"), (b.view(b.upload(flat), view.shape, view.strides),), (), {"rows": 6})
@@ -151,4 +153,4 @@ def test_row_reduction_wasm_of_a_transposed_view(wasm, calls):
     got = as_bits(block_on(b.read(out)))
     assert calls.count("tw_gather") == 1 and calls.count("tw_sum") == 1, calls
     rows = reference_gather(flat, view)
-    assert got == b"".join(as_bits(block_on(wasm.sum(rows[r * 8:(r + 1) * 8]))) for r in range(6))
+    assert got == b"".join(as_bits(block_on(wasm.sum(rows[r * 8 : (r + 1) * 8]))) for r in range(6))

@@ -23,11 +23,32 @@ from .errors import (
 
 __version__ = "0.1.0"
 __all__ = [
-    "GpuDevice", "GpuCommandBatch", "BufferId", "DeviceArray", "Stats", "ops", "runtime", "errors",
-    "Tensor", "asarray", "realize", "matmul", "broadcast_shapes",
-    "linear", "layer_norm", "scaled_dot_product_attention", "concatenate", "stack",
-    "TruenoError", "TruenoValueError", "TruenoTypeError", "LimitError", "BatchError", "GpuError",
-    "DeviceLostError", "UnavailableError",
+    "GpuDevice",
+    "GpuCommandBatch",
+    "BufferId",
+    "DeviceArray",
+    "Stats",
+    "ops",
+    "runtime",
+    "errors",
+    "Tensor",
+    "asarray",
+    "realize",
+    "matmul",
+    "broadcast_shapes",
+    "linear",
+    "layer_norm",
+    "scaled_dot_product_attention",
+    "concatenate",
+    "stack",
+    "TruenoError",
+    "TruenoValueError",
+    "TruenoTypeError",
+    "LimitError",
+    "BatchError",
+    "GpuError",
+    "DeviceLostError",
+    "UnavailableError",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function

@@ -20,8 +20,7 @@ F32_TINY = 2.0**-126  # float32's smallest normal
 #: the edge values every sweep sample starts with (and their negatives): +-0, +-inf, NaN, the smallest and largest
 #: subnormal, normal and finite, and the places where a formula is known to break (gelu near -4.4, mish at -20,
 #: hardswish's knees, exp's ends)
-EDGES = (0.0, math.inf, math.nan, 1e-45, 1.1754942e-38, F32_TINY, F32_MAX, 1.0, 0.5, 3.0, 4.4, 10.0, 20.0, 88.72,
-         103.9)
+EDGES = (0.0, math.inf, math.nan, 1e-45, 1.1754942e-38, F32_TINY, F32_MAX, 1.0, 0.5, 3.0, 4.4, 10.0, 20.0, 88.72, 103.9)
 SWEEP_PARAMS = {"lo": -0.5, "hi": 0.75, "s": -1.5}  # parameters without a default, in the sweep
 
 
@@ -172,5 +171,7 @@ def worst(op, inputs, got, params: dict, flush: bool, where: str = "") -> str:
         return ""
     at = ", ".join(repr(float(x[i])) for x in inputs)
     want = float64_reference(op, [[x[i]] for x in inputs], params)[0]
-    return (f"{op.name} on {where}: {sum(e > op.ulp for e in err)} values past {op.ulp} ulp; worst {err[i]:.3g} ulp "
-            f"at ({at}): got {_flat(got)[i]!r}, float64 {float(want)!r}")
+    return (
+        f"{op.name} on {where}: {sum(e > op.ulp for e in err)} values past {op.ulp} ulp; worst {err[i]:.3g} ulp "
+        f"at ({at}): got {_flat(got)[i]!r}, float64 {float(want)!r}"
+    )

@@ -15,9 +15,9 @@ import weakref
 from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, plan, storage
-from .layout import View
 from .host import HostData, from_host, to_host
 from .kernels.rows import check_budget
+from .layout import View
 from .ops import Op
 from .resident import DeviceArray
 from .stats import Stats
@@ -28,7 +28,7 @@ class BufferId:
 
     __slots__ = ("batch", "index", "shape", "__weakref__")
 
-    def __init__(self, batch: "GpuCommandBatch", index: int, shape: tuple[int, ...]):
+    def __init__(self, batch: GpuCommandBatch, index: int, shape: tuple[int, ...]):
         self.batch = batch
         self.index = index
         self.shape = shape
@@ -119,11 +119,13 @@ class GpuCommandBatch:
         for node in self._nodes:  # the same array twice is one buffer of the batch
             if node.imported and node.buffer is array.buffer:
                 return BufferId(self, node.id, node.shape)
-        return self._add(Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True,
-                              done=True))
+        return self._add(
+            Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True, done=True)
+        )
 
-    def view(self, buf: BufferId, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0,
-             mask=None) -> BufferId:
+    def view(
+        self, buf: BufferId, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0, mask=None
+    ) -> BufferId:
         """A view of the storage under `buf` (its base, where `buf` is a view itself); nothing is copied.
         Element (i0, i1, ...) of `shape` is element offset + i0 * strides[0] + ... of that flat storage.
         Elementwise ops read any view through index arithmetic; other ops, read() and keep() need a
@@ -132,15 +134,18 @@ class GpuCommandBatch:
         base = storage(self._nodes, self._input(buf).index)
         shape, strides, offset = tuple(int(d) for d in shape), tuple(int(s) for s in strides), int(offset)
         if len(shape) != len(strides) or any(d < 0 for d in shape):
-            raise TruenoValueError(f"a view needs one non-negative size and one stride per dimension; "
-                                   f"got shape {shape}, strides {strides}")
+            raise TruenoValueError(
+                f"a view needs one non-negative size and one stride per dimension; got shape {shape}, strides {strides}"
+            )
         if mask is not None and (len(mask) != len(shape) or any(len(m) != 2 for m in mask)):
             raise TruenoValueError(f"a view mask needs one (lo, hi) per dimension of {shape}; got {mask}")
         view = View(shape, strides, offset, None if mask is None else tuple((int(a), int(b)) for a, b in mask))
         reach = view.reach() if math.prod(shape) else None
         if reach is not None and (reach[0] < 0 or reach[1] >= base.size):
-            raise TruenoValueError(f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
-                                   f"elements {reach[0]}..{reach[1]}, outside the {base.size} elements of its base")
+            raise TruenoValueError(
+                f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
+                f"elements {reach[0]}..{reach[1]}, outside the {base.size} elements of its base"
+            )
         return self._add(Node(len(self._nodes), None, (base.id,), (), shape, view=view, done=base.done))
 
     def _flat(self, buf: BufferId, what: str) -> Node:
@@ -162,8 +167,10 @@ class GpuCommandBatch:
         if not isinstance(buf, BufferId):
             raise TruenoTypeError(f"expected a BufferId from batch.upload() or a batch op, got {type(buf).__name__}")
         if buf.batch is not self:
-            raise BatchError(f"{buf!r} belongs to another batch; BufferIds cannot cross batches "
-                             "(use `await dev.upload(x)` for data shared between batches)")
+            raise BatchError(
+                f"{buf!r} belongs to another batch; BufferIds cannot cross batches "
+                "(use `await dev.upload(x)` for data shared between batches)"
+            )
         return buf
 
     def _input(self, x) -> BufferId:
@@ -171,8 +178,10 @@ class GpuCommandBatch:
             buf = self._own(x)
             node = self._nodes[buf.index]
             if node.fused_away:
-                raise BatchError(f"{buf!r} was fused away by an earlier execute() and no longer exists; "
-                                 "call batch.keep(id) before execute() to use it later")
+                raise BatchError(
+                    f"{buf!r} was fused away by an earlier execute() and no longer exists; "
+                    "call batch.keep(id) before execute() to use it later"
+                )
             return buf
         if isinstance(x, DeviceArray):
             return self.import_buffer(x)
@@ -231,7 +240,9 @@ class GpuCommandBatch:
         """Download one buffer: a float32 NumPy array (or array.array('f')), a Python float for reductions."""
         shape = self._own(buf).shape
         node = self._computed(buf, "read()")
-        data = await self.executor.read(node.buffer, math.prod(shape), (self.stats, self.device.stats), take=self.private)
+        data = await self.executor.read(
+            node.buffer, math.prod(shape), (self.stats, self.device.stats), take=self.private
+        )
         if shape == ():
             return float(memoryview(data).cast("B").cast("f")[0])
         return from_host(data, shape)
@@ -247,8 +258,10 @@ class GpuCommandBatch:
     def _computed(self, buf: BufferId, what: str) -> Node:
         node = self._flat(buf, what)
         if node.fused_away:
-            raise BatchError(f"{buf!r} was fused into a chain and never written to memory; "
-                             "call batch.keep(id) before execute(), or use dev.batch(fuse=False)")
+            raise BatchError(
+                f"{buf!r} was fused into a chain and never written to memory; "
+                "call batch.keep(id) before execute(), or use dev.batch(fuse=False)"
+            )
         if self._finalizer.alive is False:
             raise BatchError("this batch was released; its buffers are gone (read before release())")
         if not node.done:
@@ -272,8 +285,10 @@ class GpuCommandBatch:
         self.release()
 
     def __repr__(self) -> str:
-        return (f"<GpuCommandBatch on {self.device.backend}: {self.num_operations} ops, {self.num_buffers} buffers, "
-                f"{'executed' if self._executed else 'not executed'}>")
+        return (
+            f"<GpuCommandBatch on {self.device.backend}: {self.num_operations} ops, {self.num_buffers} buffers, "
+            f"{'executed' if self._executed else 'not executed'}>"
+        )
 
 
 install(GpuCommandBatch, GpuCommandBatch.record, "Queues the op; returns a BufferId.")

@@ -68,9 +68,9 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
     if not kwargs and len(args) == len(names) and not op.params and not op.options:
         return args, (), {}  # the common call, on a fast path: its inputs and nothing else
     if len(args) < len(names):
-        missing = ", ".join(names[len(args):])
+        missing = ", ".join(names[len(args) :])
         raise TruenoTypeError(f"{op.name}() needs {len(names)} array argument(s): missing {missing}")
-    inputs, rest = args[: len(names)], list(args[len(names):])
+    inputs, rest = args[: len(names)], list(args[len(names) :])
     if len(rest) > len(op.params):
         raise TruenoTypeError(f"{op.name}() takes {len(names) + len(op.params)} positional arguments, got {len(args)}")
     params = []
@@ -86,11 +86,15 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
         else:
             raise TruenoTypeError(f"{op.name}() needs the scalar {p.name!r}, e.g. {op.name}(..., {p.name}=1.0)")
         if isinstance(value, bool) or not isinstance(value, Real):
-            raise TruenoTypeError(f"{op.name}(): {p.name} must be a real number, got {type(value).__name__} {value!r:.40}")
+            raise TruenoTypeError(
+                f"{op.name}(): {p.name} must be a real number, got {type(value).__name__} {value!r:.40}"
+            )
         try:
             params.append(float(value))
         except OverflowError:
-            params.append(math.inf if value > 0 else -math.inf)  # an int past float range: float32 would round it to inf
+            params.append(
+                math.inf if value > 0 else -math.inf
+            )  # an int past float range: float32 would round it to inf
     options = {}
     for name in op.options:
         if name in kwargs:
@@ -107,8 +111,9 @@ def signature(op: Op, first: str = "self") -> inspect.Signature:
     """The signature shown by help(): inputs, scalar params, options."""
     P = inspect.Parameter
     params = [P(first, P.POSITIONAL_ONLY)] + [P(n, P.POSITIONAL_OR_KEYWORD) for n in op.inputs]
-    params += [P(p.name, P.POSITIONAL_OR_KEYWORD, **({} if p.default is None else {"default": p.default}))
-               for p in op.params]
+    params += [
+        P(p.name, P.POSITIONAL_OR_KEYWORD, **({} if p.default is None else {"default": p.default})) for p in op.params
+    ]
     params += [P(o, P.KEYWORD_ONLY, default=None) for o in op.options]
     return inspect.Signature(params)
 

@@ -72,7 +72,7 @@ class GpuDevice:
         self._closed = False
 
     @classmethod
-    async def create(cls, backend: str = "auto") -> "GpuDevice":
+    async def create(cls, backend: str = "auto") -> GpuDevice:
         """Open a device. `auto` on a hardware GPU routes each execute() to the GPU or the CPU
         fallback by size (backend "auto"); on a software adapter or none it is the CPU fallback
         (NumPy where it imports, else wasm-simd). TRUENO_FORCE_CPU=1 forces the CPU fallback."""

@@ -42,12 +42,19 @@ def png(values, width: int, height: int, *, scale: int = 1, lo: float = 0.0, hi:
     span = 255.0 / (hi - lo)
     rows = []
     for r in range(height):
-        line = bytes(max(0, min(255, round((v - lo) * span))) if v == v else 0
-                     for v in pixels[r * width:(r + 1) * width] for _ in range(scale))
+        line = bytes(
+            max(0, min(255, round((v - lo) * span))) if v == v else 0
+            for v in pixels[r * width : (r + 1) * width]
+            for _ in range(scale)
+        )
         rows += [b"\x00" + line] * scale
     header = struct.pack(">IIBBBBB", width * scale, height * scale, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
-            + _chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+        + _chunk(b"IEND", b"")
+    )
 
 
 def side_by_side(panels, gap: int = 4, background: float = 1.0) -> tuple[list[float], int, int]:
@@ -63,7 +70,7 @@ def side_by_side(panels, gap: int = 4, background: float = 1.0) -> tuple[list[fl
             raise ValueError(f"a {w}x{h} panel needs {w * h} values, got {len(values)}")
         y0 = (height - h) // 2
         for r in range(h):
-            out[(y0 + r) * width + x0:(y0 + r) * width + x0 + w] = values[r * w:(r + 1) * w]
+            out[(y0 + r) * width + x0 : (y0 + r) * width + x0 + w] = values[r * w : (r + 1) * w]
         x0 += w + gap
     return out, width, height
 
@@ -76,8 +83,9 @@ class Picture:
         self.png = png(values, width, height, scale=scale, lo=lo, hi=hi)
 
     @classmethod
-    def row(cls, panels, *, gap: int = 4, scale: int = 2, lo: float = 0.0, hi: float = 1.0,
-            background: float | None = None) -> "Picture":
+    def row(
+        cls, panels, *, gap: int = 4, scale: int = 2, lo: float = 0.0, hi: float = 1.0, background: float | None = None
+    ) -> Picture:
         """Panels (values, width, height) side by side (see side_by_side; background: hi, white)."""
         values, width, height = side_by_side(panels, gap, hi if background is None else background)
         return cls(values, width, height, scale=scale, lo=lo, hi=hi)

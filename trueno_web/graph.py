@@ -143,7 +143,9 @@ def row_broadcast(view: View, cols: int) -> bool:
         if view.shape[d] != 1 and view.strides[d] != 0:
             return False
         inner *= view.shape[d]
-    return inner == cols and view.offset == 0 and view.strides[:d] == contiguous_strides(view.shape[:d], view.strides[:d])
+    return (
+        inner == cols and view.offset == 0 and view.strides[:d] == contiguous_strides(view.shape[:d], view.strides[:d])
+    )
 
 
 def consumers(nodes: list[Node]) -> dict[int, list[int]]:
@@ -163,9 +165,22 @@ def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -
     """Steps that compute the pending op nodes; see the module docstring for the rules. A graph of the
     same structure as one planned before (a loop, a model's forward pass) gets that plan again: the key
     holds everything planning reads of a node (steps are never changed after planning)."""
-    key = (fuse, max_bindings, tuple(pending), tuple(
-        (n.op.name if n.op is not None else None, n.inputs, n.shape, n.view, n.keep,
-         n.options.get("rows") if n.op is not None else None) for n in nodes))
+    key = (
+        fuse,
+        max_bindings,
+        tuple(pending),
+        tuple(
+            (
+                n.op.name if n.op is not None else None,
+                n.inputs,
+                n.shape,
+                n.view,
+                n.keep,
+                n.options.get("rows") if n.op is not None else None,
+            )
+            for n in nodes
+        ),
+    )
     if key in PLANS:
         steps, fused_away = PLANS[key]
         for nid in pending:
@@ -191,8 +206,9 @@ def _plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) 
         return nodes[m].keep or not used[m] or not all(inside(c, members, aliases) for c in used[m])
 
     def loads(members: set[int], aliases: dict[int, int]) -> list[int]:
-        return list(dict.fromkeys(i for m in sorted(members) for i in nodes[m].inputs
-                                  if i not in members and i not in aliases))
+        return list(
+            dict.fromkeys(i for m in sorted(members) for i in nodes[m].inputs if i not in members and i not in aliases)
+        )
 
     def close(step: MapStep | RowStep) -> None:
         if isinstance(step, RowStep) and not any(row_reduction(nodes[m]) for m in step.nodes):
@@ -238,12 +254,16 @@ def _plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) 
             ok, alias = size == step.size, {}
         else:
             cells = step.rows * step.cols
-            ok = (node.shape == (step.rows,) and nodes[node.inputs[0]].size == cells if row_reduction(node)
-                  else node.size in (step.rows, cells))
+            ok = (
+                node.shape == (step.rows,) and nodes[node.inputs[0]].size == cells
+                if row_reduction(node)
+                else node.size in (step.rows, cells)
+            )
             alias = _aliases(step, node)
         members = set(step.nodes)
-        return ok and all(i in alias or storage(nodes, i).id not in members or nodes[i].view is None
-                          for i in node.inputs)
+        return ok and all(
+            i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
+        )
 
     def target(node: Node) -> MapStep | RowStep | None:
         """The open step `node` joins, with the same-size map groups it also reads merged in (a new step
@@ -284,8 +304,11 @@ def _plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) 
     def absorb(node: Node) -> ReduceStep | None:
         """Full reduction `node` with the chains that compute its inputs taken out of their open map groups,
         or None: no input is such a chain value, a chain value is needed elsewhere, or too many bindings."""
-        aliases = {i: nodes[i].inputs[0] for i in node.inputs if nodes[i].view is not None
-                   and nodes[i].view.identity and nodes[i].size == storage(nodes, i).size}
+        aliases = {
+            i: nodes[i].inputs[0]
+            for i in node.inputs
+            if nodes[i].view is not None and nodes[i].view.identity and nodes[i].size == storage(nodes, i).size
+        }
         chain: set[int] = set()
         groups: list[MapStep] = []
         for i in node.inputs:

@@ -42,10 +42,13 @@ def _from_numpy(x) -> HostData:
     import numpy as np
 
     if x.dtype.kind not in "fiub":
-        raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers (it is converted to float32)")
+        raise TruenoTypeError(
+            f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers (it is converted to float32)"
+        )
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    return HostData(memoryview(flat).cast("B").cast("f"), tuple(int(d) for d in x.shape),
-                    borrowed=not np.may_share_memory(flat, x))  # a converted copy is ours alone
+    return HostData(
+        memoryview(flat).cast("B").cast("f"), tuple(int(d) for d in x.shape), borrowed=not np.may_share_memory(flat, x)
+    )  # a converted copy is ours alone
 
 
 def _from_buffer(x) -> HostData:
@@ -99,7 +102,9 @@ def _from_flat(flat, shape: tuple[int, ...]) -> HostData:
     try:
         return HostData(memoryview(array.array("f", flat)), shape, borrowed=True)
     except OverflowError:
-        raise TruenoValueError("a number in the list is too large to convert to float; pass values within float range") from None
+        raise TruenoValueError(
+            "a number in the list is too large to convert to float; pass values within float range"
+        ) from None
 
 
 def _from_js(x) -> HostData:

@@ -27,13 +27,17 @@ def concatenate(tensors, axis: int = 0):
     if ndim == 0:
         raise TruenoValueError("concatenate: zero-dimensional tensors cannot be concatenated (use stack)")
     if any(t.ndim != ndim for t in ts):
-        raise TruenoValueError(f"concatenate: the tensors must have the same number of dimensions; got shapes "
-                               f"{', '.join(str(t.shape) for t in ts)}")
+        raise TruenoValueError(
+            f"concatenate: the tensors must have the same number of dimensions; got shapes "
+            f"{', '.join(str(t.shape) for t in ts)}"
+        )
     a = axis_index(axis, ndim, "concatenate")
-    rest = [t.shape[:a] + t.shape[a + 1:] for t in ts]
+    rest = [t.shape[:a] + t.shape[a + 1 :] for t in ts]
     if any(r != rest[0] for r in rest):
-        raise TruenoValueError(f"concatenate: along axis {axis} all sizes but that axis's must match; got shapes "
-                               f"{', '.join(str(t.shape) for t in ts)}")
+        raise TruenoValueError(
+            f"concatenate: along axis {axis} all sizes but that axis's must match; got shapes "
+            f"{', '.join(str(t.shape) for t in ts)}"
+        )
     total = sum(t.shape[a] for t in ts)
     out, before = None, 0
     for t in ts:
@@ -52,7 +56,8 @@ def stack(tensors, axis: int = 0):
     """NumPy's stack: tensors of one shape joined along a new axis (concatenate of t.unsqueeze(axis))."""
     ts = _inputs(tensors, "stack")
     if any(t.shape != ts[0].shape for t in ts):
-        raise TruenoValueError(f"stack: all tensors must have the same shape; got shapes "
-                               f"{', '.join(str(t.shape) for t in ts)}")
+        raise TruenoValueError(
+            f"stack: all tensors must have the same shape; got shapes {', '.join(str(t.shape) for t in ts)}"
+        )
     a = axis_index(axis, ts[0].ndim + 1, "stack")
     return concatenate([t.unsqueeze(a) for t in ts], a)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Callable
 
 from .errors import TruenoValueError
 
@@ -40,7 +40,9 @@ class KindRow:
     template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d"
     shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
     work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
-    numpy: Callable  # (op, arrays, params, options) -> array: how op.numpy is called (elementwise: out=, see _map_numpy)
+    numpy: (
+        Callable  # (op, arrays, params, options) -> array: how op.numpy is called (elementwise: out=, see _map_numpy)
+    )
     python: Callable  # (op, flat lists, shapes, params, options) -> flat list: how op.ref is called
 
     @property
@@ -107,8 +109,9 @@ def _matmul_shape(op, shapes, options):
     if None in (m, k, n):
         raise TruenoValueError("matmul with flat inputs needs all of m=, k= and n=")
     if sizes[0] != m * k or sizes[1] != n * k:
-        raise TruenoValueError(f"matmul with m={m}, k={k}, n={n} needs {m * k} and {k * n} elements; "
-                               f"got {sizes[0]} and {sizes[1]}")
+        raise TruenoValueError(
+            f"matmul with m={m}, k={k}, n={n} needs {m * k} and {k * n} elements; got {sizes[0]} and {sizes[1]}"
+        )
     return (m, n), {"m": m, "k": k, "n": n, "batch": 1, "dims": (), "flat": True}
 
 
@@ -123,8 +126,10 @@ def _matmul_batch(a: Shape, b: Shape):
     (B * M, K) @ (K, N) product, the fastest case."""
     for s, name, dims in ((a, "a", "M, K"), (b, "b", "K, N")):
         if len(s) < 2:
-            raise TruenoValueError(f"matmul needs a 2-D {name} or a stack of them (..., {dims}); "
-                                   f"got shape {s} (reshape it, or upload with shape=(h, w))")
+            raise TruenoValueError(
+                f"matmul needs a 2-D {name} or a stack of them (..., {dims}); "
+                f"got shape {s} (reshape it, or upload with shape=(h, w))"
+            )
     (m, k), (k2, n) = a[-2:], b[-2:]
     if k != k2:
         if len(a) == len(b) == 2:
@@ -135,8 +140,9 @@ def _matmul_batch(a: Shape, b: Shape):
     batch = []
     for x, y in zip(ba, bb):
         if x != y and 1 not in (x, y):
-            raise TruenoValueError(f"matmul batch dimensions do not broadcast: {a} @ {b} "
-                                   f"(batch {a[:-2]} vs {b[:-2]}, NumPy's rules)")
+            raise TruenoValueError(
+                f"matmul batch dimensions do not broadcast: {a} @ {b} (batch {a[:-2]} vs {b[:-2]}, NumPy's rules)"
+            )
         batch.append(y if x == 1 else x)
     count = math.prod(batch)
     shape = (*batch, m, n)
@@ -173,7 +179,8 @@ def _conv2d_shape(op, shapes, options):
     (ih, iw), (kh, kw) = _rank2(op.name, shapes, ("image", "kernel"))
     if kh == 0 or kw == 0 or kh > ih or kw > iw:
         raise TruenoValueError(
-            f"{op.name} needs a non-empty kernel no larger than the image; got image {ih}x{iw}, kernel {kh}x{kw}")
+            f"{op.name} needs a non-empty kernel no larger than the image; got image {ih}x{iw}, kernel {kh}x{kw}"
+        )
     return (ih - kh + 1, iw - kw + 1), {}
 
 
@@ -205,10 +212,12 @@ def _matmul_numpy(op, arrays, params, options):
         return numpy.zeros((0, m, n), arrays[0].dtype)
     a, b = (numpy.ascontiguousarray(x).reshape(-1) for x in arrays)
     sizes = tuple(size for size, _, _ in dims)
-    view_a = numpy.lib.stride_tricks.as_strided(a, (*sizes, m, k), tuple(a.itemsize * s for s in
-                                                [*(sa for _, sa, _ in dims), k, 1]), writeable=False)
-    view_b = numpy.lib.stride_tricks.as_strided(b, (*sizes, k, n), tuple(b.itemsize * s for s in
-                                                [*(sb for _, _, sb in dims), n, 1]), writeable=False)
+    view_a = numpy.lib.stride_tricks.as_strided(
+        a, (*sizes, m, k), tuple(a.itemsize * s for s in [*(sa for _, sa, _ in dims), k, 1]), writeable=False
+    )
+    view_b = numpy.lib.stride_tricks.as_strided(
+        b, (*sizes, k, n), tuple(b.itemsize * s for s in [*(sb for _, _, sb in dims), n, 1]), writeable=False
+    )
     return op.numpy(view_a, view_b)
 
 
@@ -217,7 +226,7 @@ def _matmul_python(op, lists, shapes, params, options):
     m, k, n = options["m"], options["k"], options["n"]
     out = []
     for x, y in matmul_batches(options):
-        out += op.ref(lists[0][x:x + m * k], lists[1][y:y + k * n], m, k, n)
+        out += op.ref(lists[0][x : x + m * k], lists[1][y : y + k * n], m, k, n)
     return out
 
 
@@ -237,7 +246,7 @@ def _reduce_python(op, lists, shapes, params, options):
     if rows is None:
         return [op.ref(*lists)]
     cols = len(lists[0]) // rows if rows else 0
-    return [op.ref(*(xs[r * cols:(r + 1) * cols] for xs in lists)) for r in range(rows)]
+    return [op.ref(*(xs[r * cols : (r + 1) * cols] for xs in lists)) for r in range(rows)]
 
 
 def _map_numpy(op, arrays, params, options, out=None):
@@ -250,33 +259,64 @@ def _map_numpy(op, arrays, params, options, out=None):
 
 def _map_row(kind: Kind, inputs: tuple[str, ...]) -> KindRow:
     """An elementwise kind: same-length inputs, one op.numpy call on them flat, op.ref per element."""
-    return KindRow(kind, inputs, "map", _map_shape,
-                   work=lambda out, ins, o: math.prod(out),
-                   numpy=_map_numpy,
-                   python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)])
+    return KindRow(
+        kind,
+        inputs,
+        "map",
+        _map_shape,
+        work=lambda out, ins, o: math.prod(out),
+        numpy=_map_numpy,
+        python=lambda op, lists, shapes, params, o: [op.ref(*vals, *params) for vals in zip(*lists)],
+    )
 
 
-KINDS: dict[Kind, KindRow] = {row.kind: row for row in (
-    *(_map_row(kind, inputs) for kind, inputs in ((Kind.UNARY, ("x",)), (Kind.BINARY, ("a", "b")),
-                                                  (Kind.TERNARY, ("cond", "a", "b")))),
-    KindRow(Kind.REDUCE, ("x",), "reduce", _reduce_shape,
+KINDS: dict[Kind, KindRow] = {
+    row.kind: row
+    for row in (
+        *(
+            _map_row(kind, inputs)
+            for kind, inputs in ((Kind.UNARY, ("x",)), (Kind.BINARY, ("a", "b")), (Kind.TERNARY, ("cond", "a", "b")))
+        ),
+        KindRow(
+            Kind.REDUCE,
+            ("x",),
+            "reduce",
+            _reduce_shape,
             work=lambda out, ins, o: math.prod(ins[0]),
             numpy=_reduce_numpy,
-            python=_reduce_python),
-    KindRow(Kind.SOFTMAX, ("x",), "softmax", _softmax_shape,
+            python=_reduce_python,
+        ),
+        KindRow(
+            Kind.SOFTMAX,
+            ("x",),
+            "softmax",
+            _softmax_shape,
             work=lambda out, ins, o: math.prod(out),
             numpy=lambda op, arrays, params, o: op.numpy(arrays[0]),
-            python=lambda op, lists, shapes, params, o: [v for row in _rows(lists[0], shapes[0]) if row
-                                                         for v in op.ref(row)]),
-    KindRow(Kind.MATMUL, ("a", "b"), "matmul", _matmul_shape,
+            python=lambda op, lists, shapes, params, o: [
+                v for row in _rows(lists[0], shapes[0]) if row for v in op.ref(row)
+            ],
+        ),
+        KindRow(
+            Kind.MATMUL,
+            ("a", "b"),
+            "matmul",
+            _matmul_shape,
             work=lambda out, ins, o: o["batch"] * o["m"] * o["k"] * o["n"],
             numpy=_matmul_numpy,
-            python=_matmul_python),
-    KindRow(Kind.CONV2D, ("image", "kernel"), "conv2d", _conv2d_shape,
+            python=_matmul_python,
+        ),
+        KindRow(
+            Kind.CONV2D,
+            ("image", "kernel"),
+            "conv2d",
+            _conv2d_shape,
             work=lambda out, ins, o: math.prod(out) * math.prod(ins[1]),
             numpy=lambda op, arrays, params, o: op.numpy(*arrays),
-            python=lambda op, lists, shapes, params, o: op.ref(lists[0], *shapes[0], lists[1], *shapes[1])),
-)}
+            python=lambda op, lists, shapes, params, o: op.ref(lists[0], *shapes[0], lists[1], *shapes[1]),
+        ),
+    )
+}
 
 #: every kernel template a plan step runs on: the kinds' own, and "rows" (reductions along rows fused with
 #: the elementwise ops around them: graph.RowStep)

@@ -22,8 +22,12 @@ class View:
     mask: tuple[tuple[int, int], ...] | None = None
 
     def __post_init__(self):
-        if self.mask is not None and len(self.mask) == len(self.shape) and 0 not in self.shape and \
-                all(lo <= 0 and hi >= d for (lo, hi), d in zip(self.mask, self.shape)):
+        if (
+            self.mask is not None
+            and len(self.mask) == len(self.shape)
+            and 0 not in self.shape
+            and all(lo <= 0 and hi >= d for (lo, hi), d in zip(self.mask, self.shape))
+        ):
             object.__setattr__(self, "mask", None)  # the common case, first: the mask covers everything
         elif self.mask is not None:
             mask = tuple((max(0, int(lo)), min(d, int(hi))) for (lo, hi), d in zip(self.mask, self.shape))

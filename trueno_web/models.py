@@ -46,11 +46,11 @@ class Mlp:
         self.activation = activation
 
     @classmethod
-    async def create(cls, device, weights: dict, activation: str = "relu") -> "Mlp":
+    async def create(cls, device, weights: dict, activation: str = "relu") -> Mlp:
         return cls(await upload(device, weights), activation)
 
     @classmethod
-    async def digits(cls, device) -> "Mlp":
+    async def digits(cls, device) -> Mlp:
         """The classifier trained on scikit-learn's 8x8 digits by scripts/train_digits.py."""
         arrays, meta = load_digits_file()
         return await cls.create(device, {k: arrays[k] for k in ("w1", "b1", "w2", "b2")}, meta["activation"])
@@ -91,7 +91,7 @@ class TransformerBlock:
             raise ValueError(f"d_model {self.d_model} is not a multiple of n_heads {n_heads}")
 
     @classmethod
-    async def create(cls, device, weights: dict, n_heads: int, eps: float = 1e-5) -> "TransformerBlock":
+    async def create(cls, device, weights: dict, n_heads: int, eps: float = 1e-5) -> TransformerBlock:
         return cls(await upload(device, weights), n_heads, eps)
 
     def __call__(self, x) -> Tensor:
@@ -110,8 +110,20 @@ class TransformerBlock:
     def shapes(d_model: int, d_ff: int | None = None) -> dict:
         """{name: shape} of the weights; d_ff (the MLP's width) defaults to 4 * d_model."""
         d, f = d_model, d_ff or 4 * d_model
-        return {"ln1_w": (d,), "ln1_b": (d,), "w_qkv": (d, 3 * d), "b_qkv": (3 * d,), "w_o": (d, d), "b_o": (d,),
-                "ln2_w": (d,), "ln2_b": (d,), "w_fc": (d, f), "b_fc": (f,), "w_proj": (f, d), "b_proj": (d,)}
+        return {
+            "ln1_w": (d,),
+            "ln1_b": (d,),
+            "w_qkv": (d, 3 * d),
+            "b_qkv": (3 * d,),
+            "w_o": (d, d),
+            "b_o": (d,),
+            "ln2_w": (d,),
+            "ln2_b": (d,),
+            "w_fc": (d, f),
+            "b_fc": (f,),
+            "w_proj": (f, d),
+            "b_proj": (d,),
+        }
 
     @classmethod
     def random_weights(cls, d_model: int, d_ff: int | None = None, seed: int = 0) -> dict:
@@ -135,12 +147,12 @@ def read_safetensors(blob: bytes) -> tuple[dict, dict]:
     {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}}, then the raw
     little-endian data) into ({name: (array.array, shape)}, metadata). Dtypes: F32 and U8."""
     (n,) = struct.unpack_from("<Q", blob, 0)
-    header = json.loads(bytes(blob[8:8 + n]))
+    header = json.loads(bytes(blob[8 : 8 + n]))
     meta = header.pop("__metadata__", {})
     arrays = {}
     for name, info in header.items():
         begin, end = info["data_offsets"]
-        values = array.array(_DTYPES[info["dtype"]], bytes(blob[8 + n + begin:8 + n + end]))
+        values = array.array(_DTYPES[info["dtype"]], bytes(blob[8 + n + begin : 8 + n + end]))
         if sys.byteorder == "big":
             values.byteswap()
         arrays[name] = (values, tuple(info["shape"]))

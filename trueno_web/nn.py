@@ -39,8 +39,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
     scores above the diagonal (query i attends keys j <= i)."""
     q, k, v = _tensors([q, k, v] + ([mask] if mask is not None else []))[:3]
     if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise TruenoValueError(f"scaled_dot_product_attention needs q (..., L, E), k (..., S, E), v (..., S, Ev); "
-                               f"got q {q.shape}, k {k.shape}, v {v.shape}")
+        raise TruenoValueError(
+            f"scaled_dot_product_attention needs q (..., L, E), k (..., S, E), v (..., S, Ev); "
+            f"got q {q.shape}, k {k.shape}, v {v.shape}"
+        )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     scores = matmul(q, k.transpose(-2, -1)) * scale
     if causal:  # key position <= query position, compared in the kernel that applies it: the positions are

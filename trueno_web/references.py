@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 SELU_ALPHA = 1.6732632423543772
 SELU_SCALE = 1.0507009873554805

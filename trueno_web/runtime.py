@@ -54,7 +54,7 @@ def block_on(awaitable):
             _refuse(
                 awaitable,
                 "block_on needs JSPI stack switching, which is not available in this call stack "
-                "(this browser lacks JSPI, or the code was not entered through runPythonAsync); use `await` instead"
+                "(this browser lacks JSPI, or the code was not entered through runPythonAsync); use `await` instead",
             )
         from pyodide.ffi import run_sync
 

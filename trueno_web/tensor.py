@@ -24,7 +24,7 @@ from .errors import TruenoTypeError, TruenoValueError
 from .expr import Expr, realize
 from .host import HostData, to_host
 from .resident import DeviceArray
-from .views import Views, axes_tuple, axis_index, shape_arg
+from .views import Views, axes_tuple, axis_index
 
 
 class Tensor(Views):
@@ -57,33 +57,68 @@ class Tensor(Views):
     def __repr__(self) -> str:
         return f"Tensor(shape={self.shape}, dtype=float32, backend={self.device.backend!r})"
 
-    def contiguous(self) -> "Tensor":
+    def contiguous(self) -> Tensor:
         """This tensor in row-major memory of its own (a copy only where it is a strided view)."""
         if self.expr.view is None or (self._layout()[2] == 0 and self._row_major()):
             return self
         return _op("copy", self)
 
-
     # ------------------------------------------------------------ operators
 
-    def __add__(self, other): return _op("add", self, other)
-    def __radd__(self, other): return _op("add", other, self)
-    def __sub__(self, other): return _op("sub", self, other)
-    def __rsub__(self, other): return _op("sub", other, self)
-    def __truediv__(self, other): return _op("div", self, other)
-    def __rtruediv__(self, other): return _op("div", other, self)
-    def __pow__(self, other): return _op("pow", self, other)
-    def __rpow__(self, other): return _op("pow", other, self)
-    def __matmul__(self, other): return matmul(self, other)
-    def __rmatmul__(self, other): return matmul(other, self)
-    def __neg__(self): return _op("neg", self)
-    def __abs__(self): return _op("abs", self)
-    def __lt__(self, other): return _op("lt", self, other)
-    def __le__(self, other): return _op("le", self, other)
-    def __gt__(self, other): return _op("gt", self, other)
-    def __ge__(self, other): return _op("ge", self, other)
-    def __eq__(self, other): return _op("eq", self, other)  # noqa: PLR0124 - elementwise, as in NumPy
-    def __ne__(self, other): return _op("ne", self, other)
+    def __add__(self, other):
+        return _op("add", self, other)
+
+    def __radd__(self, other):
+        return _op("add", other, self)
+
+    def __sub__(self, other):
+        return _op("sub", self, other)
+
+    def __rsub__(self, other):
+        return _op("sub", other, self)
+
+    def __truediv__(self, other):
+        return _op("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _op("div", other, self)
+
+    def __pow__(self, other):
+        return _op("pow", self, other)
+
+    def __rpow__(self, other):
+        return _op("pow", other, self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __neg__(self):
+        return _op("neg", self)
+
+    def __abs__(self):
+        return _op("abs", self)
+
+    def __lt__(self, other):
+        return _op("lt", self, other)
+
+    def __le__(self, other):
+        return _op("le", self, other)
+
+    def __gt__(self, other):
+        return _op("gt", self, other)
+
+    def __ge__(self, other):
+        return _op("ge", self, other)
+
+    def __eq__(self, other):
+        return _op("eq", self, other)
+
+    def __ne__(self, other):
+        return _op("ne", self, other)
+
     __hash__ = object.__hash__
 
     def __mul__(self, other):
@@ -99,12 +134,23 @@ class Tensor(Views):
 
     # ------------------------------------------------------------ reductions and axis ops
 
-    def sum(self, axis=None, keepdims=False): return _reduce("sum", self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return _reduce("max", self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return _reduce("min", self, axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return _reduce("prod", self, axis, keepdims)
-    def norm_l1(self, axis=None, keepdims=False): return _reduce("norm_l1", self, axis, keepdims)
-    def norm_l2(self, axis=None, keepdims=False): return _reduce("norm_l2", self, axis, keepdims)
+    def sum(self, axis=None, keepdims=False):
+        return _reduce("sum", self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _reduce("max", self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _reduce("min", self, axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return _reduce("prod", self, axis, keepdims)
+
+    def norm_l1(self, axis=None, keepdims=False):
+        return _reduce("norm_l1", self, axis, keepdims)
+
+    def norm_l2(self, axis=None, keepdims=False):
+        return _reduce("norm_l2", self, axis, keepdims)
 
     def mean(self, axis=None, keepdims=False):
         n = _count(self, axis)
@@ -129,8 +175,11 @@ class Tensor(Views):
         """Index of the first smallest element along `axis`; see argmax."""
         return _arg(self, axis, keepdims, "min")
 
-    def softmax(self, axis: int = -1): return _softmax("softmax", self, axis)
-    def log_softmax(self, axis: int = -1): return _softmax("log_softmax", self, axis)
+    def softmax(self, axis: int = -1):
+        return _softmax("softmax", self, axis)
+
+    def log_softmax(self, axis: int = -1):
+        return _softmax("log_softmax", self, axis)
 
     # ------------------------------------------------------------ running
 
@@ -241,8 +290,9 @@ def _op(name: str, *args, **params) -> Tensor:
 
 def _record(op, inputs: list[Tensor], params=(), options=None) -> Tensor:
     shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
-    return Tensor(inputs[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params,
-                                         options=options))
+    return Tensor(
+        inputs[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options)
+    )
 
 
 ONE_ROW_MAX = 1 << 16  # a single row longer than this reduces as a full reduction (many workgroups, no loop limit)
@@ -253,8 +303,9 @@ def _reduce(name: str, t: Tensor, axis, keepdims: bool) -> Tensor:
     op = ops.get(name)
     axes = axes_tuple(axis, t.ndim, name)
     kept = [d for d in range(t.ndim) if d not in axes]
-    out_shape = tuple(1 if d in axes else t.shape[d] for d in range(t.ndim)) if keepdims else \
-        tuple(t.shape[d] for d in kept)
+    out_shape = (
+        tuple(1 if d in axes else t.shape[d] for d in range(t.ndim)) if keepdims else tuple(t.shape[d] for d in kept)
+    )
     if not axes:
         return t.contiguous().reshape(out_shape)
     rows = math.prod(t.shape[d] for d in kept)

@@ -69,7 +69,10 @@ class Views:
 
     def permute(self, *axes):
         axes = shape_arg(axes)
-        if sorted(axis_index(a, self.ndim, "permute") for a in axes) != list(range(self.ndim)) or len(axes) != self.ndim:
+        if (
+            sorted(axis_index(a, self.ndim, "permute") for a in axes) != list(range(self.ndim))
+            or len(axes) != self.ndim
+        ):
             raise TruenoValueError(f"permute: {axes} is not a permutation of the {self.ndim} axes of {self.shape}")
         axes = [axis_index(a, self.ndim, "permute") for a in axes]
         _, strides, offset = self._layout()
@@ -125,8 +128,12 @@ class Views:
         a = axis_index(axis, self.ndim + 1, "unsqueeze")
         _, strides, offset = self._layout()
         mask = self._mask()
-        return self._view(self.shape[:a] + (1,) + self.shape[a:], strides[:a] + (0,) + strides[a:], offset,
-                          mask[:a] + [(0, 1)] + mask[a:])
+        return self._view(
+            self.shape[:a] + (1,) + self.shape[a:],
+            strides[:a] + (0,) + strides[a:],
+            offset,
+            mask[:a] + [(0, 1)] + mask[a:],
+        )
 
     def __getitem__(self, index):
         index = index if isinstance(index, tuple) else (index,)
@@ -138,7 +145,7 @@ class Views:
         if Ellipsis not in index:
             index = index + (Ellipsis,)
         at = index.index(Ellipsis)
-        index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1:]
+        index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1 :]
         _, strides, offset = self._layout()
         mask = self._mask()
         shape, out_strides, out_mask, dead, d = [], [], [], False, 0
@@ -216,8 +223,10 @@ def pad_widths(pad_width, shape: tuple[int, ...]) -> list[tuple[int, int]]:
         rows = [[num(v) for v in pad_width] if isinstance(pad_width, seq) else [num(pad_width)]]
     ndim = len(shape)
     if len(rows) not in (1, ndim) or any(len(r) not in (1, 2) for r in rows) or len({len(r) for r in rows}) > 1:
-        raise TruenoValueError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape {shape} (give an int, "
-                               f"(before, after), or one (before, after) per axis: {ndim} of them)")
+        raise TruenoValueError(
+            f"pad: pad_width {pad_width!r} does not fit a tensor of shape {shape} (give an int, "
+            f"(before, after), or one (before, after) per axis: {ndim} of them)"
+        )
     widths = [(r[0], r[-1]) for r in (rows * ndim if len(rows) == 1 else rows)]
     if any(b < 0 or a < 0 for b, a in widths):
         raise TruenoValueError(f"pad: pad widths must be >= 0, got {pad_width!r} for shape {shape}")

@@ -26,9 +26,20 @@ HASH_FILE = ROOT / "trueno_web" / "kernels.wasm.sha256"
 SCALAR = ROOT / "build" / "kernels-scalar.wasm"
 
 COMMON_FLAGS = (
-    "--target=wasm32", "-O3", "-nostdlib", "-ffreestanding", "-fno-strict-aliasing", "-mbulk-memory",
-    "-Wall", "-Wextra", "-Wno-unused-parameter",
-    "-Wl,--no-entry", "-Wl,--export-dynamic", "-Wl,--strip-all", "-Wl,--stack-first", "-Wl,-z,stack-size=65536",
+    "--target=wasm32",
+    "-O3",
+    "-nostdlib",
+    "-ffreestanding",
+    "-fno-strict-aliasing",
+    "-mbulk-memory",
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wl,--no-entry",
+    "-Wl,--export-dynamic",
+    "-Wl,--strip-all",
+    "-Wl,--stack-first",
+    "-Wl,-z,stack-size=65536",
 )
 SIMD_FLAGS = ("-msimd128", *COMMON_FLAGS)
 SCALAR_FLAGS = COMMON_FLAGS

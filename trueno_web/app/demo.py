@@ -95,8 +95,10 @@ async def block_timing(dev: GpuDevice, seq: int = 128, d_model: int = 256, heads
     from ..models import TransformerBlock
 
     rng = np.random.default_rng(0)
-    weights = {k: (rng.standard_normal(s) / np.sqrt(s[0]) if len(s) == 2 else rng.standard_normal(s) * 0.1)
-               .astype(np.float32) for k, s in TransformerBlock.shapes(d_model).items()}
+    weights = {
+        k: (rng.standard_normal(s) / np.sqrt(s[0]) if len(s) == 2 else rng.standard_normal(s) * 0.1).astype(np.float32)
+        for k, s in TransformerBlock.shapes(d_model).items()
+    }
     block = await TransformerBlock.create(dev, weights, n_heads=heads)
     x = dev.tensor(await dev.upload(rng.standard_normal((seq, d_model), dtype=np.float32)))
 

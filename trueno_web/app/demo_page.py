@@ -21,17 +21,35 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
-from ..device import GpuDevice, cpu_backend as default_cpu_backend
+from ..device import GpuDevice
+from ..device import cpu_backend as default_cpu_backend
 from ..errors import TruenoError
-from .demo_workloads import (CHAIN, CHAIN_DEFAULT, FILTERS, GRID_HALF, GRID_STEP, IMAGE_H, IMAGE_W, PROBES,
-                             activation_ops, chain_batch, chain_inputs, chain_one_shot, f32, grid, make_image,
-                             op_params, run_filter)
+from .demo_workloads import (
+    CHAIN,
+    CHAIN_DEFAULT,
+    FILTERS,
+    GRID_HALF,
+    GRID_STEP,
+    IMAGE_H,
+    IMAGE_W,
+    PROBES,
+    activation_ops,
+    chain_batch,
+    chain_inputs,
+    chain_one_shot,
+    f32,
+    grid,
+    make_image,
+    op_params,
+    run_filter,
+)
 
 Progress = Callable[[str, float], object] | None
 
 # ------------------------------------------------------------------------------ helpers
+
 
 def _stats_delta(before: dict, after: dict) -> dict:
     return {k: after[k] - before[k] for k in after}
@@ -39,8 +57,12 @@ def _stats_delta(before: dict, after: dict) -> dict:
 
 def _summary(values) -> dict:
     finite = [v for v in values if math.isfinite(v)]
-    return {"min": min(finite, default=0.0), "max": max(finite, default=0.0),
-            "sum": math.fsum(finite), "count": len(values)}
+    return {
+        "min": min(finite, default=0.0),
+        "max": max(finite, default=0.0),
+        "sum": math.fsum(finite),
+        "count": len(values),
+    }
 
 
 def _max_abs_diff(a, b) -> float:
@@ -70,11 +92,13 @@ async def _timed(fn, min_runs: int, max_runs: int, budget_s: float) -> dict:
     return {"ms": times[len(times) // 2], "ms_min": times[0], "ms_max": times[-1], "runs": len(times)}
 
 
-ENABLE_WEBGPU = ("To get WebGPU: Chrome or Edge 113+ on Windows, macOS or ChromeOS and Chrome 121+ on Android have it "
-                 "on; on Linux open chrome://flags/#enable-unsafe-webgpu (and #enable-vulkan), enable, relaunch "
-                 "(or start Chrome with --enable-unsafe-webgpu); Safari 26 has it on (earlier: Develop > Feature "
-                 "Flags > WebGPU); Firefox 141+ on Windows has it on, elsewhere set dom.webgpu.enabled in "
-                 "about:config (Nightly).")
+ENABLE_WEBGPU = (
+    "To get WebGPU: Chrome or Edge 113+ on Windows, macOS or ChromeOS and Chrome 121+ on Android have it "
+    "on; on Linux open chrome://flags/#enable-unsafe-webgpu (and #enable-vulkan), enable, relaunch "
+    "(or start Chrome with --enable-unsafe-webgpu); Safari 26 has it on (earlier: Develop > Feature "
+    "Flags > WebGPU); Firefox 141+ on Windows has it on, elsewhere set dom.webgpu.enabled in "
+    "about:config (Nightly)."
+)
 
 
 class DemoSession:
@@ -93,8 +117,9 @@ class DemoSession:
         return self.dev.backend != self.cpu.backend
 
     @classmethod
-    async def open(cls, webgpu: dict | None = None, backend: str = "auto",
-                   cpu_backend: str | None = None) -> "DemoSession":
+    async def open(
+        cls, webgpu: dict | None = None, backend: str = "auto", cpu_backend: str | None = None
+    ) -> DemoSession:
         """`webgpu`: what the page saw of WebGPU ({"navigator_gpu": bool, "adapter": bool}), for the
         message that explains a fallback. `backend`: the main device (GpuDevice.create's argument);
         `cpu_backend`: the comparison device (default: NumPy where it imports, else wasm-simd)."""
@@ -134,8 +159,10 @@ class DemoSession:
         if not on_gpu:
             note += f" Everything on this page runs on the CPU fallback ({self.dev.backend}). {ENABLE_WEBGPU}"
         if swiftshader:
-            software_note = ("SwiftShader is a software GPU: WebGPU runs on the CPU here, so the 'GPU' timings "
-                             "show a CPU emulating a GPU, not GPU hardware.")
+            software_note = (
+                "SwiftShader is a software GPU: WebGPU runs on the CPU here, so the 'GPU' timings "
+                "show a CPU emulating a GPU, not GPU hardware."
+            )
         elif software:
             software_note = "This adapter is a software GPU (it runs on the CPU)."
         else:
@@ -143,12 +170,20 @@ class DemoSession:
         from .. import __version__
 
         return {
-            "backend": self.dev.backend, "adapter": info, "on_gpu": on_gpu, "software": software,
-            "swiftshader": swiftshader, "software_note": software_note, "fallback_note": note,
-            "cpu_backend": self.cpu.backend, "compare": self.compare,
+            "backend": self.dev.backend,
+            "adapter": info,
+            "on_gpu": on_gpu,
+            "software": software,
+            "swiftshader": swiftshader,
+            "software_note": software_note,
+            "fallback_note": note,
+            "cpu_backend": self.cpu.backend,
+            "compare": self.compare,
             "cpu_adapter": self.cpu.adapter_info,
-            "limits": self.dev.limits, "trueno_web": __version__,
-            "python": sys.version.split()[0], "platform": sys.platform,
+            "limits": self.dev.limits,
+            "trueno_web": __version__,
+            "python": sys.version.split()[0],
+            "platform": sys.platform,
         }
 
     # -------------------------------------------------------------------- panel 1
@@ -173,22 +208,42 @@ class DemoSession:
 
             t0 = time.perf_counter()
             curves[label], stats = await run()
-            ms[label] = {"first": (time.perf_counter() - t0) * 1e3,
-                         **await _timed(run, min_runs=3, max_runs=9, budget_s=0.5)}
+            ms[label] = {
+                "first": (time.perf_counter() - t0) * 1e3,
+                **await _timed(run, min_runs=3, max_runs=9, budget_s=0.5),
+            }
             if label == "gpu":
                 gpu_stats = stats
         probe_index = [round(p * GRID_STEP) + GRID_HALF for p in PROBES]
         rows = []
         for op in the_ops:
             g, c = curves["gpu"][op.name], curves.get("cpu", {}).get(op.name)
-            rows.append({
-                "name": op.name, "doc": op.doc, "params": op_params(op), "gpu": g, "cpu": c,
-                "max_abs_diff": None if c is None else _max_abs_diff(g, c), "atol": op.atol, "rtol": op.rtol,
-                "probes": [{"x": PROBES[k], "gpu": g[i], "cpu": None if c is None else c[i]}
-                           for k, i in enumerate(probe_index)],
-            })
-        return {"x": xs, "ops": rows, "probes": list(PROBES), "backend": self.dev.backend,
-                "cpu_backend": self.cpu.backend, "compare": self.compare, "ms": ms, "stats": gpu_stats}
+            rows.append(
+                {
+                    "name": op.name,
+                    "doc": op.doc,
+                    "params": op_params(op),
+                    "gpu": g,
+                    "cpu": c,
+                    "max_abs_diff": None if c is None else _max_abs_diff(g, c),
+                    "atol": op.atol,
+                    "rtol": op.rtol,
+                    "probes": [
+                        {"x": PROBES[k], "gpu": g[i], "cpu": None if c is None else c[i]}
+                        for k, i in enumerate(probe_index)
+                    ],
+                }
+            )
+        return {
+            "x": xs,
+            "ops": rows,
+            "probes": list(PROBES),
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend,
+            "compare": self.compare,
+            "ms": ms,
+            "stats": gpu_stats,
+        }
 
     # -------------------------------------------------------------------- panel 2
 
@@ -201,14 +256,18 @@ class DemoSession:
         for i, name in enumerate(FILTERS):
             _report(progress, f"filter {name} on {self.dev.backend}", (i + 0.2) / len(FILTERS))
             entry = {"name": name, "doc": FILTERS[name]}
-            for label, dev in (("gpu", self.dev), ("cpu", self.cpu))[:2 if self.compare else 1]:
+            for label, dev in (("gpu", self.dev), ("cpu", self.cpu))[: 2 if self.compare else 1]:
                 t0 = time.perf_counter()
                 out, shape, stats = await run_filter(dev, name, image, h, w)  # first: pipelines compile
                 first = (time.perf_counter() - t0) * 1e3
                 t0 = time.perf_counter()
                 out, shape, stats = await run_filter(dev, name, image, h, w)
-                entry[label] = {"ms": (time.perf_counter() - t0) * 1e3, "first_ms": first, "stats": stats,
-                                "backend": dev.backend}
+                entry[label] = {
+                    "ms": (time.perf_counter() - t0) * 1e3,
+                    "first_ms": first,
+                    "stats": stats,
+                    "backend": dev.backend,
+                }
                 if label == "gpu":
                     entry["output"] = out
                     entry["shape"] = list(shape)
@@ -216,8 +275,14 @@ class DemoSession:
                 else:
                     entry["max_abs_diff"] = _max_abs_diff(entry["output"], out)
             results[name] = entry
-        return {"image": image, "shape": [h, w], "filters": results, "backend": self.dev.backend,
-                "cpu_backend": self.cpu.backend, "compare": self.compare}
+        return {
+            "image": image,
+            "shape": [h, w],
+            "filters": results,
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend,
+            "compare": self.compare,
+        }
 
     # -------------------------------------------------------------------- panel 3
 
@@ -254,8 +319,15 @@ class DemoSession:
         for row in rows:
             row["max_abs_diff"] = await self._max_abs_diff_cpu(outputs[row["name"]], reference)
         checksum = await self.cpu.sum(reference)
-        return {"n": n, "chain": CHAIN, "variants": rows, "checksum": checksum, "backend": self.dev.backend,
-                "cpu_backend": self.cpu.backend, "compare": self.compare}
+        return {
+            "n": n,
+            "chain": CHAIN,
+            "variants": rows,
+            "checksum": checksum,
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend,
+            "compare": self.compare,
+        }
 
     # -------------------------------------------------------------------- panel 4
 

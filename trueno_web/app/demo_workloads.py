@@ -138,6 +138,7 @@ async def chain_batch(dev: GpuDevice, x, y, fuse: bool):
 
 # ------------------------------------------------------------------------------ helpers
 
+
 def f32(values) -> array.array:
     """Any float32 result (array.array or NumPy array) as a flat array.array('f')."""
     if isinstance(values, array.array) and values.typecode == "f":

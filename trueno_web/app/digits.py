@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import math
 
-SIZE = 32          # the bitmap's side
-BLOCK = 4          # counted in BLOCK x BLOCK blocks: 8x8 values 0..16
+SIZE = 32  # the bitmap's side
+BLOCK = 4  # counted in BLOCK x BLOCK blocks: 8x8 values 0..16
 CELLS = SIZE // BLOCK
-INK = 313          # on pixels of the 1024 the pen radius aims at (the mean over load_digits)
+INK = 313  # on pixels of the 1024 the pen radius aims at (the mean over load_digits)
 RADIUS = (0.75, 8.0)  # the pen radius (bitmap pixels) stays in this range
 
 Point = tuple[float, float]
@@ -164,8 +164,9 @@ def _upsample(pixels) -> bytearray:
         for x in range(SIZE):
             fx = (x + 0.5) / BLOCK - 0.5
             j0, tx = math.floor(fx), fx - math.floor(fx)
-            v = ((at(i0, j0) * (1 - tx) + at(i0, j0 + 1) * tx) * (1 - ty)
-                 + (at(i0 + 1, j0) * (1 - tx) + at(i0 + 1, j0 + 1) * tx) * ty)
+            v = (at(i0, j0) * (1 - tx) + at(i0, j0 + 1) * tx) * (1 - ty) + (
+                at(i0 + 1, j0) * (1 - tx) + at(i0 + 1, j0 + 1) * tx
+            ) * ty
             out[y * SIZE + x] = v >= 0.5
     return out
 
@@ -178,8 +179,7 @@ def thin(bitmap) -> bytearray:
     img = bytearray(bitmap)
 
     def ring(y, x):
-        return [img[(y + dy) * SIZE + x + dx] if 0 <= y + dy < SIZE and 0 <= x + dx < SIZE else 0
-                for dy, dx in _RING]
+        return [img[(y + dy) * SIZE + x + dx] if 0 <= y + dy < SIZE and 0 <= x + dx < SIZE else 0 for dy, dx in _RING]
 
     changed = True
     while changed:
@@ -215,8 +215,7 @@ def trace(skeleton) -> list[list[Point]]:
         y, x = p
         near = [(y + dy, x + dx) for dy, dx in _RING if (y + dy, x + dx) in on]
         # a diagonal link that two 4-links also join is redundant: drop it
-        return [q for q in near if q[0] == y or q[1] == x
-                or ((y, q[1]) not in on and (q[0], x) not in on)]
+        return [q for q in near if q[0] == y or q[1] == x or ((y, q[1]) not in on and (q[0], x) not in on)]
 
     links = {p: set(neighbours(p)) for p in on}
     strokes = []
@@ -280,7 +279,7 @@ class DigitClassifier:
         self.dev, self.cpu, self.model, self.cpu_model, self.meta = dev, cpu, model, cpu_model, meta
 
     @classmethod
-    async def load(cls, dev, cpu) -> "DigitClassifier":
+    async def load(cls, dev, cpu) -> DigitClassifier:
         import time
 
         from ..models import Mlp, load_digits_file
@@ -294,10 +293,16 @@ class DigitClassifier:
         return self
 
     def info(self) -> dict:
-        return {"backend": self.dev.backend, "cpu_backend": self.cpu.backend if self.cpu else None,
-                "test_accuracy": float(self.meta.get("test_accuracy", "nan")),
-                "test_size": int(self.meta.get("test_size", 0)), "load_ms": self.load_ms,
-                "ink": INK, "size": SIZE, "block": BLOCK}
+        return {
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend if self.cpu else None,
+            "test_accuracy": float(self.meta.get("test_accuracy", "nan")),
+            "test_size": int(self.meta.get("test_size", 0)),
+            "load_ms": self.load_ms,
+            "ink": INK,
+            "size": SIZE,
+            "block": BLOCK,
+        }
 
     @staticmethod
     async def _forward(model, pixels) -> list[float]:
@@ -321,9 +326,18 @@ class DigitClassifier:
         if len(pixels) != CELLS * CELLS:
             raise ValueError(f"a digit is {CELLS * CELLS} pixels (8x8), got {len(pixels)}")
         prepare_ms = (time.perf_counter() - t0) * 1e3
-        out = {"pixels": pixels, "radius": radius, "prepare_ms": prepare_ms, "backend": self.dev.backend,
-               "cpu_backend": self.cpu.backend if self.cpu else None, "predicted": None, "probabilities": [],
-               "ms": 0.0, "cpu_probabilities": [], "max_abs_diff": 0.0}
+        out = {
+            "pixels": pixels,
+            "radius": radius,
+            "prepare_ms": prepare_ms,
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend if self.cpu else None,
+            "predicted": None,
+            "probabilities": [],
+            "ms": 0.0,
+            "cpu_probabilities": [],
+            "max_abs_diff": 0.0,
+        }
         if not any(pixels):
             return out
         t0 = time.perf_counter()

@@ -53,7 +53,7 @@ MIME = {
     ".ipynb": "application/json",
     ".webmanifest": "application/manifest+json",
     ".wasm": "application/wasm",
-    ".whl": "application/zip",   # what PyPI serves them as; micropip/pyodide only fetch bytes
+    ".whl": "application/zip",  # what PyPI serves them as; micropip/pyodide only fetch bytes
     ".zip": "application/zip",
     ".tar": "application/x-tar",
     ".gz": "application/gzip",
@@ -100,8 +100,7 @@ class Layout:
     def cache_control(url_path: str) -> str:
         """Long-lived for Pyodide and the pinned wheels, revalidated for everything else (see above)."""
         name = url_path.rsplit("/", 1)[-1]
-        pinned_wheel = (url_path.startswith("/wheels/") and name.endswith(".whl")
-                        and not name.startswith("trueno_web-"))
+        pinned_wheel = url_path.startswith("/wheels/") and name.endswith(".whl") and not name.startswith("trueno_web-")
         return IMMUTABLE if url_path.startswith("/pyodide/") or pinned_wheel else REVALIDATE
 
     def missing(self) -> list[str]:
@@ -162,7 +161,7 @@ def resolve(mounts: MountSpec, raw_path: str) -> tuple[int, Path | None]:
         decoded += "index.html"
     for prefix, folder in as_mounts(mounts):
         if decoded.startswith(prefix):
-            rel = decoded[len(prefix):].split("/")
+            rel = decoded[len(prefix) :].split("/")
             break
     else:
         return 404, None
@@ -260,10 +259,17 @@ class StaticServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, mounts: MountSpec, *, routes: Mapping | None = None,
-                 headers: Mapping[str, str] | None = None,
-                 cache_control: str | Callable[[str], str] = REVALIDATE,
-                 quiet: bool = False, record: bool = False):
+    def __init__(
+        self,
+        address,
+        mounts: MountSpec,
+        *,
+        routes: Mapping | None = None,
+        headers: Mapping[str, str] | None = None,
+        cache_control: str | Callable[[str], str] = REVALIDATE,
+        quiet: bool = False,
+        record: bool = False,
+    ):
         import socket
 
         if ":" in address[0]:
@@ -287,8 +293,9 @@ class StaticServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8000, layout: MountSpec | None = None,
-                quiet: bool = False, **options) -> StaticServer:
+def make_server(
+    host: str = "127.0.0.1", port: int = 8000, layout: MountSpec | None = None, quiet: bool = False, **options
+) -> StaticServer:
     """A StaticServer bound to (host, port) (port 0: any free one) serving `layout` (the demo page's
     default_layout() unless given; any mount table works); `options` as StaticServer's. Call
     serve_forever() on it (or run_until_interrupted). A Layout's files are cached as
@@ -313,16 +320,22 @@ def serve_forever(host: str = "127.0.0.1", port: int = 8000) -> int:
     """Serve the demo page until interrupted; prints its URL first. Returns the exit status."""
     layout = default_layout()
     if not (layout.web / "index.html").is_file():
-        print(f"error: the demo page's files are not here: {layout.web}/index.html is missing.\n"
-              "The page lives in web/ of a trueno_web git checkout and is not part of the wheel. Serve it from "
-              "a checkout (git clone, then `python scripts/fetch_web_assets.py` and `python -m trueno_web serve`), "
-              "or set TRUENO_WEB_DIR to a copy of web/ and TRUENO_WEB_ASSETS to a folder with pyodide/ and wheels/.",
-              file=sys.stderr)
+        print(
+            f"error: the demo page's files are not here: {layout.web}/index.html is missing.\n"
+            "The page lives in web/ of a trueno_web git checkout and is not part of the wheel. Serve it from "
+            "a checkout (git clone, then `python scripts/fetch_web_assets.py` and `python -m trueno_web serve`), "
+            "or set TRUENO_WEB_DIR to a copy of web/ and TRUENO_WEB_ASSETS to a folder with pyodide/ and wheels/.",
+            file=sys.stderr,
+        )
         return 2
     missing = layout.missing()
     if missing:
-        print("warning: the page will not load without these (run `python scripts/fetch_web_assets.py` "
-              "in the checkout):\n  " + "\n  ".join(missing), file=sys.stderr, flush=True)
+        print(
+            "warning: the page will not load without these (run `python scripts/fetch_web_assets.py` "
+            "in the checkout):\n  " + "\n  ".join(missing),
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         server = make_server(host, port, layout)
     except OSError as e:

@@ -34,8 +34,11 @@ def work(step: Step, nodes: list[Node]) -> tuple[str, int]:
     time per element grows faster than the cost says (NumPy's float64 gelu takes 30x relu's time at 2^20),
     while a GPU map kernel stays memory-bound."""
     ids = [step.node] if isinstance(step, OpStep) else step.nodes
-    amount = sum(nodes[i].op.cost ** 2 * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs],
-                                                               nodes[i].options) for i in ids)
+    amount = sum(
+        nodes[i].op.cost ** 2
+        * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs], nodes[i].options)
+        for i in ids
+    )
     return template(step, nodes), amount
 
 
@@ -90,8 +93,9 @@ class AutoExecutor:
             gpu = all(self.fits_gpu(n.size * 4) for n in arrays)
         return self.gpu if gpu else self.cpu
 
-    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...],
-                      read_next: bool = False) -> None:
+    async def execute(
+        self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...], read_next: bool = False
+    ) -> None:
         """Run the steps where `pick` says, moving the inputs that live on the other side first (`read_next`:
         as GpuExecutor.execute takes it, for the GPU)."""
         if not steps:

@@ -3,7 +3,8 @@ they report, and the pieces the CPU backends share."""
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..errors import UnavailableError
 from ..graph import MapStep, Node, OpStep

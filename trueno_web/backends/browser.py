@@ -80,8 +80,10 @@ def _obj(d: dict):
 class BrowserDriver(Opens):
     """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU (base.Driver)."""
 
-    NO_ADAPTER = ("this browser offers no WebGPU adapter (navigator.gpu missing or requestAdapter gave null); "
-                  "use Chrome/Edge with WebGPU on, or backend='wasm-simd'")
+    NO_ADAPTER = (
+        "this browser offers no WebGPU adapter (navigator.gpu missing or requestAdapter gave null); "
+        "use Chrome/Edge with WebGPU on, or backend='wasm-simd'"
+    )
 
     @staticmethod
     async def find_adapter(power_preference: str):
@@ -103,8 +105,10 @@ class BrowserDriver(Opens):
             "description": str(info.description or ""),
             "backend_type": "WebGPU",
         }
-        software = bool(getattr(info, "isFallbackAdapter", False)) or "swiftshader" in (
-            self.adapter_info["architecture"] + self.adapter_info["description"]).lower()
+        software = (
+            bool(getattr(info, "isFallbackAdapter", False))
+            or "swiftshader" in (self.adapter_info["architecture"] + self.adapter_info["description"]).lower()
+        )
         self.adapter_info["software"] = software
         self.adapter_info["adapter_type"] = "CPU" if software else "GPU"
         self.limits = {ours: int(getattr(device.limits, theirs)) for ours, theirs in WANTED_LIMITS.items()}
@@ -122,8 +126,9 @@ class BrowserDriver(Opens):
     async def open_device(adapter):
         limits = {theirs: getattr(adapter.limits, theirs) for theirs in WANTED_LIMITS.values()}
         features = [f for f in WANTED_FEATURES if adapter.features.has(f)]
-        return await adapter.requestDevice(_obj({"requiredLimits": limits, "requiredFeatures": features,
-                                                 "label": "trueno_web"}))
+        return await adapter.requestDevice(
+            _obj({"requiredLimits": limits, "requiredFeatures": features, "label": "trueno_web"})
+        )
 
     def _check(self) -> None:
         if self.lost is not None:
@@ -155,8 +160,11 @@ class BrowserDriver(Opens):
             raise GpuError(first)
 
     def create_buffer(self, nbytes: int):
-        return self._scoped("creating a buffer", self.device.createBuffer,
-                            _obj({"size": nbytes, "usage": STORAGE | COPY_SRC | COPY_DST}))
+        return self._scoped(
+            "creating a buffer",
+            self.device.createBuffer,
+            _obj({"size": nbytes, "usage": STORAGE | COPY_SRC | COPY_DST}),
+        )
 
     def destroy_buffer(self, raw) -> None:
         raw.destroy()
@@ -169,7 +177,8 @@ class BrowserDriver(Opens):
         def build():
             module = self.device.createShaderModule(_obj({"code": source}))
             return self.device.createComputePipeline(
-                _obj({"layout": "auto", "compute": _obj({"module": module, "entryPoint": entry})}))
+                _obj({"layout": "auto", "compute": _obj({"module": module, "entryPoint": entry})})
+            )
 
         return self._scoped("compiling WGSL", build)
 

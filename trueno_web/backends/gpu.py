@@ -128,8 +128,9 @@ class GpuExecutor:
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...],
-                      read_next: bool = False) -> None:
+    async def execute(
+        self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...], read_next: bool = False
+    ) -> None:
         """Run the steps in one submit. `read_next`: a read of the last node follows at once (a one-shot
         call), so where the driver can hold the submit (hold_next), the read's copy joins it."""
         work, release = self.prepare(nodes, steps, stats)
@@ -156,8 +157,10 @@ class GpuExecutor:
         graph of the same structure the same steps object; with the same scalars (bit for bit: -0.0 is not
         0.0), options and caps (tests and benchmarks change them) its dispatches and parameters are the same,
         and are reused (256 kept): a repeated call neither builds kernel sources nor writes parameters."""
-        key = (tuple(vars(self.caps).values()),
-               *((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None))
+        key = (
+            tuple(vars(self.caps).values()),
+            *((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None),
+        )
         try:
             hit = self.planned.get(id(steps))
             if hit is not None and hit.steps is steps and hit.key == key:
@@ -224,7 +227,9 @@ class GpuExecutor:
                     if node.buffer is None:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)
-                    binds.append((index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity)))
+                    binds.append(
+                        (index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity))
+                    )
                 work.append((pipeline, tuple(binds), d.grid))
         except BaseException:
             release()

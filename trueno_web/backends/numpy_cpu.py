@@ -11,7 +11,6 @@ from ..stats import Stats, tally
 from .array_pool import ArrayPool
 from .base import CPU_LIMITS
 
-
 CHUNK = 262144  # elements of a fused chain with temporaries run together (1 MiB a value; smaller chunks pay each
 # op's Python call more often)
 POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
@@ -26,8 +25,12 @@ class NumpyExecutor:
         import numpy
 
         self.np = numpy
-        self.adapter_info = {"vendor": "numpy", "device": f"NumPy {numpy.__version__} on {platform.machine() or 'CPU'}",
-                             "description": "CPU fallback", "software": True}
+        self.adapter_info = {
+            "vendor": "numpy",
+            "device": f"NumPy {numpy.__version__} on {platform.machine() or 'CPU'}",
+            "description": "CPU fallback",
+            "software": True,
+        }
         self.limits = dict(CPU_LIMITS)
         self.pool = ArrayPool(numpy)  # uploads and fused chains' values: their pages are reused
 
@@ -117,7 +120,7 @@ class NumpyExecutor:
             fills.pop(i, None)  # copied in (were the loop cut short, execute's finally copies it whole)
         for nid in step.nodes:
             stored = nid in step.stores
-            nodes[nid].buffer = (dest.get(nid, part[nid]) if stored else None)
+            nodes[nid].buffer = dest.get(nid, part[nid]) if stored else None
             if stored and nodes[nid].buffer.shape != nodes[nid].shape:
                 nodes[nid].buffer = nodes[nid].buffer.reshape(nodes[nid].shape)
 
@@ -163,10 +166,18 @@ class NumpyExecutor:
         return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        if take and buffer.size and ((buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)
-                                     or self.pool.give_away(buffer)):
+        if (
+            take
+            and buffer.size
+            and (
+                (buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)
+                or self.pool.give_away(buffer)
+            )
+        ):
             return memoryview(buffer.reshape(-1)).cast("B")  # an op's own array or the pool's: handed over
-        return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast("B")  # a copy the caller owns
+        return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast(
+            "B"
+        )  # a copy the caller owns
 
     def free(self, buffer) -> None:
         """Nothing to do: an array goes (back to the pool, or to the allocator) once nothing refers to it."""

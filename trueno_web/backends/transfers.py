@@ -76,7 +76,7 @@ def _drop(staging, wait: bool = True) -> None:
     if ready is not None and wait:
         try:
             ready.sync_wait()
-        except Exception:  # noqa: BLE001 - the buffer goes anyway
+        except Exception:
             pass
     staging.destroy()
 
@@ -146,7 +146,7 @@ class Transfers:
             return
         try:
             self.send_held()
-        except Exception as exc:  # noqa: BLE001 - raised again by _check
+        except Exception as exc:
             self._failed = exc
 
     def _raise_failed(self) -> None:
@@ -185,7 +185,9 @@ class Transfers:
                 self._uploads.remove(staging)
                 staging.destroy()
                 raise
-            staging._tw_ready = staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if tuning.eager_remap else None
+            staging._tw_ready = (
+                staging.map_async(self.wgpu.MapMode.WRITE, 0, staging.size) if tuning.eager_remap else None
+            )
             staging._tw_unmapped = not tuning.eager_remap
 
     def _upload_staging(self):
@@ -207,8 +209,13 @@ class Transfers:
                 staging._tw_unmapped = False
                 return staging
             _drop(staging)  # from before a change of chunk size
-        staging = gpu_call("creating a staging buffer", self.device.create_buffer, size=chunk_bytes,
-                           usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+        staging = gpu_call(
+            "creating a staging buffer",
+            self.device.create_buffer,
+            size=chunk_bytes,
+            usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC,
+            mapped_at_creation=True,
+        )
         staging._tw_ready = None
         staging._tw_unmapped = False
         self._uploads.append(staging)
@@ -225,7 +232,9 @@ class Transfers:
 
             self._pool = ThreadPoolExecutor(self.tuning.copy_threads, thread_name_prefix="trueno_web-copy")
         step = -(-nbytes // threads // 4096) * 4096
-        jobs = [self._pool.submit(ctypes.memmove, dst + o, src + o, min(step, nbytes - o)) for o in range(0, nbytes, step)]
+        jobs = [
+            self._pool.submit(ctypes.memmove, dst + o, src + o, min(step, nbytes - o)) for o in range(0, nbytes, step)
+        ]
         for job in jobs:
             job.result()
 
@@ -238,8 +247,16 @@ class Transfers:
     def _take_staging(self, size: int, free: list):
         """A MAP_READ staging buffer of `size` from its free list, or a new one."""
         wgpu = self.wgpu
-        return free.pop() if free else gpu_call("creating a staging buffer", self.device.create_buffer, size=size,
-                                                usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        return (
+            free.pop()
+            if free
+            else gpu_call(
+                "creating a staging buffer",
+                self.device.create_buffer,
+                size=size,
+                usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST,
+            )
+        )
 
     def stage_read(self, encoder, raw, nbytes: int) -> tuple | None:
         """Record the copy of a read expected next (one chunk at most) into `encoder`, after its kernels: the
@@ -350,7 +367,9 @@ class Transfers:
             while not task.done():
                 await asyncio.wait({task}, timeout=0.05)
                 if not task.done() and self.lost:
-                    raise DeviceLostError("the GPU device was lost while a result was being read; create a new GpuDevice")
+                    raise DeviceLostError(
+                        "the GPU device was lost while a result was being read; create a new GpuDevice"
+                    )
             task.result()
         finally:
             task.cancel()

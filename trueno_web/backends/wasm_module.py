@@ -28,7 +28,9 @@ class WasmtimeModule:
         try:
             import wasmtime
         except ImportError:
-            raise UnavailableError("the wasm-simd backend needs wasmtime on the desktop: pip install wasmtime") from None
+            raise UnavailableError(
+                "the wasm-simd backend needs wasmtime on the desktop: pip install wasmtime"
+            ) from None
         self._ctypes = __import__("ctypes")
         self.store = wasmtime.Store(wasmtime.Engine())
         instance = wasmtime.Instance(self.store, wasmtime.Module(self.store.engine, wasm), [])
@@ -72,7 +74,7 @@ class BrowserModule:
         self.funcs: dict = {}
 
     @classmethod
-    async def create(cls, wasm: bytes) -> "BrowserModule":
+    async def create(cls, wasm: bytes) -> BrowserModule:
         import js
         from pyodide.ffi import to_js
 

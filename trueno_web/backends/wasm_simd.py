@@ -24,7 +24,6 @@ CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working
 MAX_BYTES = 2**31  # one buffer at most; all of them together share wasm32's 4 GiB
 
 
-
 class WasmBuffer:
     """`nbytes` of float32 data at `ptr` in the module's linear memory."""
 
@@ -49,7 +48,7 @@ class WasmExecutor:
         self.adapter_info = {
             "vendor": "trueno_web",
             "device": f"WASM {'SIMD128' if simd else 'scalar'} kernels on {module.runtime} "
-                      f"({platform.machine() or sys.platform})",
+            f"({platform.machine() or sys.platform})",
             "description": "CPU fallback",
             "software": True,
         }
@@ -57,7 +56,7 @@ class WasmExecutor:
         self.closed = False
 
     @classmethod
-    async def create(cls, wasm: bytes | None = None) -> "WasmExecutor":
+    async def create(cls, wasm: bytes | None = None) -> WasmExecutor:
         """Instantiate the shipped module (or `wasm`, e.g. the scalar build for a benchmark)."""
         from .. import runtime
 
@@ -70,8 +69,10 @@ class WasmExecutor:
 
     def check_size(self, nbytes: int, what: str) -> None:
         if nbytes > MAX_BYTES:
-            raise LimitError(f"{what} needs {nbytes} bytes in one buffer, past the wasm-simd backend's "
-                             f"max_buffer_size of {MAX_BYTES} bytes (wasm32 linear memory); split the data")
+            raise LimitError(
+                f"{what} needs {nbytes} bytes in one buffer, past the wasm-simd backend's "
+                f"max_buffer_size of {MAX_BYTES} bytes (wasm32 linear memory); split the data"
+            )
 
     def _alloc(self, nbytes: int, what: str) -> WasmBuffer:
         if self.closed:
@@ -79,8 +80,10 @@ class WasmExecutor:
         self.check_size(nbytes, what)
         ptr = self.module.call("tw_alloc", i32(nbytes)) & 0xFFFFFFFF
         if ptr == 0:
-            raise LimitError(f"{what} needs {nbytes} bytes, but the wasm-simd backend's linear memory cannot grow "
-                             "that far (wasm32 holds 4 GiB at most, browsers often less); free data or split it")
+            raise LimitError(
+                f"{what} needs {nbytes} bytes, but the wasm-simd backend's linear memory cannot grow "
+                "that far (wasm32 holds 4 GiB at most, browsers often less); free data or split it"
+            )
         return WasmBuffer(ptr, nbytes)
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> WasmBuffer:
@@ -177,8 +180,13 @@ class WasmExecutor:
         gathered = [self._gather(nodes, i) for i in node.inputs]
         try:
             ptrs = [i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs)]
-            self.module.call(symbol(node.op), *ptrs, i32(self._result(node).ptr),
-                             1 if rows is None else rows, n // rows if rows else n)
+            self.module.call(
+                symbol(node.op),
+                *ptrs,
+                i32(self._result(node).ptr),
+                1 if rows is None else rows,
+                n // rows if rows else n,
+            )
         finally:
             for g in gathered:
                 if g is not None:
@@ -212,8 +220,14 @@ class WasmExecutor:
         out = self._alloc(4 * n + 16 * len(dims), "a copy of a strided view")
         if n:
             self.module.write(out.ptr + 4 * n, words(dims))
-            self.module.call("tw_gather", i32(storage(nodes, i).buffer.ptr), view.offset, i32(out.ptr),
-                             i32(out.ptr + 4 * n), len(dims))
+            self.module.call(
+                "tw_gather",
+                i32(storage(nodes, i).buffer.ptr),
+                view.offset,
+                i32(out.ptr),
+                i32(out.ptr + 4 * n),
+                len(dims),
+            )
         return out
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
@@ -222,8 +236,14 @@ class WasmExecutor:
         rows = node.size // cols if cols else 0
         out = self._result(node)
         if node.size:
-            self.module.call(symbol(node.op), i32(storage(nodes, node.inputs[0]).buffer.ptr), i32(out.ptr), rows, cols,
-                             int(node.op.name == "log_softmax"))
+            self.module.call(
+                symbol(node.op),
+                i32(storage(nodes, node.inputs[0]).buffer.ptr),
+                i32(out.ptr),
+                rows,
+                cols,
+                int(node.op.name == "log_softmax"),
+            )
 
     def _matmul(self, nodes: list[Node], step: OpStep) -> None:
         """One product: tw_matmul; a batch: tw_matmul_batch, one call that walks the batch dimensions
@@ -247,9 +267,14 @@ class WasmExecutor:
     def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         img, ker = (nodes[i] for i in node.inputs)
-        self.module.call(symbol(node.op), i32(storage(nodes, img.id).buffer.ptr), *img.shape,
-                         i32(storage(nodes, ker.id).buffer.ptr), *ker.shape,
-                         i32(self._result(node).ptr))
+        self.module.call(
+            symbol(node.op),
+            i32(storage(nodes, img.id).buffer.ptr),
+            *img.shape,
+            i32(storage(nodes, ker.id).buffer.ptr),
+            *ker.shape,
+            i32(self._result(node).ptr),
+        )
 
 
 def words(rows: list) -> memoryview:

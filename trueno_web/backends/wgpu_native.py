@@ -40,8 +40,10 @@ async def find_adapter(power_preference: str = "high-performance"):
 class WgpuNativeDriver(Transfers, Opens):
     """Moves bytes, compiles WGSL and records dispatches with wgpu-py (base.Driver)."""
 
-    NO_ADAPTER = ("no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); install a driver "
-                  "(e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'")
+    NO_ADAPTER = (
+        "no WebGPU adapter found (wgpu-py found no Vulkan/Metal/DX12 device); install a driver "
+        "(e.g. Debian's mesa-vulkan-drivers) or use backend='numpy'"
+    )
 
     @staticmethod
     async def find_adapter(power_preference: str):
@@ -55,11 +57,16 @@ class WgpuNativeDriver(Transfers, Opens):
         self.adapter = adapter
         self.device = device
         info = adapter.info
-        self.adapter_info = {k: info.get(k, "") for k in ("vendor", "architecture", "device", "description", "adapter_type", "backend_type")}
+        self.adapter_info = {
+            k: info.get(k, "")
+            for k in ("vendor", "architecture", "device", "description", "adapter_type", "backend_type")
+        }
         self.adapter_info["software"] = info.get("adapter_type", "") == "CPU"
         self.limits = {name: int(device.limits[name.replace("_", "-")]) for name in LIMIT_NAMES}
         self.features = frozenset(self.wanted_features[f] for f in device.features if f in self.wanted_features)
-        self.storage_usage = self.wgpu.BufferUsage.STORAGE | self.wgpu.BufferUsage.COPY_SRC | self.wgpu.BufferUsage.COPY_DST
+        self.storage_usage = (
+            self.wgpu.BufferUsage.STORAGE | self.wgpu.BufferUsage.COPY_SRC | self.wgpu.BufferUsage.COPY_DST
+        )
         self._init_transfers()
         self._groups: dict = {}  # (pipeline, binds) -> bind group
         self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
@@ -72,7 +79,9 @@ class WgpuNativeDriver(Transfers, Opens):
     async def open_device(cls, adapter):
         limits = {name.replace("_", "-"): adapter.limits[name.replace("_", "-")] for name in LIMIT_NAMES}
         features = [f for f in cls.wanted_features if f in adapter.features]
-        return await adapter.request_device_async(required_features=features, required_limits=limits, label="trueno_web")
+        return await adapter.request_device_async(
+            required_features=features, required_limits=limits, label="trueno_web"
+        )
 
     def _check(self):
         if self.lost:
@@ -93,8 +102,12 @@ class WgpuNativeDriver(Transfers, Opens):
     def compile(self, source: str, entry: str):
         self._check()
         module = gpu_call("compiling WGSL", self.device.create_shader_module, code=source)
-        return gpu_call("creating a pipeline", self.device.create_compute_pipeline,
-                        layout="auto", compute={"module": module, "entry_point": entry})
+        return gpu_call(
+            "creating a pipeline",
+            self.device.create_compute_pipeline,
+            layout="auto",
+            compute={"module": module, "entry_point": entry},
+        )
 
     def submit(self, work) -> None:
         """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit;
@@ -156,7 +169,10 @@ class WgpuNativeDriver(Transfers, Opens):
                 layout = self._layouts[pipeline] = pipeline.get_bind_group_layout(0)
             group = self.device.create_bind_group(
                 layout=layout,
-                entries=[{"binding": b, "resource": {"buffer": raw, "offset": off, "size": size}} for b, raw, off, size in binds],
+                entries=[
+                    {"binding": b, "resource": {"buffer": raw, "offset": off, "size": size}}
+                    for b, raw, off, size in binds
+                ],
             )
             if len(self._groups) >= BIND_GROUP_CACHE:
                 self._groups.clear()

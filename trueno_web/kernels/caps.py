@@ -39,7 +39,7 @@ class Caps:
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
 
     @classmethod
-    def for_driver(cls, driver) -> "Caps":
+    def for_driver(cls, driver) -> Caps:
         """From a backends.base.Driver's limits and features."""
         limits = driver.limits
         return cls(

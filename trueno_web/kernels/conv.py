@@ -15,5 +15,9 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     oh, ow = node.shape
     grid = grid_for(-(-(oh * ow) // WORKGROUP), caps.max_per_dim)
     source = fill(shader("conv2d"), TAPS=caps.loop_trips)
-    return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), (3, node.id)), grid,
-                     pack_meta([h, w, kh, kw, oh, ow, first])) for first in range(0, max(kh * kw, 1), caps.loop_trips)]
+    return [
+        Dispatch(
+            source, "main", ((1, ins[0]), (2, ins[1]), (3, node.id)), grid, pack_meta([h, w, kh, kw, oh, ow, first])
+        )
+        for first in range(0, max(kh * kw, 1), caps.loop_trips)
+    ]

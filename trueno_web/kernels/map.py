@@ -3,9 +3,8 @@ that is a strided view (a broadcast, transpose or slice) is read through index a
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import struct
+from functools import lru_cache
 
 from ..graph import MapStep, Node, storage
 from .caps import Caps
@@ -109,8 +108,9 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     elem = "vec4<f32>" if vec else "f32"
     decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{elem}>;" for j in range(n_loads)]
     base = n_loads + 1
-    decls += [f"@group(0) @binding({base + j}) var<storage, read_write> out{j}: array<{elem}>;"
-              for j in range(len(stores))]
+    decls += [
+        f"@group(0) @binding({base + j}) var<storage, read_write> out{j}: array<{elem}>;" for j in range(len(stores))
+    ]
     n_params = sum(p for _, _, p in chain)
     at, index_fns = META_WORDS + n_params, []
     for j, load in enumerate(loads):
@@ -133,13 +133,14 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             args = [name(ref, lane) for ref in inputs] + params
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
     for j, ref in enumerate(stores):
-        value = (f"vec4<f32>({', '.join(name(ref, lane) for lane in lanes)})" if vec and ref[0] == "t"
-                 else name(ref, ""))
+        value = f"vec4<f32>({', '.join(name(ref, lane) for lane in lanes)})" if vec and ref[0] == "t" else name(ref, "")
         body.append(f"    out{j}[i] = {value};")
-    loop = "\n".join(f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}"
-                     for j in range(vpt))
-    return shader("functions") + fill(shader("map"), BINDINGS="\n".join(decls + index_fns),
-                                      BODY="\n".join(body), VPT=vpt, LOOP=loop)
+    loop = "\n".join(
+        f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
+    )
+    return shader("functions") + fill(
+        shader("map"), BINDINGS="\n".join(decls + index_fns), BODY="\n".join(body), VPT=vpt, LOOP=loop
+    )
 
 
 # A kernel holds its chain once per element it handles in a thread (4 lanes x vpt vec4s, or 1 on f32): at

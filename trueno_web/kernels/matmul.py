@@ -17,6 +17,7 @@ from .caps import Caps, round16
 from .matmul_tuned import tuned_choice
 from .source import WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
 
+
 @dataclass(frozen=True)
 class MatmulConfig:
     """A matmul tiling: BM x BN outputs per workgroup, BK-deep slices, TM x TN outputs per thread."""
@@ -85,8 +86,9 @@ def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulC
         if not last and tiles_m * cfg.bm * tiles_n * cfg.bn > MAX_WASTE * m * n:
             continue
         chosen = caps.matmul_splits or (tuned[1] if tuned else 0)  # forced or measured: as many as K has
-        splits = fit_splits(chosen or -(-caps.matmul_min_groups // max(groups, 1)), bool(chosen), -(-k // cfg.bk),
-                            batch * m * n, caps)
+        splits = fit_splits(
+            chosen or -(-caps.matmul_min_groups // max(groups, 1)), bool(chosen), -(-k // cfg.bk), batch * m * n, caps
+        )
         if last or groups * splits >= caps.matmul_min_groups:
             group = caps.matmul_group or (tuned[2] if tuned else 1)
             return MatmulChoice(cfg, pad, splits, group, caps.matmul_vec and (tuned[3] if tuned else True))
@@ -105,12 +107,28 @@ def fit_splits(want: int, chosen: bool, slices: int, size: int, caps: Caps) -> i
 def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
     """WGSL body loading 4 consecutive floats at (outer, inner) of the row-major matrix at element `base`
     of `arr`, zero past its edges: one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
-    return fill(shader("edge_load_vec4" if vec else "edge_load_f32"), ARR=arr, BASE=base, OUTER=outer,
-                OUTER_TOTAL=outer_total, INNER=inner, INNER_TOTAL=inner_total)
+    return fill(
+        shader("edge_load_vec4" if vec else "edge_load_f32"),
+        ARR=arr,
+        BASE=base,
+        OUTER=outer,
+        OUTER_TOTAL=outer_total,
+        INNER=inner,
+        INNER_TOTAL=inner_total,
+    )
 
 
-def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batched: bool, slices: int,
-                  split: bool = False, grouped: bool = False, resumed: bool = False) -> str:
+def matmul_source(
+    cfg: MatmulConfig,
+    pad: bool,
+    vec_a: bool,
+    vec_b: bool,
+    batched: bool,
+    slices: int,
+    split: bool = False,
+    grouped: bool = False,
+    resumed: bool = False,
+) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
     of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
     `split`, K split over workgroups; with `grouped`, tiles in groups of rows; with `resumed`, a split
@@ -122,19 +140,25 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
     la, lb = -(-a_vecs // threads), -(-b_vecs // threads)
     xyzw = "xyzw"
 
-    acc = [f"    var acc_{i}_{r}_{j} = vec4<f32>(0.0);" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)]
+    acc = [
+        f"    var acc_{i}_{r}_{j} = vec4<f32>(0.0);" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)
+    ]
     acc += [f"    var pa{l}: vec4<f32>;" for l in range(la)] + [f"    var pb{l}: vec4<f32>;" for l in range(lb)]
 
     def fetch(indent):
         out = []
         for l in range(la):
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
-            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                       f"pa{l} = load_a(a_off, row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}")
+            out.append(
+                f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
+                f"pa{l} = load_a(a_off, row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}"
+            )
         for l in range(lb):
             guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
-            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                       f"pb{l} = load_b(b_off, k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}")
+            out.append(
+                f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
+                f"pb{l} = load_b(b_off, k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}"
+            )
         return "\n".join(out)
 
     def stash(indent, stage):
@@ -143,12 +167,12 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
             stores = " ".join(
                 f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + r / 4u][r % 4u] = pa{l}.{xyzw[c]};"
-                for c in range(4))
+                for c in range(4)
+            )
             out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; let r = idx / {bk // 4}u; {stores} }}")
         for l in range(lb):
             guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
-            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                       f"b_tile[{stage} * B_STAGE + idx] = pb{l}; }}")
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; b_tile[{stage} * B_STAGE + idx] = pb{l}; }}")
         return "\n".join(out)
 
     compute = []
@@ -172,14 +196,18 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
                 col = f"col0 + (tx + {j * tx}u) * 4u"
                 if vec_b:
                     at = "(c_off + row * n_total + col) / 4u"
-                    store.append(f"      {{ let col = {col}; if (row < m_total && col < n_total) "
-                                 f"{{ if (first > 0u) {{ {v} = c[{at}] + {v}; }} c[{at}] = {v}; }} }}")
+                    store.append(
+                        f"      {{ let col = {col}; if (row < m_total && col < n_total) "
+                        f"{{ if (first > 0u) {{ {v} = c[{at}] + {v}; }} c[{at}] = {v}; }} }}"
+                    )
                 else:
                     for q in range(4):
                         at = "c_off + row * n_total + col"
-                        store.append(f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
-                                     f"{{ if (first > 0u) {{ {v}.{xyzw[q]} = c[{at}] + {v}.{xyzw[q]}; }} "
-                                     f"c[{at}] = {v}.{xyzw[q]}; }} }}")
+                        store.append(
+                            f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
+                            f"{{ if (first > 0u) {{ {v}.{xyzw[q]} = c[{at}] + {v}.{xyzw[q]}; }} "
+                            f"c[{at}] = {v}.{xyzw[q]}; }} }}"
+                        )
             store.append("    }")
 
     load_a = edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
@@ -187,16 +215,29 @@ def matmul_source(cfg: MatmulConfig, pad: bool, vec_a: bool, vec_b: bool, batche
 
     return fill(
         shader("matmul"),
-        A_TYPE="vec4<f32>" if vec_a else "f32", B_TYPE="vec4<f32>" if vec_b else "f32",
-        BM=bm, BN=bn, BK=bk, SLICES=slices, TX=tx, THREADS=threads, SA_PAD=int(pad),
-        A_TILE=2 * bk * sa, B_TILE=2 * bk * (bn // 4),
-        LOAD_A=load_a, LOAD_B=load_b, ACC_DECL="\n".join(acc),
+        A_TYPE="vec4<f32>" if vec_a else "f32",
+        B_TYPE="vec4<f32>" if vec_b else "f32",
+        BM=bm,
+        BN=bn,
+        BK=bk,
+        SLICES=slices,
+        TX=tx,
+        THREADS=threads,
+        SA_PAD=int(pad),
+        A_TILE=2 * bk * sa,
+        B_TILE=2 * bk * (bn // 4),
+        LOAD_A=load_a,
+        LOAD_B=load_b,
+        ACC_DECL="\n".join(acc),
         FETCH="    { let k0 = lo * BK;\n" + fetch("      ") + "\n    }",
         STASH=stash("    ", "0u"),
-        FETCH_NEXT=fetch("            "), STASH_NEXT=stash("            ", "stage"),
-        COMPUTE="\n".join(compute), STORE="\n".join(store),
+        FETCH_NEXT=fetch("            "),
+        STASH_NEXT=stash("            ", "stage"),
+        COMPUTE="\n".join(compute),
+        STORE="\n".join(store),
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
-        SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"), FIRST="tw_meta[7]" if resumed else "0u",
+        SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"),
+        FIRST="tw_meta[7]" if resumed else "0u",
         ORDER=shader("matmul_order_groups" if grouped else "matmul_order_rows"),
     )
 
@@ -207,8 +248,9 @@ def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int, splits: i
     o = options
     dims = [w for dim in o["dims"] for w in dim]
     words = [splits, span, group, *dims]
-    return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), first]) + \
-        struct.pack(f"<{len(words)}I", *words)
+    return pack_meta([o["m"], o["k"], o["n"], tiles_n, tiles_m, o["batch"], len(o["dims"]), first]) + struct.pack(
+        f"<{len(words)}I", *words
+    )
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
@@ -232,12 +274,27 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per)
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
     out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
-    runs = [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), out), grid,
-                     matmul_meta(o, tiles_n, tiles_m, first, splits, span, group), scratch)
-            for first in range(0, span, per)]
+    runs = [
+        Dispatch(
+            source,
+            "main",
+            ((1, ins[0]), (2, ins[1]), out),
+            grid,
+            matmul_meta(o, tiles_n, tiles_m, first, splits, span, group),
+            scratch,
+        )
+        for first in range(0, span, per)
+    ]
     if splits > 1:
         count = node.size // 4 if vec_b else node.size
-        runs.append(Dispatch(fill(shader("matmul_sum"), T="vec4<f32>" if vec_b else "f32"), "main",
-                             ((1, "partials"), (2, node.id)), grid_for(-(-count // WORKGROUP), caps.max_per_dim),
-                             pack_meta([count, splits]), scratch))
+        runs.append(
+            Dispatch(
+                fill(shader("matmul_sum"), T="vec4<f32>" if vec_b else "f32"),
+                "main",
+                ((1, "partials"), (2, node.id)),
+                grid_for(-(-count // WORKGROUP), caps.max_per_dim),
+                pack_meta([count, splits]),
+                scratch,
+            )
+        )
     return runs

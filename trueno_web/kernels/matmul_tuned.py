@@ -7,17 +7,17 @@ from __future__ import annotations
 
 # adapter device name -> {"BxMxKxN": (matmul.CONFIGS key, splits, group, vec4 loads)}
 TUNED: dict[str, dict[str, tuple[str, int, int, bool]]] = {
-    'NVIDIA H100 80GB HBM3': {
-        '16x1024x1024x64': ('128x64x8', 3, 1, True),
-        '16x1024x64x1024': ('128x64x8', 1, 1, True),
-        '1x1000x999x1001': ('128x128x16', 2, 1, True),
-        '1x1024x1024x1024': ('128x128x16', 2, 1, True),
-        '1x1024x1024x3072': ('128x128x16', 2, 1, True),
-        '1x1024x1024x4096': ('128x256x8', 1, 1, False),
-        '1x1024x4096x1024': ('128x256x8', 4, 1, False),
-        '1x128x1024x256': ('64x64x16', 16, 1, True),
-        '1x4095x4093x4097': ('256x128x8', 1, 16, True),
-        '1x4096x4096x4096': ('256x128x8', 1, 1, False),
+    "NVIDIA H100 80GB HBM3": {
+        "16x1024x1024x64": ("128x64x8", 3, 1, True),
+        "16x1024x64x1024": ("128x64x8", 1, 1, True),
+        "1x1000x999x1001": ("128x128x16", 2, 1, True),
+        "1x1024x1024x1024": ("128x128x16", 2, 1, True),
+        "1x1024x1024x3072": ("128x128x16", 2, 1, True),
+        "1x1024x1024x4096": ("128x256x8", 1, 1, False),
+        "1x1024x4096x1024": ("128x256x8", 4, 1, False),
+        "1x128x1024x256": ("64x64x16", 16, 1, True),
+        "1x4095x4093x4097": ("256x128x8", 1, 16, True),
+        "1x4096x4096x4096": ("256x128x8", 1, 1, False),
     },
 }
 

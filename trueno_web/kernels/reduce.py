@@ -52,8 +52,10 @@ def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool
     """WGSL of one reduction structure (reduce_key), `unroll` vec4s of every load in flight per thread."""
     (load, combine, identity, finish), loads, chain, operands = key
     acc = accumulator(combine, identity)
-    decls = [acc["DECL"]] + [f"@group(0) @binding({3 + j}) var<storage, read> in{j}: "
-                             f"array<{'f32' if vk else 'vec4<f32>'}>;" for j, vk in enumerate(loads)]
+    decls = [acc["DECL"]] + [
+        f"@group(0) @binding({3 + j}) var<storage, read> in{j}: array<{'f32' if vk else 'vec4<f32>'}>;"
+        for j, vk in enumerate(loads)
+    ]
     at = META_WORDS + sum(n_p for _, _, n_p in chain)
     for j, vk in enumerate(loads):
         decls.append(index_fn(j, vk, at))
@@ -66,23 +68,34 @@ def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool
         q += n_p
     xy = [name(r) for r in operands] + ["0.0"]
     body += [f"    let x = {xy[0]};", f"    let y = {xy[1]};"]
-    reads = [f"    let a{j} = in{j}[i];" if vk is None else
-             f"    let a{j} = vec4<f32>({', '.join(load_expr(j, vk, f'min(e + {c}u, n - 1u)') for c in range(4))});"
-             for j, vk in enumerate(loads)]
+    reads = [
+        f"    let a{j} = in{j}[i];"
+        if vk is None
+        else f"    let a{j} = vec4<f32>({', '.join(load_expr(j, vk, f'min(e + {c}u, n - 1u)') for c in range(4))});"
+        for j, vk in enumerate(loads)
+    ]
     n_acc = min(ACCUMULATORS, unroll)
     folds = [f"tw_done(acc{u})" for u in range(n_acc)]
     while len(folds) > 1:  # a balanced fold of the accumulators
-        folds = [f"{{{{COMBINE}}}}({folds[j]}, {folds[j + 1]})" if j + 1 < len(folds) else folds[j]
-                 for j in range(0, len(folds), 2)]
-    text = fill(shader("reduce"), FOLD=shader("fold_subgroup" if subgroups else "fold_shared"),
-                ENABLE="enable subgroups;" if subgroups and enable else "",
-                SG_ARGS=", @builtin(subgroup_size) sg_size: u32" if subgroups else "",
-                SG_PASS=", sg_size" if subgroups else "",
-                BINDINGS="\n".join(d for d in decls if d), PARAMS=", ".join(f"l{j}: f32" for j in range(len(loads))),
-                CHAIN="\n".join(body), LOADS="\n".join(reads),
-                LANES4=", ".join(f"tw_value({', '.join(f'a{j}{c}' for j in range(len(loads)))})" for c in COMPONENTS),
-                ACC_FOLD=folds[0], UNROLLED=unrolled_loop(unroll, n_acc),
-                ACC_DECL="\n".join(f"    var acc{u}: {{{{LANES}}}} = {{{{START}}}};" for u in range(n_acc)))
+        folds = [
+            f"{{{{COMBINE}}}}({folds[j]}, {folds[j + 1]})" if j + 1 < len(folds) else folds[j]
+            for j in range(0, len(folds), 2)
+        ]
+    text = fill(
+        shader("reduce"),
+        FOLD=shader("fold_subgroup" if subgroups else "fold_shared"),
+        ENABLE="enable subgroups;" if subgroups and enable else "",
+        SG_ARGS=", @builtin(subgroup_size) sg_size: u32" if subgroups else "",
+        SG_PASS=", sg_size" if subgroups else "",
+        BINDINGS="\n".join(d for d in decls if d),
+        PARAMS=", ".join(f"l{j}: f32" for j in range(len(loads))),
+        CHAIN="\n".join(body),
+        LOADS="\n".join(reads),
+        LANES4=", ".join(f"tw_value({', '.join(f'a{j}{c}' for j in range(len(loads)))})" for c in COMPONENTS),
+        ACC_FOLD=folds[0],
+        UNROLLED=unrolled_loop(unroll, n_acc),
+        ACC_DECL="\n".join(f"    var acc{u}: {{{{LANES}}}} = {{{{START}}}};" for u in range(n_acc)),
+    )
     text = fill(text, LOAD=load, IDENTITY=identity, FINISH=finish, **acc)
     # `enable` must come before any declaration, so before the shared functions
     head, sep, rest = text.partition("enable subgroups;")
@@ -95,7 +108,9 @@ def unrolled_loop(unroll: int, n_acc: int) -> str:
         return ""
     loads = [f"        let v{u} = tw_load4(i + {u}u * stride, n);" for u in range(unroll)]
     folds = [f"        acc{u % n_acc} = tw_add4(acc{u % n_acc}, v{u});" for u in range(unroll)]
-    return "\n".join([f"    for (; i + {unroll - 1}u * stride < nv; i = i + {unroll}u * stride) {{", *loads, *folds, "    }"])
+    return "\n".join(
+        [f"    for (; i + {unroll - 1}u * stride < nv; i = i + {unroll}u * stride) {{", *loads, *folds, "    }"]
+    )
 
 
 def dispatches(step: OpStep | ReduceStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:

@@ -25,10 +25,13 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     local.update({nid: ("m", k) for k, nid in enumerate(step.nodes)})
     ref = lambda i: local[step.aliases.get(i, i)]  # noqa: E731
-    row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m])
-                 for i in nodes[m].inputs}
-    loads = tuple(("r", view_key(nodes[i].view), None) if i in row_loads
-                  else ("e", view_key(nodes[i].view), row_split(nodes[i].view, step.cols)) for i in step.loads)
+    row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m]) for i in nodes[m].inputs}
+    loads = tuple(
+        ("r", view_key(nodes[i].view), None)
+        if i in row_loads
+        else ("e", view_key(nodes[i].view), row_split(nodes[i].view, step.cols))
+        for i in step.loads
+    )
     members = []
     for nid in step.nodes:
         node = nodes[nid]
@@ -59,10 +62,13 @@ def split_fns(j: int, rank: int, outer: int, at: int) -> str:
     """WGSL of a split load j (its view's words in tw_meta from `at`, as index_fn reads them): tw_rb{j}(row),
     the view's offset plus the row's part; tw_cb{j}(col), the column's part (where more than one dimension
     spans the row; a single one is col * its stride, inline)."""
+
     def part(name: str, arg: str, dims: range, start: str) -> list[str]:
         lines = [f"fn {name}({arg}: u32) -> i32 {{", f"    var rem = {arg};", f"    var at = {start};"]
         for d in reversed(dims):
-            lines.append(f"    at = at + i32(rem % tw_meta[{at + 1 + d}u]) * bitcast<i32>(tw_meta[{at + 1 + rank + d}u]);")
+            lines.append(
+                f"    at = at + i32(rem % tw_meta[{at + 1 + d}u]) * bitcast<i32>(tw_meta[{at + 1 + rank + d}u]);"
+            )
             if d != dims.start:
                 lines.append(f"    rem = rem / tw_meta[{at + 1 + d}u];")
         return lines + ["    return at;", "}"]
@@ -84,8 +90,10 @@ def rows_source(key: tuple) -> str:
     """WGSL of one row-step structure."""
     loads, members, stores = key
     decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<f32>;" for j in range(len(loads))]
-    decls += [f"@group(0) @binding({len(loads) + 1 + s}) var<storage, read_write> out{s}: array<f32>;"
-              for s in range(len(stores))]
+    decls += [
+        f"@group(0) @binding({len(loads) + 1 + s}) var<storage, read_write> out{s}: array<f32>;"
+        for s in range(len(stores))
+    ]
     at = META_WORDS + sum(m[3] for m in members)
     element_load = {}
     for j, (_, vk, outer) in enumerate(loads):
@@ -99,8 +107,9 @@ def rows_source(key: tuple) -> str:
     first_param, q = {}, 0
     for k, m in enumerate(members):
         first_param[k], q = q, q + m[3]
-    reducers = [f"fn tw_red{k}(x: f32, y: f32) -> f32 {{ return {m[1][0]}; }}"
-                for k, m in enumerate(members) if m[0] == "red"]
+    reducers = [
+        f"fn tw_red{k}(x: f32, y: f32) -> f32 {{ return {m[1][0]}; }}" for k, m in enumerate(members) if m[0] == "red"
+    ]
 
     def value(r, element: bool) -> str:
         kind, j = r
@@ -125,7 +134,9 @@ def rows_source(key: tuple) -> str:
         return lines + [f"{indent}let e{k} = {call(k, True)};" for k in range(len(members)) if ("m", k) in need]
 
     body = [f"    let p{p} = tw_param({p}u);" for p in range(q)]
-    body += [f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk, _) in enumerate(loads) if level == "r"]
+    body += [
+        f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk, _) in enumerate(loads) if level == "r"
+    ]
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
     loop = "    if (live) {{\n        for (var col = lane; col < cols; col = col + tpr) {{\n            let i = row * cols + col;\n{}\n        }}\n    }}"
     for k, (level, fn, refs, _) in enumerate(members):
@@ -136,8 +147,14 @@ def rows_source(key: tuple) -> str:
             acc = accumulator(combine, identity)
             args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
-            body.append(loop.format("\n".join(elements(refs, " " * 12) + [
-                f"            acc{k} = {acc['ADD1']}(acc{k}, tw_red{k}({', '.join(args)}));"])))
+            body.append(
+                loop.format(
+                    "\n".join(
+                        elements(refs, " " * 12)
+                        + [f"            acc{k} = {acc['ADD1']}(acc{k}, tw_red{k}({', '.join(args)}));"]
+                    )
+                )
+            )
             shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [f"out{s}[row] = r{r[1]};" for s, r in enumerate(stores) if members[r[1]][0] != "e"]
@@ -145,10 +162,17 @@ def rows_source(key: tuple) -> str:
         body.append("    if (live && lane == 0u) { " + " ".join(row_stores) + " }")
     elem_stores = [(s, r) for s, r in enumerate(stores) if members[r[1]][0] == "e"]
     if elem_stores:
-        body.append(loop.format("\n".join(elements([r for _, r in elem_stores], " " * 12)
-                                          + [f"            out{s}[i] = e{r[1]};" for s, r in elem_stores])))
-    return shader("functions") + fill(shader("rows"), BINDINGS="\n".join(d for d in decls if d),
-                                      REDUCERS="\n".join(reducers), BODY="\n".join(body))
+        body.append(
+            loop.format(
+                "\n".join(
+                    elements([r for _, r in elem_stores], " " * 12)
+                    + [f"            out{s}[i] = e{r[1]};" for s, r in elem_stores]
+                )
+            )
+        )
+    return shader("functions") + fill(
+        shader("rows"), BINDINGS="\n".join(d for d in decls if d), REDUCERS="\n".join(reducers), BODY="\n".join(body)
+    )
 
 
 PER_THREAD = 4  # elements (the softmax kernel: vectors) of a row per thread, about
@@ -172,7 +196,8 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
             f"a reduction along rows of {cols} elements runs {trips} loop iterations per GPU thread, past this "
             f"adapter's loop budget of {caps.loop_trips} (Mesa's llvmpipe stops a shader's loops there without "
             f"an error); here rows of up to {longest} elements fit: reshape each row into k rows of cols / k, "
-            f"reduce, then reduce the k partial results")
+            f"reduce, then reduce the k partial results"
+        )
 
 
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:

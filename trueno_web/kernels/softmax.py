@@ -8,7 +8,7 @@ about rows.PER_THREAD vectors of a row each (rows.threads_per_row); every loop t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..graph import Node, OpStep
 from .caps import Caps
@@ -20,7 +20,7 @@ CHUNK_VECS = 2048  # at least this many vectors per chunk
 TARGET_GROUPS = 512  # workgroups of a split softmax (all rows), one wave on a large GPU
 
 
-@lru_cache(maxsize=None)
+@cache
 def softmax_source(vec: bool) -> str:
     element = shader("softmax_vec4" if vec else "softmax_f32")
     return shader("functions") + fill(shader("softmax"), V="vec4<f32>" if vec else "f32", ELEMENT=element)
@@ -42,10 +42,11 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         meta = pack_meta([rows, cols, is_log, per, chunks, cv, 256, ONE_BITS])
         binds = ((1, src), (3, "partials"))
         scratch = 16 * rows * chunks  # a vec3 state per chunk (16-byte stride)
-        return [Dispatch(source, "stats", binds, (chunks, rows), meta, scratch),
-                Dispatch(source, "write", ((1, src), (2, node.id), (3, "partials")), (chunks, rows), meta, scratch)]
+        return [
+            Dispatch(source, "stats", binds, (chunks, rows), meta, scratch),
+            Dispatch(source, "write", ((1, src), (2, node.id), (3, "partials")), (chunks, rows), meta, scratch),
+        ]
     tpr = threads_per_row(cv)
     groups = -(-rows // (256 // tpr))
     meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr, ONE_BITS])
     return [Dispatch(source, "main", ((1, src), (2, node.id)), grid_for(groups, caps.max_per_dim), meta)]
-

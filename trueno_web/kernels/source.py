@@ -6,7 +6,7 @@ import array
 import struct
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -15,7 +15,7 @@ META_WORDS = 8  # u32 slots before the scalar parameters
 ONE_BITS = 0x3F800000  # 1.0: tw_meta[7] of the reduction kernels (tw_one in shaders/functions.wgsl)
 
 
-@lru_cache(maxsize=None)
+@cache
 def shader(name: str) -> str:
     """Text of shaders/<name>.wgsl: from the installed wheel, or the source checkout."""
     packaged = resources.files("trueno_web").joinpath("shaders", f"{name}.wgsl")
@@ -40,22 +40,42 @@ def accumulator(combine: str, identity: str) -> dict[str, str]:
     max and min a select on the order per lane and the largest |bits| apart (past 0x7f800000: a NaN),
     folded with `combine` once done; other folds `combine` per lane."""
     if combine == "tw_add":
-        return dict(ACC="vec2<f32>", LIFT="tw_pair", COMBINE="tw_pair_add", VALUE="tw_pair_value", ADD1="tw_lane_add",
-                    DECL="", LANES="mat4x2<f32>", START="mat4x2<f32>()", ADD4="tw_lanes_add(acc, v)",
-                    DONE="return tw_lanes_pair(acc);")
+        return dict(
+            ACC="vec2<f32>",
+            LIFT="tw_pair",
+            COMBINE="tw_pair_add",
+            VALUE="tw_pair_value",
+            ADD1="tw_lane_add",
+            DECL="",
+            LANES="mat4x2<f32>",
+            START="mat4x2<f32>()",
+            ADD4="tw_lanes_add(acc, v)",
+            DONE="return tw_lanes_pair(acc);",
+        )
     c = combine
-    acc = dict(ACC="f32", LIFT="", COMBINE=c, VALUE="", ADD1=c, DECL="", LANES="vec4<f32>",
-               START=f"vec4<f32>({identity})",
-               ADD4=f"vec4<f32>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
-               DONE=f"return {c}({c}(acc.x, acc.y), {c}(acc.z, acc.w));")
+    acc = dict(
+        ACC="f32",
+        LIFT="",
+        COMBINE=c,
+        VALUE="",
+        ADD1=c,
+        DECL="",
+        LANES="vec4<f32>",
+        START=f"vec4<f32>({identity})",
+        ADD4=f"vec4<f32>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
+        DONE=f"return {c}({c}(acc.x, acc.y), {c}(acc.z, acc.w));",
+    )
     order = {"tw_max": ">", "tw_min": "<"}.get(c)
     if order:
-        acc.update(DECL="struct TwOrder { v: vec4<f32>, bits: vec4<u32> }", LANES="TwOrder",
-                   START=f"TwOrder(vec4<f32>({identity}), vec4<u32>())",
-                   ADD4=f"TwOrder(select(acc.v, v, v {order} acc.v), "
-                        "max(acc.bits, bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)))",
-                   DONE="let b = max(max(acc.bits.x, acc.bits.y), max(acc.bits.z, acc.bits.w));\n    let w = acc.v;\n"
-                        f"    return select({c}({c}(w.x, w.y), {c}(w.z, w.w)), bitcast<f32>(b), b > 0x7f800000u);")
+        acc.update(
+            DECL="struct TwOrder { v: vec4<f32>, bits: vec4<u32> }",
+            LANES="TwOrder",
+            START=f"TwOrder(vec4<f32>({identity}), vec4<u32>())",
+            ADD4=f"TwOrder(select(acc.v, v, v {order} acc.v), "
+            "max(acc.bits, bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)))",
+            DONE="let b = max(max(acc.bits.x, acc.bits.y), max(acc.bits.z, acc.bits.w));\n    let w = acc.v;\n"
+            f"    return select({c}({c}(w.x, w.y), {c}(w.z, w.w)), bitcast<f32>(b), b > 0x7f800000u);",
+        )
     return acc
 
 
