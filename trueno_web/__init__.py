@@ -49,6 +49,9 @@ __all__ = [
     "GpuError",
     "DeviceLostError",
     "UnavailableError",
+    "grad",
+    "value_and_grad",
+    "vjp",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
@@ -69,6 +72,9 @@ _LAZY = {
     "BufferId": ("batch", "BufferId"),
     "Stats": ("stats", "Stats"),
     "ops": ("ops", None),
+    "grad": ("autodiff", "grad"),
+    "value_and_grad": ("autodiff", "value_and_grad"),
+    "vjp": ("autodiff", "vjp"),
 }
 
 
