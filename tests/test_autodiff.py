@@ -372,3 +372,27 @@ def test_same_gradients_on_every_backend(dev):
     assert block_on(got[0].item()) == pytest.approx(block_on(want[0].item()), rel=1e-5)
     for k in want[1]:
         np.testing.assert_allclose(block_on(got[1][k].numpy()), block_on(want[1][k].numpy()), rtol=1e-4, atol=1e-6)
+
+
+def _dispatches(dev, *tensors) -> int:
+    before = dev.stats.dispatches
+    block_on(tw.realize(*tensors))
+    return dev.stats.dispatches - before
+
+
+def test_backward_fuses_like_the_forward(dev):
+    """layer_norm's gradient is ONE row kernel, and a loss with it costs what the loss alone costs; an MLP's
+    backward pass adds 11 kernels: the three matmuls and the copies of their transposed operands, the relu
+    mask and the loss's derivative (one map each), the two bias sums, the mean's 0-d scale."""
+    p, x, t = _mlp(dev)
+    c = dev.tensor(RNG.uniform(-1, 1, (4, 16)).astype(np.float32))
+    z = dev.tensor(RNG.uniform(-1, 1, (4, 16)).astype(np.float32))
+    block_on(tw.realize(*p.values(), x, t, c, z))
+
+    def ln_loss(a):
+        return (tw.layer_norm(a) * c).sum()
+
+    assert _dispatches(dev, tw.grad(ln_loss)(z)) == 1
+    assert _dispatches(dev, *tw.value_and_grad(ln_loss)(z)) == _dispatches(dev, ln_loss(z))
+    loss, grads = tw.value_and_grad(_mlp_loss)(p, x, t)
+    assert _dispatches(dev, loss, *grads.values()) == _dispatches(dev, _mlp_loss(p, x, t)) + 11
