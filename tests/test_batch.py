@@ -585,19 +585,19 @@ def test_numpy_backend_runs_long_fused_chains_bit_for_bit(cpu, curve):
 
 
 def test_a_plan_is_reused_only_for_a_graph_of_the_same_structure(dev2):
-    from trueno_web import graph
+    from trueno_web import planner
 
     x, y = uniform(N, seed=13), uniform(N, seed=14)
     unfused = flat(chain5(dev2, y, x, fuse=False)[1])
-    graph.PLANS.clear()
+    planner.PLANS.clear()
     chain5(dev2, x, y)
     _, again = chain5(dev2, y, x)  # other data, the same structure: the same plan
-    assert len(graph.PLANS) == 1 and flat(again) == unfused
+    assert len(planner.PLANS) == 1 and flat(again) == unfused
     b = dev2.batch()
     _, mids, out = queue_chain5(b, x, y)
     b.keep(mids[1])  # what is stored differs: planned afresh
     run(b.execute())
-    assert len(graph.PLANS) == 2
+    assert len(planner.PLANS) == 2
     assert flat(run(b.read(mids[1]))) == [2.0 * max(v, 0.0) for v in x]
     with pytest.raises(tw.BatchError, match="fused"):
         run(b.read(mids[0]))

@@ -14,7 +14,7 @@ from _cases import flat, run
 import trueno_web as tw
 from trueno_web import calls
 
-INTERNAL = ("device.py", "batch.py", "kinds.py", "tensor.py", "expr.py", "graph.py", "host.py")
+INTERNAL = ("device.py", "batch.py", "kinds.py", "tensor.py", "expr.py", "graph.py", "planner.py", "host.py")
 
 
 def frames(error: BaseException) -> list[tuple[str, str]]:

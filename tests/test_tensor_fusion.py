@@ -246,7 +246,8 @@ def test_no_step_needs_more_bindings_than_the_device_has():
     """Six inputs in two chains of three, then one op on both: merging the chains into the op's step
     would need 1 + 6 + 1 bindings; with a device of 4 every step stays within 4."""
     from trueno_web import ops
-    from trueno_web.graph import Node, OpStep, plan
+    from trueno_web.graph import Node, OpStep
+    from trueno_web.planner import plan
 
     add, total = ops.get("add"), ops.get("sum")
     nodes = [Node(i, None, (), (), (8,)) for i in range(6)]
@@ -259,7 +260,7 @@ def test_no_step_needs_more_bindings_than_the_device_has():
     b = op(add, op(add, 3, 4), 5)
     c = op(add, a, b)
     op(total, op(add, c, a), rows=2)
-    steps = plan(nodes, [n.id for n in nodes if n.op is not None], True, 4)
+    steps = plan(nodes, [n.id for n in nodes if n.op is not None], True, 4).steps
     for step in steps:
         if not isinstance(step, OpStep):
             assert 1 + len(step.loads) + len(step.stores) <= 4, step

@@ -463,7 +463,7 @@ def test_allocator_reuses_and_never_overlaps(dev):
 
 def test_executor_without_numpy_types(dev):
     """The executor itself speaks memoryviews and array('f') (what it gets inside Pyodide)."""
-    from trueno_web.graph import MapStep, Node, OpStep
+    from trueno_web.graph import MapStep, Node, OpStep, Plan
     from trueno_web.host import HostData
 
     ex = dev.executor
@@ -473,7 +473,7 @@ def test_executor_without_numpy_types(dev):
         Node(1, ops.get("relu"), (0,), (), (5,)),
         Node(2, ops.get("sum"), (1,), (), ()),
     ]
-    block_on(ex.execute(nodes, [MapStep(5, [0], [1], [1]), OpStep(2)], ()))
+    block_on(ex.execute(nodes, Plan((MapStep(5, [0], [1], [1]), OpStep(2)), frozenset(), ()), ()))
     out = block_on(ex.read(nodes[1].buffer, nodes[1].size, ()))
     assert out.format == "B" and list(out.cast("f")) == [0.0, 2.0, 0.0, 4.0, 5.0]
     assert list(block_on(ex.read(nodes[2].buffer, nodes[2].size, ())).cast("f")) == [11.0]
@@ -490,6 +490,8 @@ def test_module_import_is_light():
 
 
 def test_limits_are_clear_errors(dev):
+    from trueno_web.graph import Plan
+
     ex = dev.executor
     with pytest.raises(tw.LimitError, match="max_buffer_size"):
         ex.check_size(2**31 + 4, "this input")
@@ -499,7 +501,7 @@ def test_limits_are_clear_errors(dev):
     closed.close()
     x.release()  # freeing after close is harmless
     with pytest.raises(tw.DeviceLostError):
-        block_on(closed.executor.execute([], [], ()))
+        block_on(closed.executor.execute([], Plan((), frozenset(), ()), ()))
 
 
 def test_device_reports_the_backend(dev):

@@ -14,11 +14,12 @@ import weakref
 
 from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
-from .graph import Node, plan, storage
+from .graph import Node, storage
 from .host import HostData, from_host, to_host
 from .kernels.rows import check_budget
 from .layout import View
 from .ops import Op
+from .planner import plan
 from .resident import DeviceArray
 from .stats import Stats
 
@@ -219,14 +220,16 @@ class GpuCommandBatch:
         executor = self.executor
         self.device.check_open()
         pending, self._pending = self._pending, []
-        steps = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
+        planned = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
         stats = (self.stats, self.device.stats)
         self._borrow_unreachable()
         try:
+            for nid in planned.fused_away:  # never written to memory: reading them raises (undone on failure)
+                self._nodes[nid].fused_away = True
             if self.private and getattr(executor, "joins_read", False):  # a one-shot call: its read follows
-                await executor.execute(self._nodes, steps, stats, read_next=True)
+                await executor.execute(self._nodes, planned, stats, read_next=True)
             else:
-                await executor.execute(self._nodes, steps, stats)
+                await executor.execute(self._nodes, planned, stats)
         except BaseException:
             self._pending = pending + self._pending
             for nid in pending:

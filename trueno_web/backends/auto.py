@@ -11,7 +11,7 @@ show NumPy ahead nearly everywhere).
 
 from __future__ import annotations
 
-from ..graph import Node, OpStep, Step, storage, template
+from ..graph import Node, OpStep, Plan, Step, storage, template
 from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
@@ -74,7 +74,7 @@ class AutoExecutor:
         big = host.size >= GPU_FROM["map"] and self.fits_gpu(host.size * 4)
         return (self.gpu if big else self.cpu).upload(host, stats)
 
-    def pick(self, nodes: list[Node], steps: list[Step], used: set[int]):
+    def pick(self, nodes: list[Node], steps: tuple[Step, ...], used: set[int]):
         """The executor for these steps, which read the storage nodes `used`: the GPU when any step is large
         or most of the resident data they read lives there, and every array fits it; else the CPU."""
         gpu = any(amount >= GPU_FROM[kind] for kind, amount in (work(s, nodes) for s in steps))
@@ -93,15 +93,13 @@ class AutoExecutor:
             gpu = all(self.fits_gpu(n.size * 4) for n in arrays)
         return self.gpu if gpu else self.cpu
 
-    async def execute(
-        self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...], read_next: bool = False
-    ) -> None:
-        """Run the steps where `pick` says, moving the inputs that live on the other side first (`read_next`:
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read_next: bool = False) -> None:
+        """Run the plan where `pick` says, moving the inputs that live on the other side first (`read_next`:
         as GpuExecutor.execute takes it, for the GPU)."""
-        if not steps:
+        if not plan.steps:
             return
-        used = {i for step in steps for i in step_inputs(step, nodes)}
-        target = self.pick(nodes, steps, used)
+        used = {i for step in plan.steps for i in step_inputs(step, nodes)}
+        target = self.pick(nodes, plan.steps, used)
         for i in used:
             node = nodes[i]
             if node.buffer is not None and self.owner(node.buffer) is not target:
@@ -111,9 +109,9 @@ class AutoExecutor:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
         if target is self.gpu:
-            await target.execute(nodes, steps, stats, read_next)
+            await target.execute(nodes, plan, stats, read_next)
         else:
-            await target.execute(nodes, steps, stats)
+            await target.execute(nodes, plan, stats)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         return await self.owner(buffer).read(buffer, size, stats, take)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ..errors import UnavailableError
-from ..graph import MapStep, Node, OpStep
+from ..graph import Node, Plan
 from ..host import HostData
 from ..stats import Stats
 
@@ -42,8 +42,8 @@ class Executor(Protocol):
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> object:
         """Host data to a backend buffer (counted as one upload)."""
 
-    async def execute(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> None:
-        """Upload pending host data, run the steps in one submit, set `buffer` on every stored node."""
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
+        """Upload pending host data, run the plan's steps in one submit, set `buffer` on every stored node."""
 
     async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         """float32 bytes of the first `size` elements of a buffer (counted as one download). `take`: the
@@ -133,7 +133,7 @@ class Driver(Protocol):
 CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as tight as on a GPU
     "max_storage_buffer_binding_size": 2**62,
     "max_buffer_size": 2**62,
-    "max_storage_buffers_per_shader_stage": 64,  # bounds the bindings of a fused group (graph.plan)
+    "max_storage_buffers_per_shader_stage": 64,  # bounds the bindings of a fused group (planner.plan)
     "max_compute_workgroups_per_dimension": 2**31,
     "max_compute_workgroup_storage_size": 2**62,
 }

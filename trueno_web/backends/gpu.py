@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .. import kernels
 from ..errors import GpuError, LimitError
-from ..graph import MapStep, Node, OpStep, storage
+from ..graph import Key, Node, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import upload_pending
@@ -80,7 +80,6 @@ class Planned:
     """The dispatches of a plan's steps, their pipelines, and their parameters written once into `meta`
     (dispatch i's at byte offsets[i])."""
 
-    steps: list
     key: tuple | None  # the scalars and options they were made for (None: not kept)
     dispatches: list
     offsets: list = field(default_factory=list)
@@ -101,7 +100,7 @@ class GpuExecutor:
         self.pool = BufferPool(driver)
         self.pipelines: dict[tuple[str, str], object] = {}
         self.caps = kernels.Caps.for_driver(driver)
-        self.planned: dict[int, Planned] = {}  # id(steps) -> its dispatches, for the scalars and options in it
+        self.planned: dict[Key, Planned] = {}  # plan.key -> its dispatches, for the scalars and options in it
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
@@ -128,12 +127,10 @@ class GpuExecutor:
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
-    async def execute(
-        self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...], read_next: bool = False
-    ) -> None:
-        """Run the steps in one submit. `read_next`: a read of the last node follows at once (a one-shot
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read_next: bool = False) -> None:
+        """Run the plan's steps in one submit. `read_next`: a read of the last node follows at once (a one-shot
         call), so where the driver can hold the submit (hold_next), the read's copy joins it."""
-        work, release = self.prepare(nodes, steps, stats)
+        work, release = self.prepare(nodes, plan, stats)
         if not work:
             return
         hold = getattr(self.driver, "hold_next", None) if read_next else None
@@ -152,23 +149,23 @@ class GpuExecutor:
         finally:
             release()
 
-    def dispatches(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]) -> Planned:
-        """kernels.dispatches of every step, with their parameters in one device buffer. graph.plan hands a
-        graph of the same structure the same steps object; with the same scalars (bit for bit: -0.0 is not
-        0.0), options and caps (tests and benchmarks change them) its dispatches and parameters are the same,
-        and are reused (256 kept): a repeated call neither builds kernel sources nor writes parameters."""
+    def dispatches(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> Planned:
+        """kernels.dispatches of every step, with their parameters in one device buffer. A plan of the same
+        key (the graph's structure) with the same scalars (bit for bit: -0.0 is not 0.0), options and caps
+        (tests and benchmarks change them) has the same dispatches and parameters: they are reused (256
+        kept), so a repeated call neither builds kernel sources nor writes parameters."""
         key = (
             tuple(vars(self.caps).values()),
             *((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None),
         )
         try:
-            hit = self.planned.get(id(steps))
-            if hit is not None and hit.steps is steps and hit.key == key:
+            hit = self.planned.get(plan.key)
+            if hit is not None and hit.key == key:
                 return hit
             hash(key)
         except TypeError:  # an option that does not hash: nothing to compare against
             key = None
-        planned = Planned(steps, key, [d for step in steps for d in kernels.dispatches(step, nodes, caps=self.caps)])
+        planned = Planned(key, [d for step in plan.steps for d in kernels.dispatches(step, nodes, caps=self.caps)])
         if not planned.dispatches:
             return planned
         meta_bytes = bytearray()
@@ -183,25 +180,25 @@ class GpuExecutor:
             self.pool.give(planned.meta, kept=key is not None)
             raise
         if key is not None:
-            self.forget(id(steps))  # the same plan with other scalars
+            self.forget(plan.key)  # the same plan with other scalars
             if len(self.planned) >= 256:
                 self.forget(next(iter(self.planned)))
-            self.planned[id(steps)] = planned
+            self.planned[plan.key] = planned
         return planned
 
-    def forget(self, plan_id: int | None = None) -> None:
-        """Drop a kept plan's dispatches (every plan's where `plan_id` is None), its parameters back to the pool."""
-        for pid in list(self.planned) if plan_id is None else [plan_id]:
-            gone = self.planned.pop(pid, None)
+    def forget(self, plan_key: Key | None = None) -> None:
+        """Drop a kept plan's dispatches (every plan's where `plan_key` is None), its parameters back to the pool."""
+        for pk in list(self.planned) if plan_key is None else [plan_key]:
+            gone = self.planned.pop(pk, None)
             if gone is not None:
                 self.pool.give(gone.meta, kept=True)
 
-    def prepare(self, nodes: list[Node], steps: list[MapStep | OpStep], stats: tuple[Stats, ...]):
-        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the steps;
+    def prepare(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]):
+        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the plan's steps;
         `release()` gives the scratch buffer (where a dispatch needs one) and parameters not kept back once
         it is submitted."""
         upload_pending(self, nodes, stats)
-        planned = self.dispatches(nodes, steps, stats)
+        planned = self.dispatches(nodes, plan, stats)
         if not planned.dispatches:
             return [], lambda: None
         need = max(d.scratch for d in planned.dispatches)

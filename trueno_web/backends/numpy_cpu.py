@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 
-from ..graph import MapStep, Node, OpStep, Step, storage
+from ..graph import MapStep, Node, OpStep, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
@@ -47,10 +47,10 @@ class NumpyExecutor:
         self.np.copyto(out, data)
         return out
 
-    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
         fills = self._upload_pending(nodes)
         try:
-            for step in steps:
+            for step in plan.steps:
                 if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
                     self._map(nodes, step, fills)
                     continue
@@ -66,8 +66,8 @@ class NumpyExecutor:
                         nodes[nid].buffer = None
         finally:
             self._fill(nodes, list(fills), fills)  # uploads nothing read: the batch may read them
-        if steps:
-            tally(stats, dispatches=len(steps), submits=1)
+        if plan.steps:
+            tally(stats, dispatches=len(plan.steps), submits=1)
 
     def _upload_pending(self, nodes: list[Node]) -> dict:
         """Give every node still holding host data its array: the data itself where it is borrowed, a copy

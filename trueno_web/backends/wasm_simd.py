@@ -14,7 +14,7 @@ import platform
 import sys
 
 from ..errors import DeviceLostError, LimitError
-from ..graph import MapStep, Node, OpStep, ReduceStep, RowStep, Step, row_reduction, storage, template
+from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, upload_pending
@@ -106,14 +106,14 @@ class WasmExecutor:
 
     # ------------------------------------------------------------ running
 
-    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         upload_pending(self, nodes, stats)
-        for step in steps:
+        for step in plan.steps:
             RUNNERS[template(step, nodes)](self, nodes, step)
-        if steps:
-            tally(stats, dispatches=len(steps), submits=1)
+        if plan.steps:
+            tally(stats, dispatches=len(plan.steps), submits=1)
 
     async def read(self, buffer: WasmBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if self.closed:

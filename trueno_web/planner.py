@@ -1,0 +1,315 @@
+"""Planning a batch: the steps that compute the nodes queued since the last `execute()`, elementwise
+chains fused into map steps, reductions along rows fused with the elementwise ops around them into row
+steps, full reductions with the chains that feed them into reduce steps.
+
+The rules. Nodes run in the order they were queued. An elementwise node joins the open step of an input
+of the same size. A reduction along rows (option rows=R) opens a row step, or joins one of the same rows
+x cols, or turns the open map group of its input into one (the chain is computed as the reduction reads
+it). Elementwise nodes join a row step as element values (rows x cols) or as row values (one per row, on
+its reductions' results); an element value may read a row value broadcast along its row (a view the step
+resolves). A full reduction takes the chains that compute its inputs out of their open map groups into a
+ReduceStep (each input's ancestors there; the rest of a group stays open), unless a value of those chains
+is needed elsewhere (kept, or read outside them): then the group runs as a map step that writes it, as
+unfused. A step closes when something it does not hold reads one of its values (an op of another kind, a
+view it cannot resolve, a node of another size), or when one more node would need more storage bindings
+than the device has; whatever reads a step's value therefore runs after it. A step writes to memory only
+the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
+values marked `keep`.
+
+Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
+"""
+
+from __future__ import annotations
+
+from .graph import (
+    Key,
+    MapStep,
+    Node,
+    OpStep,
+    Plan,
+    ReduceStep,
+    RowStep,
+    Step,
+    consumers,
+    full_reduction,
+    row_broadcast,
+    row_reduction,
+    storage,
+)
+
+PLANS: dict[Key, Plan] = {}  # graph structure -> its plan; at most PLANS_KEPT, oldest out
+PLANS_KEPT = 256
+
+
+def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Key:
+    """Everything planning reads of a graph: the plan cache's key (built on every execute: kept lean)."""
+    return Key(
+        (
+            fuse,
+            max_bindings,
+            tuple(pending),
+            tuple(
+                (
+                    n.op.name if n.op is not None else None,
+                    n.inputs,
+                    n.shape,
+                    n.view,
+                    n.keep,
+                    n.options.get("rows") if n.op is not None else None,
+                )
+                for n in nodes
+            ),
+        )
+    )
+
+
+def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Plan:
+    """The plan of the pending op nodes; see the module docstring for the rules. A graph of the same
+    structure as one planned before (a loop, a model's forward pass) gets that Plan again."""
+    key = structure(nodes, pending, fuse, max_bindings)
+    hit = PLANS.get(key)
+    if hit is not None:
+        return hit
+    planner = Planner(nodes, fuse, max_bindings)
+    for nid in pending:
+        planner.add(nodes[nid])
+    planner.finish()
+    made = Plan(tuple(planner.steps), frozenset(planner.fused_away), key)
+    if len(PLANS) >= PLANS_KEPT:
+        del PLANS[next(iter(PLANS))]
+    PLANS[key] = made
+    return made
+
+
+def row_level(node: Node, step: RowStep) -> bool:
+    """Is `node` (joining `step`) a row value rather than an element value? (With one column, every
+    elementwise node is a row value.)"""
+    return row_reduction(node) or node.size == step.rows
+
+
+class Planner:
+    """One planning pass: `add` each pending node in order, then `finish`; `steps` then holds the plan's
+    steps and `fused_away` the members no step stores. The open steps (map and row steps that nodes may
+    still join) are kept by member; the nodes are only read."""
+
+    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int):
+        self.nodes = nodes
+        self.fuse = fuse
+        self.max_bindings = max_bindings
+        self.used = consumers(nodes)
+        self.steps: list[Step] = []
+        self.open: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
+        self.fused_away: set[int] = set()
+
+    # ------------------------------------------------------------ the pass
+
+    def add(self, node: Node) -> None:
+        """Plan one node: join an open step, absorb its chains, or start a step; close what it reads outside."""
+        if node.op is None:
+            return
+        if self.fuse and full_reduction(node):
+            step = self.absorb(node)
+        else:
+            step = self.target(node) if self.fuse and (node.op.elementwise or row_reduction(node)) else None
+        for i in node.inputs:  # what it reads from a step it does not join is written by then
+            other = self.open.get(storage(self.nodes, i).id)
+            if other is not None and other is not step:
+                self.close(other)
+        if step is None:
+            step = self.start(node)
+        if isinstance(step, (ReduceStep, OpStep)):
+            self.steps.append(step)
+            return
+        step.nodes.append(node.id)
+        self.open[node.id] = step
+        if isinstance(step, RowStep):
+            step.aliases.update(self.aliases(step, node))
+            if row_level(node, step):
+                step.row_values.add(node.id)
+        if not self.fuse:
+            self.close(step)
+
+    def finish(self) -> None:
+        """Close the steps still open, in the order their members were queued."""
+        for step in {id(s): s for s in self.open.values()}.values():
+            self.close(step)
+
+    def start(self, node: Node) -> Step:
+        """A step of its own for a node that joins none: an open map or row step, or an OpStep."""
+        if node.op.elementwise:
+            return MapStep(node.size, [], [], [])
+        if row_reduction(node):
+            rows = node.shape[0]
+            return RowStep(rows, self.nodes[node.inputs[0]].size // rows if rows else 0, [])
+        return OpStep(node.id)
+
+    def close(self, step: MapStep | RowStep) -> None:
+        """Fix what an open step loads and stores, append it to the plan, and note the values it fuses away."""
+        if isinstance(step, RowStep) and not any(row_reduction(self.nodes[m]) for m in step.nodes):
+            step = MapStep(step.rows * step.cols, [], step.nodes, [])  # no reduction joined it after all
+        members, aliases = set(step.nodes), step.aliases if isinstance(step, RowStep) else {}
+        step.stores = [m for m in step.nodes if self.stored(m, members, aliases)]
+        step.loads = self.loads(members, aliases)
+        for m in members:
+            if m not in step.stores:
+                self.fused_away.add(m)
+            self.open.pop(m, None)
+        self.steps.append(step)
+
+    # ------------------------------------------------------------ what a step holds, loads and stores
+
+    def inside(self, c: int, members: set[int], aliases: dict[int, int]) -> bool:
+        """Is consumer c part of the step: a member, or a resolved view that only members read?"""
+        return c in members or (c in aliases and all(self.inside(x, members, aliases) for x in self.used[c]))
+
+    def stored(self, m: int, members: set[int], aliases: dict[int, int]) -> bool:
+        """Does member m go to memory: kept, a result, or needed outside its step?"""
+        node, used = self.nodes[m], self.used[m]
+        return node.keep or not used or not all(self.inside(c, members, aliases) for c in used)
+
+    def loads(self, members: set[int], aliases: dict[int, int]) -> list[int]:
+        """The inputs a step reads from memory: its members' inputs that are neither members nor resolved."""
+        return list(
+            dict.fromkeys(
+                i for m in sorted(members) for i in self.nodes[m].inputs if i not in members and i not in aliases
+            )
+        )
+
+    def bindings(self, step: MapStep | RowStep, extra: Node) -> int:
+        """Storage bindings of `step` with `extra` joined: parameters, loads and stores."""
+        members, aliases = set(step.nodes) | {extra.id}, {}
+        if isinstance(step, RowStep):
+            aliases = {**step.aliases, **self.aliases(step, extra)}
+        return 1 + len(self.loads(members, aliases)) + sum(self.stored(m, members, aliases) for m in members)
+
+    def aliases(self, step: RowStep, node: Node) -> dict[int, int]:
+        """The views `node` reads that a RowStep resolves to one of its members: a row value broadcast
+        along rows (read by an element value), or the same data in another shape."""
+        out = {}
+        for i in node.inputs:
+            view, base = self.nodes[i].view, self.nodes[i].inputs[0] if self.nodes[i].inputs else None
+            if view is None or base not in step.nodes:
+                continue
+            computes_row_value = row_level(node, step) and not row_reduction(node)
+            same_size = self.nodes[i].size == self.nodes[base].size
+            if view.identity and same_size and (base in step.row_values) == computes_row_value:
+                out[i] = base
+            elif base in step.row_values and not computes_row_value and row_broadcast(view, step.cols):
+                out[i] = base
+        return out
+
+    # ------------------------------------------------------------ joining an open step
+
+    def reads(self, node: Node, step: MapStep | RowStep) -> bool:
+        """Can `node` join `step`: is it of the step's size, and does it read the step's members
+        directly or through views the step resolves (RowStep aliases)?"""
+        nodes = self.nodes
+        if isinstance(step, MapStep):
+            size = nodes[node.inputs[0]].size if row_reduction(node) else node.size
+            ok, alias = size == step.size, {}
+        else:
+            cells = step.rows * step.cols
+            ok = (
+                node.shape == (step.rows,) and nodes[node.inputs[0]].size == cells
+                if row_reduction(node)
+                else node.size in (step.rows, cells)
+            )
+            alias = self.aliases(step, node)
+        members = set(step.nodes)
+        return ok and all(
+            i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
+        )
+
+    def open_inputs(self, node: Node) -> list[MapStep | RowStep]:
+        """The open steps that hold the storage of `node`'s inputs, each once, in input order."""
+        found = []
+        for i in node.inputs:
+            step = self.open.get(storage(self.nodes, i).id)
+            if step is not None and all(step is not f for f in found):
+                found.append(step)
+        return found
+
+    def target(self, node: Node) -> MapStep | RowStep | None:
+        """The open step `node` joins, with the same-size map groups it also reads merged in (a new step
+        object replaces them), or None where there is none or the result would need too many bindings."""
+        found = self.open_inputs(node)
+        step = next((f for f in found if isinstance(f, RowStep) and self.reads(node, f)), None)
+        maps = [f for f in found if isinstance(f, MapStep) and self.reads(node, f)]
+        if step is None and maps and row_reduction(node):  # the chain becomes the reduction's input
+            if not node.shape[0]:
+                return None
+            group = maps.pop(0)
+            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes))
+            if step.cols == 1:  # one column: the chain's values are row values too
+                step.row_values |= set(group.nodes)
+        elif step is None and maps:
+            step = maps.pop(0)
+        if step is None:
+            return None
+        trial = merged(step, maps)
+        if self.bindings(trial, node) > self.max_bindings:
+            return None
+        for m in trial.nodes:
+            self.open[m] = trial
+        return trial
+
+    # ------------------------------------------------------------ full reductions
+
+    def chains(self, node: Node) -> tuple[set[int], list[MapStep], dict[int, int]]:
+        """What full reduction `node` could absorb: its inputs' ancestors in open map groups, those groups,
+        and the inputs that are same-size row-major views of such ancestors (view -> its base)."""
+        nodes = self.nodes
+        aliases = {
+            i: nodes[i].inputs[0]
+            for i in node.inputs
+            if nodes[i].view is not None and nodes[i].view.identity and nodes[i].size == storage(nodes, i).size
+        }
+        chain: set[int] = set()
+        groups: list[MapStep] = []
+        for i in node.inputs:
+            group = self.open.get(aliases.get(i, i))
+            if not isinstance(group, MapStep):
+                continue
+            groups += [group] if all(group is not g for g in groups) else []
+            members, stack = set(group.nodes), [aliases.get(i, i)]
+            while stack:  # its ancestors in the group
+                m = stack.pop()
+                if m in members and m not in chain:
+                    chain.add(m)
+                    stack.extend(nodes[m].inputs)
+        return chain, groups, {i: b for i, b in aliases.items() if b in chain}
+
+    def absorb(self, node: Node) -> ReduceStep | None:
+        """Full reduction `node` with the chains that compute its inputs taken out of their open map groups,
+        or None: no input is such a chain value, a chain value is needed elsewhere, or too many bindings."""
+        chain, groups, aliases = self.chains(node)
+        inside = chain | set(aliases) | {node.id}
+        if not chain or any(
+            self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id}
+        ):
+            return None
+        step = ReduceStep(self.nodes[node.inputs[0]].size, [], sorted(chain) + [node.id], [node.id], aliases)
+        step.loads = self.loads(set(step.nodes), aliases)
+        if 2 + len(step.loads) > self.max_bindings:  # the first pass binds tw_meta, the partials and the loads
+            return None
+        for group in groups:
+            group.nodes = [m for m in group.nodes if m not in chain]
+        for m in chain:
+            self.open.pop(m)
+        self.fused_away |= chain
+        return step
+
+
+def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
+    """A copy of open `step` with the map groups `maps` joined to it (those of its size, or for a row
+    step of its rows (as row values) or of its cells)."""
+    if isinstance(step, RowStep):
+        trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
+    else:
+        trial = MapStep(step.size, [], list(step.nodes), [])
+    for other in maps:
+        if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
+            trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
+            if isinstance(trial, RowStep) and other.size == trial.rows:
+                trial.row_values |= set(other.nodes)
+    return trial
