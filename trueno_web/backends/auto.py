@@ -52,7 +52,6 @@ class AutoExecutor:
     """Routes each execute() to the GPU executor or the CPU one; buffers say where they live."""
 
     backend = "auto"
-    joins_read = True  # execute() takes read_next (one-shot calls)
 
     def __init__(self, gpu: GpuExecutor, cpu):
         self.gpu = gpu
@@ -68,6 +67,9 @@ class AutoExecutor:
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Nothing is too large here: what does not fit one GPU binding runs on the CPU."""
+
+    def check_rows(self, cols: int) -> None:
+        """Nothing at record time: where the steps run is picked at execute (the GPU's kernels check there)."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         """Resident data goes where work of its size runs best."""
@@ -94,10 +96,9 @@ class AutoExecutor:
         return self.gpu if gpu else self.cpu
 
     async def execute(
-        self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...], read_next: bool = False
+        self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...], read: int | None = None
     ) -> None:
-        """Run the steps where `pick` says, moving the inputs that live on the other side first (`read_next`:
-        as GpuExecutor.execute takes it, for the GPU)."""
+        """Run the steps where `pick` says, moving the inputs that live on the other side first."""
         if not steps:
             return
         used = {i for step in steps for i in step_inputs(step, nodes)}
@@ -110,16 +111,16 @@ class AutoExecutor:
                 if not node.imported:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
-        if target is self.gpu:
-            await target.execute(nodes, steps, stats, read_next)
-        else:
-            await target.execute(nodes, steps, stats)
+        await target.execute(nodes, steps, stats, read)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         return await self.owner(buffer).read(buffer, size, stats, take)
 
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)
+
+    def destroy(self) -> None:
+        self.gpu.destroy()
 
     def close(self) -> None:
         self.gpu.close()

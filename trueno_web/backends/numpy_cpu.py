@@ -9,14 +9,14 @@ from ..graph import MapStep, Node, OpStep, Step, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
-from .base import CPU_LIMITS
+from .base import CPU_LIMITS, CpuExecutor
 
 CHUNK = 262144  # elements of a fused chain with temporaries run together (1 MiB a value; smaller chunks pay each
 # op's Python call more often)
 POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
 
 
-class NumpyExecutor:
+class NumpyExecutor(CpuExecutor):
     """CPU fallback on NumPy; transfers are zero, dispatches count the steps it ran."""
 
     backend = "numpy"
@@ -47,7 +47,9 @@ class NumpyExecutor:
         self.np.copyto(out, data)
         return out
 
-    async def execute(self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...]) -> None:
+    async def execute(
+        self, nodes: list[Node], steps: list[Step], stats: tuple[Stats, ...], read: int | None = None
+    ) -> None:
         fills = self._upload_pending(nodes)
         try:
             for step in steps:
