@@ -7,7 +7,8 @@ import tempfile
 
 from ..errors import DeviceLostError, UnavailableError
 from .base import LIMIT_NAMES, DriverBase
-from .transfers import Transfers, Tuning, gpu_call  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
+from .held_submit import gpu_call
+from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
