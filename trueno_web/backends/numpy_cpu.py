@@ -95,12 +95,12 @@ class NumpyExecutor(CpuExecutor):
 
     def _map(self, nodes: list[Node], step: MapStep, fills: dict) -> None:
         """A fused elementwise chain of two ops or more, of POOL_FROM elements or more (one op runs as NumPy's
-        call alone, its result a new array as NumPy's own). Ops that take out= write into pooled arrays, in place of an input that
-        nothing reads afterwards where there is one (relu -> scale -> add: one array, as NumPy's own
-        temporaries). A chain longer than CHUNK elements with an op that makes temporaries of its own (its
-        float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is first to read as
-        it goes; one whose every op writes out= runs whole (NumPy streams each op at the same speed either way,
-        and chunks would only add Python calls: 3-op chain at 2^20 on a 2-vCPU VM, 0.79 -> 0.74 ms)."""
+        call alone, its result a new array as NumPy's own). Ops that take out= write into pooled arrays, in
+        place of an input that nothing reads afterwards where there is one (relu -> scale -> add: one array,
+        as NumPy's own temporaries). A chain longer than CHUNK elements with an op that makes temporaries of
+        its own (its float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is
+        first to read as it goes; one whose every op writes out= runs whole (NumPy streams each op at the same
+        speed either way, and chunks would only add Python calls)."""
         chunked = step.size > CHUNK and not all(nodes[nid].op.writes_out for nid in step.nodes)
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
