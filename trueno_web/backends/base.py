@@ -32,7 +32,7 @@ def webgpu_limit_name(name: str) -> str:
 class Executor(Protocol):
     """Runs planned steps of a batch graph. Buffers are opaque to everything above this layer."""
 
-    backend: str  # "webgpu" | "numpy" | "wasm-simd"
+    backend: str  # "webgpu" | "numpy" | "wasm-simd" | "auto"
     adapter_info: dict
     limits: dict  # name -> int, one entry per LIMIT_NAMES
 
