@@ -1,4 +1,4 @@
-"""Benchmark: what the lazy tensor layer costs over a hand-built GpuCommandBatch doing the same work (#11).
+"""Benchmark: what the lazy tensor layer costs over a hand-built GpuCommandBatch doing the same work.
 
     python bench/tensor_overhead.py [--backend webgpu] [--size 20] [--repeat 15] [--warmup 3] [--profile]
 
@@ -14,7 +14,7 @@ view for the broadcast, execute, read), (c) NumPy on the host.
 Inputs: `host` (each run uploads them, as a first call would) and `resident` (uploaded once as
 DeviceArrays, each run imports them: what is left is recording, planning, kernels and the download).
 The three ways take turns run by run, so a busy machine slows them alike; each figure is the median of
---repeat runs after --warmup untimed ones. Prints ms, tensor/batch (issue #11: at most 1.10 at 2^20)
+--repeat runs after --warmup untimed ones. Prints ms, tensor/batch (the target: at most 1.10 at 2^20)
 and tensor/NumPy, and the dispatches of one run of each (the same work). --profile: after each row, the
 phases of both paths in us per run (Phases), so the difference can be placed.
 """

@@ -96,7 +96,7 @@ def test_nan_and_inf_through_the_chain(dev, name):
     check(name, got, -x)
 
 
-def test_the_issue_example_on_lazy_tensors(dev):
+def test_sum_of_a_chain_on_lazy_tensors(dev):
     """(relu(t) * 2).sum(): one fused step, as are its max and the sum of a reshape; mean adds its scale."""
     x = data(4097, 4)
     t = dev.tensor(x)

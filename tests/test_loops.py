@@ -1,4 +1,4 @@
-"""Bounded kernel loops (#14): no kernel loop runs past the adapter's loop budget (Mesa's llvmpipe stops a
+"""Bounded kernel loops: no kernel loop runs past the adapter's loop budget (Mesa's llvmpipe stops a
 shader's loops after 65535 iterations in all, with no error). A long K of matmul and a long convolution
 kernel are split over dispatches that add their partial sums; a row reduction too long for the budget
 raises LimitError. Small integers, so every result is exact (float64 reference)."""
@@ -72,7 +72,7 @@ def test_matmul_split_k_on_the_device(gpu, monkeypatch):
 
 @pytest.mark.slow
 def test_matmul_past_llvmpipes_loop_limit(dev):
-    """The issue's case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
+    """The boundary case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
     gave 524280), on every backend (~15 s on lavapipe)."""
     k = 8 * LLVMPIPE + 16
     ones = array.array("f", [1.0]) * (2 * k)

@@ -139,9 +139,7 @@ class GpuDevice:
 
     def destroy(self) -> None:
         """Destroy the underlying GPU device as a loss would (for fault tests); later calls raise DeviceLostError."""
-        driver = getattr(self.executor, "driver", None)
-        if driver is not None:
-            driver.destroy()
+        self.executor.destroy()
         self._closed = True
 
     def __repr__(self) -> str:
@@ -152,7 +150,7 @@ async def _one_shot(self, op, inputs, params, options):
     batch = GpuCommandBatch(self, private=True)
     try:
         out = batch.record(op, inputs, params, options)
-        await batch.execute()
+        await batch.execute(read=out)
         return await batch.read(out)
     finally:
         batch.release()

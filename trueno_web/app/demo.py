@@ -8,17 +8,18 @@ import time
 
 from .. import ops
 from ..device import GpuDevice, cpu_backend
+from ..kinds import Kind
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):
     """Inputs and scalar parameters that exercise `op` (float32 NumPy arrays)."""
     import numpy as np
 
-    if op.kind == "matmul":
+    if op.kind is Kind.MATMUL:
         return [rng.standard_normal((65, 33), dtype=np.float32), rng.standard_normal((33, 17), dtype=np.float32)], {}
-    if op.kind == "conv2d":
+    if op.kind is Kind.CONV2D:
         return [rng.standard_normal((37, 53), dtype=np.float32), rng.standard_normal((5, 3), dtype=np.float32)], {}
-    if op.kind == "softmax":
+    if op.kind is Kind.SOFTMAX:
         return [rng.standard_normal((7, n // 7), dtype=np.float32) * 4], {}
     params = {p.name: p.default if p.default is not None else 0.5 for p in op.params}
     if op.name == "clip":
