@@ -126,7 +126,7 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
 
 
 def test_one_long_row_reduces_as_a_whole(gpu, monkeypatch):
-    """A single row longer than tensor.ONE_ROW_MAX is a full reduction (partials over many workgroups, not
+    """A single row longer than tensor.reduce.ONE_ROW_MAX is a full reduction (partials over many workgroups, not
     one workgroup's loop): past the row kernel's budget it still sums, and softmax (max, sum) keeps working."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     x = ints((1, 70001), 3, 0)

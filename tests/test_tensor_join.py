@@ -22,7 +22,7 @@ import trueno_web as tw
 from trueno_web.kernels import map as map_kernel
 from trueno_web.layout import View
 from trueno_web.runtime import block_on
-from trueno_web.views import _sliced, pad_widths
+from trueno_web.tensor.views import _sliced, pad_widths
 
 needs_numpy = pytest.mark.skipif(
     not HAVE_NUMPY,

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from .. import __version__
 from ..device import GpuDevice
 from ..device import cpu_backend as default_cpu_backend
 from ..errors import TruenoError
@@ -45,6 +46,7 @@ from .demo_workloads import (
     op_params,
     run_filter,
 )
+from .digits import DigitClassifier
 
 Progress = Callable[[str, float], object] | None
 
@@ -167,8 +169,6 @@ class DemoSession:
             software_note = "This adapter is a software GPU (it runs on the CPU)."
         else:
             software_note = None
-        from .. import __version__
-
         return {
             "backend": self.dev.backend,
             "adapter": info,
@@ -335,8 +335,6 @@ class DemoSession:
         """Load the digit classifier (trueno_web.models.Mlp.digits) on both devices, warmed up (once);
         returns its held-out accuracy and the backends (app/digits.py: the panel's Python side)."""
         if getattr(self, "_digits", None) is None:
-            from .digits import DigitClassifier
-
             self._digits = await DigitClassifier.load(self.dev, self.cpu)
         return self._digits.info()
 

@@ -25,7 +25,11 @@ is traced into strokes a pen (or Playwright's mouse) can draw.
 
 from __future__ import annotations
 
+import array
 import math
+import time
+
+from ..models import Mlp, load_digits_file
 
 SIZE = 32  # the bitmap's side
 BLOCK = 4  # counted in BLOCK x BLOCK blocks: 8x8 values 0..16
@@ -280,10 +284,6 @@ class DigitClassifier:
 
     @classmethod
     async def load(cls, dev, cpu) -> DigitClassifier:
-        import time
-
-        from ..models import Mlp, load_digits_file
-
         t0 = time.perf_counter()
         model = await Mlp.digits(dev)
         cpu_model = await Mlp.digits(cpu) if cpu is not None else None
@@ -306,8 +306,6 @@ class DigitClassifier:
 
     @staticmethod
     async def _forward(model, pixels) -> list[float]:
-        import array
-
         return _floats(await model(array.array("f", pixels)).numpy())
 
     async def classify(self, strokes=None, pixels=None) -> dict:
@@ -315,8 +313,6 @@ class DigitClassifier:
         {pixels, probabilities (10), predicted, backend, ms (the forward pass on the device: upload,
         one batch, read back), prepare_ms (drawing -> 8x8), radius (the pen, bitmap pixels),
         cpu_probabilities, max_abs_diff (device vs CPU fallback)}. An empty drawing: predicted None."""
-        import time
-
         t0 = time.perf_counter()
         radius = None
         if pixels is None:

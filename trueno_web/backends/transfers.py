@@ -8,6 +8,7 @@ import asyncio
 import ctypes
 import dataclasses
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import DeviceLostError, GpuError, TruenoValueError
 
@@ -228,8 +229,6 @@ class Transfers:
             ctypes.memmove(dst, src, nbytes)
             return
         if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
             self._pool = ThreadPoolExecutor(self.tuning.copy_threads, thread_name_prefix="trueno_web-copy")
         step = -(-nbytes // threads // 4096) * 4096
         jobs = [

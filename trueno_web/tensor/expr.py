@@ -1,15 +1,21 @@
-"""Tensor expressions and their realisation: the expression under some tensors becomes ONE batch.
+"""Expr: one node of a tensor expression, and how it reads memory.
 
-Each shared subexpression is recorded once; elementwise chains fuse in the batch's planner; the
-realised tensors, and the host data the batch uploaded, stay on the device as DeviceArrays, and their
-expressions are dropped (so a loop that realises each step does not grow a graph).
+A node is a leaf (host data, or a DeviceArray already on the device), an op of the catalog on input
+nodes, or a view of a base node (a `layout.View`: shape, strides, offset, mask). realize.py turns the
+nodes under some tensors into one batch; the Tensor methods build them.
 """
 
 from __future__ import annotations
 
-from .errors import TruenoTypeError, TruenoValueError
-from .host import HostData
-from .resident import DeviceArray
+from numbers import Real
+
+from .. import ops
+from ..errors import TruenoValueError
+from ..host import HostData, to_host
+from ..layout import contiguous_strides
+from ..resident import DeviceArray
+
+COPY = ops.get("copy")
 
 
 class Expr:
@@ -21,65 +27,42 @@ class Expr:
         self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
         self.options, self.view, self.leaf = options or {}, view, leaf
 
+    def layout(self) -> tuple[Expr, tuple[int, ...], int]:
+        """(base, strides, offset): how this node reads its base's flat storage (a node that is no view is
+        its own base, read row-major)."""
+        if self.view is not None:
+            return self.inputs[0], self.view.strides, self.view.offset
+        return self, contiguous_strides(self.shape), 0
 
-async def realize(*tensors) -> None:
-    """Compute every tensor given in ONE batch and execute; each keeps its result on its device."""
-    if not tensors:
-        return
-    for t in tensors:
-        if not isinstance(getattr(t, "expr", None), Expr):
-            raise TruenoTypeError(f"realize() takes tensors, got {type(t).__name__}")
-    devices = {id(t.device) for t in tensors}
-    if len(devices) > 1:
-        raise TruenoValueError("realize() runs one device's tensors at a time; call it once per device")
-    device = tensors[0].device
-    batch = device.batch()
-    try:
-        ids: dict[int, object] = {}
-        targets = []
-        for t in tensors:
-            base = t._layout()[0] if t.expr.view is None or t.expr.view.identity else t.contiguous().expr
-            if base.leaf is None or isinstance(base.leaf, HostData):
-                targets.append(base)
-            if t.expr.view is not None and not t.expr.view.identity:
-                t.expr = base  # a strided result is read as its row-major copy
-        order = _walk(targets)
-        _emit(batch, order, ids)
-        for e in targets:
-            batch.keep(ids[id(e)])
-        await batch.execute()
-        uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
-        for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
-            if not isinstance(e.leaf, DeviceArray):
-                arr = batch.detach(ids[id(e)])
-                e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
-    finally:
-        batch.release()
+    def row_major(self) -> bool:
+        """Reads its base row-major (from some offset): False for a masked view."""
+        view = self.view
+        if view is None:
+            return True
+        return view.mask is None and view.strides == contiguous_strides(self.shape, view.strides)
+
+    def contiguous(self) -> Expr:
+        """This node, or its copy where it is a view that does not read its base row-major from offset 0:
+        what a kernel that needs row-major memory of its own reads."""
+        view = self.view
+        if view is None or (view.offset == 0 and self.row_major()):
+            return self
+        return Expr(self.shape, op=COPY, inputs=(self,))
 
 
-def _walk(roots):
-    """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
-    seen, order, stack = set(), [], list(roots)
-    while stack:
-        e = stack.pop()
-        if e is None:  # the marker pushed under an expression's inputs: they are all in order now
-            e = stack.pop()
-            order.append((id(e), e))
-        elif id(e) not in seen:
-            seen.add(id(e))
-            stack += (e, None)
-            stack += e.inputs
-    return order
-
-
-def _emit(batch, order, ids: dict) -> None:
-    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId."""
-    for key, e in order:
-        if isinstance(e.leaf, DeviceArray):
-            ids[key] = batch.import_buffer(e.leaf)
-        elif isinstance(e.leaf, HostData):
-            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
-        elif e.view is not None:
-            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
-        else:
-            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)
+def leaf(device, data, shape=None) -> Expr:
+    """A leaf node on `device`: a DeviceArray of it, a number (0-d) or host data (converted to float32),
+    checked against the device's limits."""
+    if isinstance(data, DeviceArray):
+        if data.device is not device:
+            raise TruenoValueError("this DeviceArray is on another device; upload the data to this device")
+        data.check_alive()
+        return Expr(data.shape, leaf=data)
+    device.check_open()
+    if isinstance(data, Real) and not isinstance(data, bool):
+        host = to_host([float(data)])
+        host = HostData(host.data, ())
+    else:
+        host = to_host(data, shape)
+    device.executor.check_size(host.size * 4, "this input")
+    return Expr(host.shape, leaf=host)

@@ -1,0 +1,79 @@
+"""realize(): the expressions under some tensors lowered to ONE GpuCommandBatch, executed once. (The
+module is not named realize.py: the package's `realize` function would hide it.)
+
+Each shared subexpression is recorded once; elementwise chains fuse in the batch's planner; the
+realised tensors, and the host data the batch uploaded, stay on the device as DeviceArrays, and their
+expressions are dropped (so a loop that realises each step does not grow a graph). A tensor is read
+here only through `t.device` and `t.expr` (and `expr.py`'s layout helpers).
+"""
+
+from __future__ import annotations
+
+from ..batch import GpuCommandBatch
+from ..errors import TruenoTypeError, TruenoValueError
+from ..host import HostData
+from ..resident import DeviceArray
+from .expr import Expr
+
+
+async def realize(*tensors) -> None:
+    """Compute every tensor given in ONE batch and execute; each keeps its result on its device."""
+    if not tensors:
+        return
+    for t in tensors:
+        if not isinstance(getattr(t, "expr", None), Expr):
+            raise TruenoTypeError(f"realize() takes tensors, got {type(t).__name__}")
+    devices = {id(t.device) for t in tensors}
+    if len(devices) > 1:
+        raise TruenoValueError("realize() runs one device's tensors at a time; call it once per device")
+    batch = GpuCommandBatch(tensors[0].device)
+    try:
+        ids: dict[int, object] = {}
+        targets = []
+        for t in tensors:
+            view = t.expr.view
+            base = t.expr.inputs[0] if view is not None and view.identity else t.expr.contiguous()
+            if base.leaf is None or isinstance(base.leaf, HostData):
+                targets.append(base)
+            if view is not None and not view.identity:
+                t.expr = base  # a strided result is read as its row-major copy
+        order = _walk(targets)
+        _emit(batch, order, ids)
+        for e in targets:
+            batch.keep(ids[id(e)])
+        await batch.execute()
+        uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
+        for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
+            if not isinstance(e.leaf, DeviceArray):
+                arr = batch.detach(ids[id(e)])
+                e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
+    finally:
+        batch.release()
+
+
+def _walk(roots):
+    """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
+    seen, order, stack = set(), [], list(roots)
+    while stack:
+        e = stack.pop()
+        if e is None:  # the marker pushed under an expression's inputs: they are all in order now
+            e = stack.pop()
+            order.append((id(e), e))
+        elif id(e) not in seen:
+            seen.add(id(e))
+            stack += (e, None)
+            stack += e.inputs
+    return order
+
+
+def _emit(batch, order, ids: dict) -> None:
+    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId."""
+    for key, e in order:
+        if isinstance(e.leaf, DeviceArray):
+            ids[key] = batch.import_buffer(e.leaf)
+        elif isinstance(e.leaf, HostData):
+            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
+        elif e.view is not None:
+            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
+        else:
+            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)
