@@ -11,6 +11,7 @@ import math
 
 import pytest
 from _cases import as_arg, flat
+from _helpers import tensor
 from _pyref import Ref
 
 import trueno_web as tw
@@ -26,10 +27,6 @@ LLVMPIPE = 65535  # LP_MAX_TGSI_LOOP_ITERATIONS
 def ints(shape, mod: int, shift: int) -> Ref:
     """Small integers varying along every axis (a wrong or repeated slice of K changes the sum)."""
     return Ref([(sum(i) * 7 + shift) % mod - mod // 2 for i in itertools.product(*map(range, shape))], shape)
-
-
-def tensor(dev, r: Ref):
-    return dev.tensor(r.f32(), shape=r.shape)
 
 
 def host(r: Ref):
