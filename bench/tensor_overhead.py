@@ -126,12 +126,13 @@ def timed(fns: dict, repeat: int, warmup: int) -> dict[str, float]:
 
 class Phases:
     """Per-run time of the phases of both paths, from wrappers around the library's own steps (only with
-    --profile): the tensor path's expression building, recording (expr._emit: the batch calls the hand-built
+    --profile): the tensor path's expression building, recording (tensor.lower._emit: the batch calls the hand-built
     batch makes too), execute, the rest of realize (walks, keep, detach, DeviceArrays) and the read; the
     batch path's recording, execute and read."""
 
     def __init__(self):
-        from trueno_web import batch, expr, resident
+        from trueno_web import batch, resident
+        from trueno_web.tensor import lower
 
         self.acc: dict[str, float] = {}
         self._undo = []
@@ -139,7 +140,7 @@ class Phases:
             (batch.GpuCommandBatch, "execute", "execute"),
             (batch.GpuCommandBatch, "read", "read"),
             (resident.DeviceArray, "read", "read"),
-            (expr, "_emit", "record"),
+            (lower, "_emit", "record"),
         ):
             self._wrap(owner, attr, key)
 

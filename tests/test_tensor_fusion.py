@@ -9,20 +9,14 @@ import math
 import random
 
 import pytest
-from _pyref import INF, NAN, Ref, apply, assert_close, matmul, uniform, where
+from _helpers import refs, tensor
+from _pyref import INF, NAN, Ref, apply, assert_close, matmul, where
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
 
 RNG = random.Random(11)
-
-
-def data(*shape, lo=-3.0, hi=3.0) -> Ref:
-    return uniform(RNG, shape, lo, hi)
-
-
-def tensor(dev, r: Ref):
-    return dev.tensor(r.f32(), shape=r.shape)
+data = refs(RNG, -3.0, 3.0)
 
 
 def run(dev, t):

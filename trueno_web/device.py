@@ -11,6 +11,7 @@ from .errors import DeviceLostError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
 from .stats import Stats
+from .tensor import asarray
 
 BACKENDS = ("auto", "webgpu", "numpy", "wasm-simd")
 
@@ -114,8 +115,6 @@ class GpuDevice:
 
     def tensor(self, data, shape: tuple[int, ...] | None = None):
         """A lazy Tensor on this device from host data or a DeviceArray (nothing runs yet)."""
-        from .tensor import asarray
-
         return asarray(data, self, shape)
 
     async def upload(self, data, shape: tuple[int, ...] | None = None) -> DeviceArray:

@@ -9,6 +9,7 @@ import time
 from .. import ops
 from ..device import GpuDevice, cpu_backend
 from ..kinds import Kind
+from ..models import Mlp, TransformerBlock, load_digits_file
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):
@@ -79,8 +80,6 @@ async def chain_timings(dev: GpuDevice, n: int, repeat: int = 5) -> dict[str, fl
 
 async def digits_accuracy(dev: GpuDevice) -> tuple[float, int]:
     """(accuracy, count) of the shipped classifier on the held-out digits that ship with it."""
-    from ..models import Mlp, load_digits_file
-
     arrays, _ = load_digits_file()
     (x, shape), (labels, _) = arrays["test_x"], arrays["test_y"]
     mlp = await Mlp.digits(dev)
@@ -92,8 +91,6 @@ async def block_timing(dev: GpuDevice, seq: int = 128, d_model: int = 256, heads
     """ms per forward pass of the transformer block (seeded weights uploaded once, input resident,
     result read back), after one warm-up run."""
     import numpy as np
-
-    from ..models import TransformerBlock
 
     rng = np.random.default_rng(0)
     weights = {

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from .. import __version__
 from ..device import GpuDevice
 from ..device import cpu_backend as default_cpu_backend
 from ..errors import TruenoError
@@ -48,6 +49,7 @@ from .demo_workloads import (
     summary,
     timed,
 )
+from .digit_classifier import DigitClassifier
 
 Progress = Callable[[str, float], object] | None
 
@@ -134,8 +136,6 @@ class DemoSession:
             software_note = "This adapter is a software GPU (it runs on the CPU)."
         else:
             software_note = None
-        from .. import __version__
-
         return {
             "backend": self.dev.backend,
             "adapter": info,
@@ -302,8 +302,6 @@ class DemoSession:
         """Load the digit classifier (trueno_web.models.Mlp.digits) on both devices, warmed up (once);
         returns its held-out accuracy and the backends (app/digit_classifier.py: the panel's Python side)."""
         if self._digits is None:
-            from .digit_classifier import DigitClassifier
-
             self._digits = await DigitClassifier.load(self.dev, self.cpu)
         return self._digits.info()
 

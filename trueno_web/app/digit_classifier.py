@@ -3,6 +3,10 @@ page's device and on the CPU fallback, fed the 8x8 pictures digits.py makes of a
 
 from __future__ import annotations
 
+import array
+import time
+
+from ..models import Mlp, load_digits_file
 from .digits import BLOCK, CELLS, INK, SIZE, bitmap_from_strokes, downsample
 
 
@@ -19,9 +23,6 @@ class DigitClassifier:
 
     @classmethod
     async def load(cls, dev, cpu) -> DigitClassifier:
-        import time
-
-        from ..models import Mlp, load_digits_file
 
         t0 = time.perf_counter()
         model = await Mlp.digits(dev)
@@ -45,7 +46,6 @@ class DigitClassifier:
 
     @staticmethod
     async def _forward(model, pixels) -> list[float]:
-        import array
 
         return _floats(await model(array.array("f", pixels)).numpy())
 
@@ -54,7 +54,6 @@ class DigitClassifier:
         {pixels, probabilities (10), predicted, backend, ms (the forward pass on the device: upload,
         one batch, read back), prepare_ms (drawing -> 8x8), radius (the pen, bitmap pixels),
         cpu_probabilities, max_abs_diff (device vs CPU fallback)}. An empty drawing: predicted None."""
-        import time
 
         t0 = time.perf_counter()
         radius = None

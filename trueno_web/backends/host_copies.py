@@ -4,6 +4,7 @@ ranges, and memmove split over threads for large copies."""
 from __future__ import annotations
 
 import ctypes
+from concurrent.futures import ThreadPoolExecutor
 
 from .wgpu_internals import readonly_address
 
@@ -43,8 +44,6 @@ class CopyThreads:
             ctypes.memmove(dst, src, nbytes)
             return
         if self.pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
             self.pool = ThreadPoolExecutor(threads, thread_name_prefix="trueno_web-copy")
         step = -(-nbytes // count // 4096) * 4096
         jobs = [

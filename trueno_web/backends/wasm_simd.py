@@ -13,6 +13,7 @@ import array
 import platform
 import sys
 
+from .. import runtime
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
 from ..host import HostData
@@ -58,8 +59,6 @@ class WasmExecutor(CpuExecutor):
     @classmethod
     async def create(cls, wasm: bytes | None = None) -> WasmExecutor:
         """Instantiate the shipped module (or `wasm`, e.g. the scalar build for a benchmark)."""
-        from .. import runtime
-
         wasm = wasm_bytes() if wasm is None else wasm
         if runtime.is_browser():
             return cls(await BrowserModule.create(wasm))
