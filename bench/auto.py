@@ -4,7 +4,7 @@
 
 For each op of a grid (elementwise, fused chain, reduction, softmax, matmul, convolution) and size,
 one-shot calls (upload, run, read back) on webgpu, numpy and auto; prints ms, the best single backend,
-auto's ratio to it (#13's bound: at most 1.10), the step's work in the units of auto's thresholds, and per
+auto's ratio to it (the bound: at most 1.10), the step's work in the units of auto's thresholds, and per
 kernel template where the GPU started to win in this run next to auto.GPU_FROM (the data to retune it).
 """
 

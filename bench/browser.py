@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Browser benchmark (issue #4): trueno_web under Pyodide in headless Chromium (WebGPU on SwiftShader).
+"""Browser benchmark: trueno_web under Pyodide in headless Chromium (WebGPU on SwiftShader).
 
     .venv/bin/python bench/browser.py [--repeat 7] [--cold-runs 5] [--only chain]
 
@@ -12,7 +12,7 @@ the scalar module on 127.0.0.1 (e2e.harness.AssetServer), and measures inside Py
      reference, on the scalar build of the same C); and the fused batch's own kernel (its pipeline and
      parameters, taken from a submit) driven by hand-written JS against WebGPU on the same GPUDevice:
      two writes, one dispatch and the copy to a MAP_READ buffer in one submit, mapAsync, one copy into
-     the Python result: the floor for the library's overhead (#13), timed in alternation with the
+     the Python result: the floor for the library's overhead, timed in alternation with the
      fused batch (pairs of timed runs; the ratio is the median of the pairs' ratios);
   2. relu, add and dot at 2^20 on the shipped SIMD128 module vs the same C built without -msimd128,
      both through a WasmExecutor: the kernel itself (one export call over the whole array, data
@@ -25,7 +25,7 @@ the scalar module on 127.0.0.1 (e2e.harness.AssetServer), and measures inside Py
 Figures are medians of --repeat runs after a warm-up, in ms per call. The timer is performance.now(),
 which Chromium coarsens to 0.1 ms without cross-origin isolation, so each timed run repeats the work
 until it lasts --min-ms. Results are checked before they are timed.
-Prints markdown tables and the targets of issue #4. `--only chain`: the chain alone (no cold start, no
+Prints markdown tables and the browser targets. `--only chain`: the chain alone (no cold start, no
 WASM kernels).
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Browser benchmark of the transformer block (issue #12): ours under Pyodide vs TF.js, in ONE page of
+"""Browser benchmark of the transformer block: ours under Pyodide vs TF.js, in ONE page of
 headless Chromium (WebGPU on SwiftShader, a CPU rasterizer: see docs/benchmarks.md before reading ratios).
 
     .venv/bin/python bench/browser_transformer.py [--sizes 128x256x4,64x128x2] [--repeat 7]

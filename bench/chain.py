@@ -6,7 +6,7 @@ Chains: 3 ops (relu, scale, add) and 5 ops (relu, scale, add, sigmoid, mul). Col
 batch unfused (one kernel per op, one submit), batch fused (one kernel), NumPy on the host, and a
 hand-written raw wgpu-py version of the fused kernel (the floor for our overhead: fresh buffers per
 call, and cached ones written with write_buffer). Then a one-shot relu against the same round trip in
-raw wgpu-py (#13's "within 20%"). Prints ms (us) per call, the variants taking turns, and the ratios.
+raw wgpu-py (the target: "within 20%"). Prints ms (us) per call, the variants taking turns, and the ratios.
 """
 
 from __future__ import annotations

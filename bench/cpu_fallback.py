@@ -1,4 +1,4 @@
-"""Benchmark: the CPU fallback (the numpy backend) against the same NumPy expressions (#13's targets).
+"""Benchmark: the CPU fallback (the numpy backend) against the same NumPy expressions (the targets in docs/benchmarks.md).
 
     python bench/cpu_fallback.py [--size 20] [--repeat 41]
 

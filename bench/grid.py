@@ -325,7 +325,7 @@ def section_resident(dev, res, n, explore, ceil, torch, out):
             ex.caps.subgroups, ex.caps.reduce_partials = saved
             b.release()
 
-    # fused map-reduce (#13): the chain computed as the partial pass reads x; nothing else is written
+    # fused map-reduce: the chain computed as the partial pass reads x; nothing else is written
     for name in ("sum", "max"):
         b = dev.batch()
         r = getattr(b, name)(b.scale(b.relu(b.upload(x)), 2.0))
@@ -772,7 +772,7 @@ def latency_probe(dev) -> str:
 
 
 def targets() -> list[str]:
-    """Issue #13's table from this run's figures: each figure, its target, and whether it holds here."""
+    """The targets table from this run's figures: each figure, its target, and whether it holds here."""
     r = lambda section, name: RESULTS.get(section, {}).get(name)  # noqa: E731
     rows = []
     ceil = r("ceilings", "torch") or {}
@@ -839,7 +839,7 @@ def targets() -> list[str]:
         )
     if not rows:
         return []
-    return ["", "#13's targets (this run):", "", "| figure | now | target | met |", "|---|---|---|---|", *rows]
+    return ["", "Targets (this run):", "", "| figure | now | target | met |", "|---|---|---|---|", *rows]
 
 
 def main() -> None:

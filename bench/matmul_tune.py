@@ -1,4 +1,4 @@
-"""Matmul tuning (#13): every tiling, split of K and tile order on the shapes of interest, in one process, GPU-timed
+"""Matmul tuning: every tiling, split of K and tile order on the shapes of interest, in one process, GPU-timed
 on resident buffers (bench/grid.py's Resident), against cuBLAS SGEMM with TF32 off where PyTorch has CUDA.
 
     python bench/matmul_tune.py                      # the sweep; markdown tables on stdout
@@ -32,7 +32,7 @@ from grid import Resident, cuda_time, torch_cuda
 from trueno_web.kernels import matmul
 from trueno_web.runtime import block_on
 
-# (batch, m, k, n): the issue's squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
+# (batch, m, k, n): the target squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
 # 16 heads: qkv, scores, probabilities @ v, output projection, fc, proj) and its small size's last projection
 SHAPES = (
     "1x4096x4096x4096,1x4095x4093x4097,1x1024x1024x1024,1x1000x999x1001,"

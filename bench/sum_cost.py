@@ -1,4 +1,4 @@
-"""What the compensated sums cost (#14): the kernels that accumulate float32 pairs (full sums, dot, sums along
+"""What the compensated sums cost: the kernels that accumulate float32 pairs (full sums, dot, sums along
 rows, layer_norm, softmax's denominator) on resident buffers, against the same kernels with the pair arithmetic
 made plain float32 adds (`--plain`: tw_lane_add and tw_pair_add of shaders/functions.wgsl add the first
 component and carry a zero error; the pair's storage stays, so this isolates the arithmetic).

@@ -1,4 +1,4 @@
-"""Benchmark: what the lazy tensor layer costs over a hand-built GpuCommandBatch doing the same work (#11).
+"""Benchmark: what the lazy tensor layer costs over a hand-built GpuCommandBatch doing the same work.
 
     python bench/tensor_overhead.py [--backend webgpu] [--size 20] [--repeat 15] [--warmup 3] [--profile]
 
@@ -14,7 +14,7 @@ view for the broadcast, execute, read), (c) NumPy on the host.
 Inputs: `host` (each run uploads them, as a first call would) and `resident` (uploaded once as
 DeviceArrays, each run imports them: what is left is recording, planning, kernels and the download).
 The three ways take turns run by run, so a busy machine slows them alike; each figure is the median of
---repeat runs after --warmup untimed ones. Prints ms, tensor/batch (issue #11: at most 1.10 at 2^20)
+--repeat runs after --warmup untimed ones. Prints ms, tensor/batch (the target: at most 1.10 at 2^20)
 and tensor/NumPy, and the dispatches of one run of each (the same work). --profile: after each row, the
 phases of both paths in us per run (Phases), so the difference can be placed.
 """
@@ -126,12 +126,13 @@ def timed(fns: dict, repeat: int, warmup: int) -> dict[str, float]:
 
 class Phases:
     """Per-run time of the phases of both paths, from wrappers around the library's own steps (only with
-    --profile): the tensor path's expression building, recording (expr._emit: the batch calls the hand-built
+    --profile): the tensor path's expression building, recording (tensor.lower._emit: the batch calls the hand-built
     batch makes too), execute, the rest of realize (walks, keep, detach, DeviceArrays) and the read; the
     batch path's recording, execute and read."""
 
     def __init__(self):
-        from trueno_web import batch, expr, resident
+        from trueno_web import batch, resident
+        from trueno_web.tensor import lower
 
         self.acc: dict[str, float] = {}
         self._undo = []
@@ -139,7 +140,7 @@ class Phases:
             (batch.GpuCommandBatch, "execute", "execute"),
             (batch.GpuCommandBatch, "read", "read"),
             (resident.DeviceArray, "read", "read"),
-            (expr, "_emit", "record"),
+            (lower, "_emit", "record"),
         ):
             self._wrap(owner, attr, key)
 

@@ -1,13 +1,13 @@
-"""The accuracy tests of #14 (tests/test_accuracy.py, test_sums.py, test_loops.py), run unchanged inside Pyodide
+"""The accuracy tests (tests/test_accuracy.py, test_sums.py, test_loops.py), run unchanged inside Pyodide
 in headless Chromium, on webgpu (SwiftShader) and wasm-simd: the ulp sweep of every elementwise op (2^12 values
-each, every special value among them) alone, through a fused batch chain and a tensor expression, the issue's
+each, every special value among them) alone, through a fused batch chain and a tensor expression, the
 named cases and pow of subnormals; sum and norm_l1 against math.fsum (alternating 1e8, 1, -1e8, 1; 2^24 + 3 ones;
-a wide range; random); the issue's loops at lavapipe's 65535-trip boundary (matmul K = 8 * 65535 + 16,
+a wide range; random); the loops at lavapipe's 65535-trip boundary (matmul K = 8 * 65535 + 16,
 convolutions of 65534 to 131071 taps) and LimitError for rows too long for the budget. NumPy is absent there: the
 references are accuracy.py's pure-Python path (tests/test_accuracy.py checks it against NumPy's on the desktop).
 
-Left to the desktop, for time (SwiftShader compiles a pipeline in seconds and runs a (2, K) @ (K, 2) of the
-issue in ~20 s): the softmax denominators, dot / mean / norm_l2 / row sums and split K / taps on a lowered budget
+Left to the desktop, for time (SwiftShader compiles a pipeline in seconds and runs the boundary's (2, K) @ (K, 2)
+in ~20 s): the softmax denominators, dot / mean / norm_l2 / row sums and split K / taps on a lowered budget
 (the same WGSL and the same splitting code as the cases here).
 """
 

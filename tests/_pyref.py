@@ -84,9 +84,12 @@ def _var(xs, ddof=0) -> float:
     return ops.get("sum").ref((v - m) * (v - m) for v in xs) / (len(xs) - ddof)
 
 
+#: the catalog's reductions of one tensor (its rows of kind "reduce" but dot, which takes two)
+CATALOG_REDUCTIONS = tuple(op.name for op in ops.CATALOG if op.kind == "reduce" and op.arity == 1)
+
 #: reductions by name: a function of a list of floats (the catalog's refs, plus mean, var, std)
 REDUCTIONS = {
-    **{name: ops.get(name).ref for name in ("sum", "max", "min", "prod", "norm_l1", "norm_l2")},
+    **{name: ops.get(name).ref for name in CATALOG_REDUCTIONS},
     "mean": _mean,
     "var": _var,
     "std": lambda xs: math.sqrt(_var(xs)) if not math.isnan(_var(xs)) else NAN,

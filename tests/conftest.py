@@ -132,6 +132,12 @@ def cpu():
     return device_for("numpy")
 
 
+@pytest.fixture(scope="session")
+def wasm():
+    """The session's wasm-simd device (skips where wasmtime is missing on the desktop)."""
+    return device_for("wasm-simd")
+
+
 @pytest.fixture
 def known_bug(request):
     """known_bug(reason, when=True, strict=True): the test is an xfail while the reported bug stands

@@ -1,4 +1,4 @@
-"""Accuracy like a math library (#14): every elementwise op of the catalog, on every backend, within its
+"""Accuracy like a math library: every elementwise op of the catalog, on every backend, within its
 ulp bound (`Op.ulp`) of a float64 reference on a dense float32 sample (accuracy.sweep_sample: every
 exponent of both signs, subnormals, +-0, +-inf, NaN, a dense grid where the activations bend and the
 known hard points); alone, fused in a batch's chain, and in a tensor expression. The float64 references
@@ -66,9 +66,9 @@ def test_fused_chain_and_tensor_expression_keep_the_bound(dev, op):
     assert not problem, "tensor: " + problem
 
 
-# ---------------------------------------------------------------- the issue's cases, by name
+# ---------------------------------------------------------------- named cases
 
-ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's bound, signs of zero too
+NAMED_CASES = [  # (op, x, float64 value): each must come back within the op's bound, signs of zero too
     ("tanh", 1e-45, 1.401298464324817e-45),
     ("elu", -1e-45, -1.401298464324817e-45),
     ("selu", -1e-45, -1.7580993408473766 * 1.401298464324817e-45),
@@ -84,8 +84,8 @@ ISSUE_CASES = [  # (op, x, float64 value): each must come back within the op's b
 ]
 
 
-@pytest.mark.parametrize("name,x,value", ISSUE_CASES, ids=lambda v: repr(v))
-def test_the_issue_cases(dev, name, x, value):
+@pytest.mark.parametrize("name,x,value", NAMED_CASES, ids=lambda v: repr(v))
+def test_named_cases(dev, name, x, value):
     op = ops.get(name)
     xs = array.array("f", [x])
     w = accuracy.float64_reference(op, [xs], accuracy.sweep_params(op))[0] if value is None else value

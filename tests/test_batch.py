@@ -46,7 +46,7 @@ def chain5(dev, x, y, fuse=True):
     return b, run(b.read(out))
 
 
-# ---------------------------------------------------------------- the counters
+# ---------------------------------------------------------------- counters
 
 
 def test_relu_scale_add_one_upload_each_one_kernel_one_read(gpu):

@@ -1,8 +1,8 @@
 """What the one-shot path caches and holds never shows: pooled buffers, cached bind groups, a plan's kept
 parameters and the webgpu driver's held submit (a one-shot call's kernels and its read back in one queue
-submit; a one-shot call's batch is private: GpuCommandBatch(dev, private=True)). Results stay right across
-repeated calls with other data, sizes and scalars; a freed buffer is never bound again; held work runs
-before a later write and without any read; a failed held submit is reported and the device goes on."""
+submit; a one-shot call is a private batch that names its read: `execute(read=out)`). Results stay right
+across repeated calls with other data, sizes and scalars; a freed buffer is never bound again; held work
+runs before a later write and without any read; a failed held submit is reported and the device goes on."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_held_work_runs_before_a_later_write(dev):
         a = await dev.upload(old)
         b = GpuCommandBatch(dev, private=True)
         out = b.relu(a)
-        await b.execute()  # held on webgpu: nothing in here yields to the event loop
+        await b.execute(read=out)  # held on webgpu: nothing in here yields to the event loop
         a.release()
         fresh = await dev.upload(new)  # takes the pooled buffer back on webgpu
         got = await b.read(out)
@@ -87,7 +87,7 @@ def test_held_work_is_submitted_without_a_read(fresh_gpu):
     out = b.relu(b.upload([-1.0, 2.0]))
 
     async def execute():
-        await b.execute()
+        await b.execute(read=out)
         return len(driver._held)
 
     assert run(execute()) == 1, "held for a read"
@@ -116,7 +116,7 @@ def test_a_failed_held_submit_is_reported_and_the_device_goes_on(fresh_gpu, monk
     b = GpuCommandBatch(fresh_gpu, private=True)
     out = b.relu(b.upload([-1.0, 2.0]))
     monkeypatch.setattr(driver, "device", Device())
-    run(b.execute())  # recorded and held; the submit from the event loop fails
+    run(b.execute(read=out))  # recorded and held; the submit from the event loop fails
     monkeypatch.undo()
     with pytest.raises(tw.GpuError, match="running kernels failed.*simulated"):
         run(b.read(out))
@@ -177,7 +177,7 @@ def test_reads_that_outlast_the_blocking_wait_are_awaited(fresh_gpu):
 
 
 def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
-    """A one-shot call's read copy is recorded with its kernels (the last node's: stage_read). A private batch
+    """A one-shot call's read copy is recorded with its kernels (the node it names: stage_read). A private batch
     read elsewhere (a kept intermediate, then the last node), a read past one staging chunk, and one-shot
     calls after them are all right, and no staging buffer is lost or made per call."""
     driver = fresh_gpu.executor.driver
@@ -194,7 +194,7 @@ def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
         b = GpuCommandBatch(fresh_gpu, private=True)
         y = b.keep(b.relu(b.upload(x)))
         z = b.scale(y, 2.0)
-        run(b.execute())
+        run(b.execute(read=z))
         assert flat(run(b.read(y))) == relu, "the staged copy is z's"
         assert flat(run(b.read(z))) == [2.0 * v for v in relu]
         b.release()

@@ -1,8 +1,9 @@
-"""The written driver protocol (backends/base.py `Driver`) and the one list of limit names.
+"""The written backend protocols (backends/base.py `Executor` and `Driver`) and the one list of limit names.
 
 Both WebGPU drivers are built here on stand-ins for their adapter and device (the browser one on a
 stand-in `js`/`pyodide` too), so the checks run on any desktop, GPU or not; one more runs on the real
-adapter where there is one.
+adapter where there is one. Every executor is checked against `Executor`: the GPU one and `auto` over the
+stand-in wgpu driver.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ MEMBERS = {
     "write_buffer",
     "compile",
     "submit",
+    "hold_next",
     "read_buffer",
     "settle",
     "destroy",
@@ -44,15 +46,42 @@ def protocol_members(proto) -> set[str]:
     }
 
 
-def check_driver(driver) -> None:
-    """`driver` has every member of base.Driver, methods with the protocol's parameters (async where it is)."""
-    for name in protocol_members(base.Driver):
-        assert hasattr(driver, name), f"{type(driver).__name__} lacks {name}"
-        declared = getattr(base.Driver, name, None)
+EXECUTOR_MEMBERS = {
+    "backend",
+    "adapter_info",
+    "limits",
+    "check_size",
+    "check_rows",
+    "upload",
+    "execute",
+    "read",
+    "free",
+    "destroy",
+    "close",
+}
+
+
+def check_methods(cls, proto) -> None:
+    """Every method `proto` declares is on `cls`, async where the protocol's is, with its parameters."""
+    for name in protocol_members(proto):
+        declared = vars(proto).get(name)
         if callable(declared):
-            got = getattr(type(driver), name)
+            got = getattr(cls, name, None)
+            assert callable(got), f"{cls.__name__} lacks {name}"
             assert inspect.iscoroutinefunction(got) == inspect.iscoroutinefunction(declared), name
             assert list(inspect.signature(got).parameters) == list(inspect.signature(declared).parameters), name
+
+
+def check_members(obj, proto) -> None:
+    """`obj` has every member of `proto`, its methods as check_methods says."""
+    for name in protocol_members(proto):
+        assert hasattr(obj, name), f"{type(obj).__name__} lacks {name}"
+    check_methods(type(obj), proto)
+
+
+def check_driver(driver) -> None:
+    """`driver` has every member of base.Driver, methods with the protocol's parameters (async where it is)."""
+    check_members(driver, base.Driver)
     assert set(driver.limits) == set(base.LIMIT_NAMES)
     assert all(isinstance(v, int) for v in driver.limits.values())
     assert isinstance(driver.features, frozenset) and isinstance(driver.wgsl_enable_subgroups, bool)
@@ -63,6 +92,41 @@ def check_driver(driver) -> None:
 
 def test_the_protocol_lists_what_the_executor_uses():
     assert protocol_members(base.Driver) == MEMBERS
+
+
+def test_the_executor_protocol_lists_what_the_device_and_batch_use():
+    assert protocol_members(base.Executor) == EXECUTOR_MEMBERS
+
+
+def check_executor(executor) -> None:
+    """`executor` has every member of base.Executor and reports every limit."""
+    check_members(executor, base.Executor)
+    assert set(executor.limits) == set(base.LIMIT_NAMES)
+    assert isinstance(executor.backend, str) and isinstance(executor.adapter_info, dict)
+
+
+def test_the_numpy_executor_keeps_the_protocol():
+    pytest.importorskip("numpy")
+    from trueno_web.backends.numpy_cpu import NumpyExecutor
+
+    executor = NumpyExecutor()
+    check_executor(executor)
+    executor.check_rows(1 << 30)  # no loop budget on the CPU
+    executor.destroy()
+
+
+def test_the_wasm_executor_keeps_the_protocol():
+    from trueno_web.backends.wasm_simd import WasmExecutor
+
+    check_methods(WasmExecutor, base.Executor)
+    pytest.importorskip("wasmtime")
+    executor = block_on(WasmExecutor.create())
+    try:
+        check_executor(executor)
+        executor.check_rows(1 << 30)
+        executor.destroy()
+    finally:
+        executor.close()
 
 
 def test_limit_names():
@@ -155,6 +219,20 @@ def test_tuning_lives_in_one_object(wgpu_native):
     assert driver.tuning == old
 
 
+def test_the_gpu_and_auto_executors_keep_the_protocol(wgpu_native):
+    pytest.importorskip("numpy")
+    from trueno_web.backends.auto import AutoExecutor
+    from trueno_web.backends.gpu import GpuExecutor
+    from trueno_web.backends.numpy_cpu import NumpyExecutor
+
+    module, _ = wgpu_native
+    gpu = GpuExecutor(block_on(module.WgpuNativeDriver.create()))
+    check_executor(gpu)
+    with pytest.raises(errors.LimitError, match="loop budget"):
+        gpu.check_rows(1 << 30)
+    check_executor(AutoExecutor(gpu, NumpyExecutor()))
+
+
 @pytest.mark.gpu
 def test_the_real_wgpu_driver_keeps_the_protocol():
     from trueno_web.backends.wgpu_native import WgpuNativeDriver
@@ -234,6 +312,14 @@ def test_browser_module_imports_without_pyodide():
         assert "js" not in sys.modules
     finally:
         sys.modules.update(saved)
+
+
+def test_browser_driver_class_keeps_the_protocol():
+    """Checked by its class alone: no stand-ins, no browser."""
+    from trueno_web.backends.browser import BrowserDriver
+
+    check_methods(BrowserDriver, base.Driver)
+    assert isinstance(BrowserDriver.wgsl_enable_subgroups, bool)
 
 
 def test_browser_driver_keeps_the_protocol(browser):

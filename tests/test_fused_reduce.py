@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import floats
 
 from trueno_web import BatchError, ops
 from trueno_web.graph import MapStep, Node, ReduceStep
@@ -17,10 +18,6 @@ from trueno_web.runtime import block_on
 
 REDUCTIONS = [op.name for op in ops.CATALOG if op.kind == "reduce" and op.arity == 1]
 SIZES = [1, 3, 4097]
-
-
-def data(n: int, seed: int, scale: float = 4.0) -> np.ndarray:
-    return (np.random.default_rng(seed).uniform(-scale, scale, n)).astype(np.float32)
 
 
 def fused_dispatches(dev) -> int:
@@ -57,7 +54,7 @@ def run_batch(dev, build, fuse=True):
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_chain_into_each_full_reduction(dev, name, n):
     """|x| + ones (two loads), then the reduction: one fused step; fuse=False gives the same result."""
-    x = data(n, n) / 1024  # prod stays in range
+    x = floats(n, n) / 1024  # prod stays in range
     ones = np.ones(n, np.float32)
     chain = np.abs(x) + ones  # float32, as the kernels round it
 
@@ -74,7 +71,7 @@ def test_chain_into_each_full_reduction(dev, name, n):
 
 @pytest.mark.parametrize("n", SIZES)
 def test_dot_of_two_chains(dev, n):
-    x, y = data(n, 1), data(n, 2)
+    x, y = floats(n, 1), floats(n, 2)
     got, b = run_batch(dev, lambda b: b.dot(b.scale(b.relu(b.upload(x)), 2.0), b.sub(b.upload(y), b.upload(x))))
     check("dot", got, np.maximum(x, 0) * np.float32(2), y - x)
     assert b.stats.dispatches == fused_dispatches(dev), b.stats
@@ -86,7 +83,7 @@ def test_dot_of_two_chains(dev, n):
 
 @pytest.mark.parametrize("name", ["sum", "max", "min", "norm_l2"])
 def test_nan_and_inf_through_the_chain(dev, name):
-    x = data(4097, 3)
+    x = floats(4097, 3)
     x[4000] = np.nan
     got, _ = run_batch(dev, lambda b: getattr(b, name)(b.scale(b.abs(b.upload(x)), 2.0)))
     assert np.isnan(got), (name, got)
@@ -96,9 +93,9 @@ def test_nan_and_inf_through_the_chain(dev, name):
     check(name, got, -x)
 
 
-def test_the_issue_example_on_lazy_tensors(dev):
+def test_sum_of_a_chain_on_lazy_tensors(dev):
     """(relu(t) * 2).sum(): one fused step, as are its max and the sum of a reshape; mean adds its scale."""
-    x = data(4097, 4)
+    x = floats(4097, 4)
     t = dev.tensor(x)
     chain = np.maximum(x, 0) * np.float32(2)
     for name, reduce, extra in (
@@ -115,7 +112,7 @@ def test_the_issue_example_on_lazy_tensors(dev):
 
 def test_strided_and_broadcast_loads(dev):
     """A transpose, a stepped slice and a broadcast bias read through index arithmetic in the fused pass."""
-    x, bias = data(60 * 70, 5).reshape(60, 70), data(70, 6)
+    x, bias = floats(60 * 70, 5).reshape(60, 70), floats(70, 6)
     t, tb = dev.tensor(x), dev.tensor(bias)
     cases = [
         ((t.T * 3).sum(), (x.T * np.float32(3))),
@@ -132,7 +129,7 @@ def test_strided_and_broadcast_loads(dev):
 
 def test_a_chain_value_needed_elsewhere_is_written(dev2):
     """y = relu(x) * 2 read by the sum and kept (or read by another op): y is written, the sum reads it."""
-    x = data(1000, 7)
+    x = floats(1000, 7)
     y_ref = np.maximum(x, 0) * np.float32(2)
     b = dev2.batch()
     y = b.scale(b.relu(b.upload(x)), 2.0)
@@ -159,7 +156,7 @@ def test_unrolled_loop_with_a_chain(gpu, monkeypatch):
     """One workgroup of partials, so each thread runs the unrolled loop (8 vec4s of one load, 4 of two)
     before its tail."""
     monkeypatch.setattr(gpu.executor.caps, "reduce_partials", 1)
-    x, y = data(12291, 8), data(12291, 9)
+    x, y = floats(12291, 8), floats(12291, 9)
     ones = np.ones_like(x)
     for name in REDUCTIONS:
         got, _ = run_batch(gpu, lambda b: getattr(b, name)(b.add(b.scale(b.upload(x), 2.0**-10), b.upload(ones))))

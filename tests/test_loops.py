@@ -1,4 +1,4 @@
-"""Bounded kernel loops (#14): no kernel loop runs past the adapter's loop budget (Mesa's llvmpipe stops a
+"""Bounded kernel loops: no kernel loop runs past the adapter's loop budget (Mesa's llvmpipe stops a
 shader's loops after 65535 iterations in all, with no error). A long K of matmul and a long convolution
 kernel are split over dispatches that add their partial sums; a row reduction too long for the budget
 raises LimitError. Small integers, so every result is exact (float64 reference)."""
@@ -11,6 +11,7 @@ import math
 
 import pytest
 from _cases import as_arg, flat
+from _helpers import tensor
 from _pyref import Ref
 
 import trueno_web as tw
@@ -26,10 +27,6 @@ LLVMPIPE = 65535  # LP_MAX_TGSI_LOOP_ITERATIONS
 def ints(shape, mod: int, shift: int) -> Ref:
     """Small integers varying along every axis (a wrong or repeated slice of K changes the sum)."""
     return Ref([(sum(i) * 7 + shift) % mod - mod // 2 for i in itertools.product(*map(range, shape))], shape)
-
-
-def tensor(dev, r: Ref):
-    return dev.tensor(r.f32(), shape=r.shape)
 
 
 def host(r: Ref):
@@ -72,7 +69,7 @@ def test_matmul_split_k_on_the_device(gpu, monkeypatch):
 
 @pytest.mark.slow
 def test_matmul_past_llvmpipes_loop_limit(dev):
-    """The issue's case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
+    """The boundary case: ones (2, K) @ (K, 2) with K = 2^19 + 8 (65536 slices of 8 in one loop on lavapipe
     gave 524280), on every backend (~15 s on lavapipe)."""
     k = 8 * LLVMPIPE + 16
     ones = array.array("f", [1.0]) * (2 * k)
@@ -126,7 +123,7 @@ def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
 
 
 def test_one_long_row_reduces_as_a_whole(gpu, monkeypatch):
-    """A single row longer than tensor.ONE_ROW_MAX is a full reduction (partials over many workgroups, not
+    """A single row longer than tensor.reduce.ONE_ROW_MAX is a full reduction (partials over many workgroups, not
     one workgroup's loop): past the row kernel's budget it still sums, and softmax (max, sum) keeps working."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     x = ints((1, 70001), 3, 0)

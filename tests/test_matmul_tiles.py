@@ -1,4 +1,4 @@
-"""Every matmul tiling, split of K over workgroups and tile order (#13), forced through Caps, on odd shapes
+"""Every matmul tiling, split of K over workgroups and tile order, forced through Caps, on odd shapes
 against NumPy in float64; and how the choice is made (the rule, the measured table, the limits)."""
 
 from __future__ import annotations

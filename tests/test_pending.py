@@ -14,7 +14,21 @@ from _cases import flat, run
 import trueno_web as tw
 from trueno_web import calls
 
-INTERNAL = ("device.py", "batch.py", "kinds.py", "tensor.py", "expr.py", "graph.py", "planner.py", "host.py")
+INTERNAL = (
+    "device.py",
+    "batch.py",
+    "kinds.py",
+    "graph.py",
+    "planner.py",
+    "host.py",
+    "core.py",
+    "expr.py",
+    "lower.py",
+    "views.py",
+    "reduce.py",
+    "linalg.py",
+    "creation.py",
+)
 
 
 def frames(error: BaseException) -> list[tuple[str, str]]:
@@ -74,7 +88,7 @@ def test_an_awaited_error_ends_at_the_callers_line(cpu, call):
         lambda d: d.batch().relu("1, 2"),  # host conversion (host.py)
         lambda d: d.scale([1.0]),  # argument binding (calls.py)
         lambda d: d.batch().softmax(d.batch().upload([[[1.0]]])),  # a batch's shape rule (batch.py, kinds.py)
-        lambda d: d.tensor([1.0, 2.0]).matmul(d.tensor([1.0])),  # a tensor method (tensor.py, kinds.py)
+        lambda d: d.tensor([1.0, 2.0]).matmul(d.tensor([1.0])),  # a tensor method (tensor/core.py, kinds.py)
     ],
     ids=["host", "bind", "batch", "tensor"],
 )

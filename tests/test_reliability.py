@@ -1,4 +1,4 @@
-"""Reliability (#7): property tests, faults, load and limits, with nothing silently wrong.
+"""Reliability: property tests, faults, load and limits, with nothing silently wrong.
 
 Sections (docs/reliability.md has the table of what was tried and what happened):
 
@@ -64,7 +64,7 @@ COMMON = dict(
 
 # ================================================================ property tests: values
 
-#: every kind of awkward float32 the issue asks for
+#: every kind of awkward float32
 SUBNORMALS = (1e-40, -1e-40, 1.4e-45, -1.4e-45, 1.1754942e-38, -5e-39)
 EXP_OVERFLOW = (88.72284, -88.72284, 88.8, -88.8, 89.0, -89.0, 100.0, -100.0, 104.0, -104.0, 1000.0, -1000.0)
 SPECIAL_VALUES = (

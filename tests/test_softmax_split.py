@@ -1,4 +1,4 @@
-"""Softmax's fast paths (issue #13) against float64 NumPy on every backend: the split-row kernel (a stats
+"""Softmax's fast paths against float64 NumPy on every backend: the split-row kernel (a stats
 pass and a write pass that walks the grid and each chunk backwards) on ragged chunks, several rows and
 special values, forced at small sizes by a small CHUNK_VECS; the one-pass kernel with several rows per
 workgroup and partial four-vector trips; and attention's scale + causal mask read by the softmax's row

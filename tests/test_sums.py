@@ -1,4 +1,4 @@
-"""Compensated sums (#14): sum, dot, norm_l1, norm_l2, mean and sums along an axis on every backend against
+"""Compensated sums: sum, dot, norm_l1, norm_l2, mean and sums along an axis on every backend against
 math.fsum of the float64 values, on data that defeats a plain float32 accumulation (cancellation, a count
 past 2^24, a huge dynamic range) and on random data. The bound (docs/accuracy.md): |got - S| <= one
 rounding of S (2^-24 |S|, twice that for mean and norm_l2) + 2^-44 sum|x|, where S is the float64 result.

@@ -16,7 +16,20 @@ import random
 
 import pytest
 from _cases import HAVE_NUMPY
-from _pyref import INF, NAN, Ref, apply, assert_close, choice, flat_values, uniform, where
+from _helpers import refs, tensor
+from _pyref import (
+    CATALOG_REDUCTIONS,
+    INF,
+    NAN,
+    REDUCTIONS,
+    Ref,
+    apply,
+    assert_close,
+    choice,
+    flat_values,
+    uniform,
+    where,
+)
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
@@ -26,19 +39,11 @@ needs_numpy = pytest.mark.skipif(
 )
 
 RNG = random.Random(7)
+data = refs(RNG, -3.0, 3.0)
 
 #: values for the operator cases: equal pairs (for == <= >=), zeros of both signs (x / 0, 0 ** -1),
 #: negative bases with integer and fractional exponents, NaN and both infinities
 SPECIAL_VALUES = (NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1.5, -2.75, 0.375)
-
-
-def data(*shape, lo=-3.0, hi=3.0) -> Ref:
-    return uniform(RNG, shape, lo, hi)
-
-
-def tensor(dev, r: Ref):
-    """A tensor of the float32 values of `r` (array.array('f') host data plus its shape)."""
-    return dev.tensor(r.f32(), shape=r.shape)
 
 
 def check(t, want: Ref, rtol=2e-6, atol=2e-6):
@@ -165,7 +170,8 @@ def test_views_cost_nothing_and_read_right(dev):
     check((t.T + t.T)[1], (x.T + x.T)[1])
 
 
-@pytest.mark.parametrize("name", ["sum", "max", "min", "mean", "var", "norm_l1", "norm_l2"])
+# every reduction of the tensors but prod, whose product of up to 4097 * 3 * 2 inputs leaves float32's range
+@pytest.mark.parametrize("name", [name for name in REDUCTIONS if name != "prod"])
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), 1])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions_along_axes(dev, name, axis, keepdims):
@@ -382,13 +388,13 @@ def _xcheck_cases():
                 f"{name}(axis={axis}, keepdims={keep})",
                 (lambda name, axis, keep: lambda L, a, b, x, m, n: L.reduce(x, name, axis, keep))(name, axis, keep),
             )
-            for name in ("sum", "max", "min", "prod", "mean", "var", "std", "norm_l1", "norm_l2")
+            for name in REDUCTIONS
             for axis in (None, 0, -1, (0, 2), (2, 0, 1))
             for keep in (False, True)
         ],
         *[
             (f"{name} of specials", (lambda name: lambda L, a, b, x, m, n: L.reduce(a * b, name, 1, False))(name))
-            for name in ("sum", "max", "min", "prod", "norm_l1", "norm_l2")
+            for name in CATALOG_REDUCTIONS
         ],
         ("sum of an empty axis", lambda L, a, b, x, m, n: L.reduce(x[:, :0], "sum", 1, False)),
         ("sum over no rows", lambda L, a, b, x, m, n: L.reduce(x[:, :0], "sum", 2, True)),

@@ -1,7 +1,7 @@
 """Reductions along axes fused with the elementwise ops around them (graph.RowStep, kernels/rows.py), and
 the layers built on them (linear, layer_norm, attention, argmax), on every backend against the float64
-reference (_pyref.Ref, pure Python, so these bodies also run inside Pyodide); the dispatch counts the
-tensor issue asks for are asserted on every backend (the CPU backends count plan steps)."""
+reference (_pyref.Ref, pure Python, so these bodies also run inside Pyodide); the dispatch counts
+they must take are asserted on every backend (the CPU backends count plan steps)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,14 @@ import math
 import random
 
 import pytest
-from _pyref import INF, NAN, Ref, apply, assert_close, matmul, uniform, where
+from _helpers import refs, tensor
+from _pyref import INF, NAN, Ref, apply, assert_close, matmul, where
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
 
 RNG = random.Random(11)
-
-
-def data(*shape, lo=-3.0, hi=3.0) -> Ref:
-    return uniform(RNG, shape, lo, hi)
-
-
-def tensor(dev, r: Ref):
-    return dev.tensor(r.f32(), shape=r.shape)
+data = refs(RNG, -3.0, 3.0)
 
 
 def run(dev, t):
@@ -37,7 +31,7 @@ def ref_layer_norm(x: Ref, w: Ref, b: Ref, eps=1e-5, axes=(-1,)) -> Ref:
     return centred / apply("sqrt", (centred * centred).mean(axes, keepdims=True) + eps) * w + b
 
 
-# ---------------------------------------------------------------- the issue's dispatch counts
+# ---------------------------------------------------------------- dispatch counts
 
 
 def test_matmul_bias_relu_scale_sum_is_two_dispatches(dev):

@@ -1,4 +1,4 @@
-"""Property test (#11): random lazy-tensor expression graphs against NumPy float64, on every backend.
+"""Property test: random lazy-tensor expression graphs against NumPy float64, on every backend.
 
 A drawn program is a list of steps over a growing list of values (each step reads earlier values, so
 a value is often read more than once: shared subexpressions):

@@ -16,13 +16,14 @@ import random
 
 import pytest
 from _cases import HAVE_NUMPY
+from _helpers import refs, tensor
 from _pyref import INF, NAN, Ref, assert_close, concatenate, flat_values, maximum, pad, stack, uniform
 
 import trueno_web as tw
 from trueno_web.kernels import map as map_kernel
 from trueno_web.layout import View
 from trueno_web.runtime import block_on
-from trueno_web.views import _sliced, pad_widths
+from trueno_web.tensor.views import _sliced, pad_widths
 
 needs_numpy = pytest.mark.skipif(
     not HAVE_NUMPY,
@@ -30,15 +31,7 @@ needs_numpy = pytest.mark.skipif(
 )
 
 RNG = random.Random(11)
-
-
-def data(*shape) -> Ref:
-    return uniform(RNG, shape)
-
-
-def tensor(dev, r: Ref):
-    """A tensor of the float32 values of `r` (array.array('f') host data plus its shape)."""
-    return dev.tensor(r.f32(), shape=r.shape)
+data = refs(RNG, -3.0, 3.0)
 
 
 def zeros(*shape) -> Ref:

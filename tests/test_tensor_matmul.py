@@ -17,6 +17,7 @@ import struct
 
 import pytest
 from _cases import HAVE_NUMPY, Case, reference_python
+from _helpers import refs, tensor
 from _pyref import Ref, assert_close, concatenate, flat_values, uniform
 
 import trueno_web as tw
@@ -32,16 +33,8 @@ needs_numpy = pytest.mark.skipif(
 )
 
 RNG = random.Random(11)
+data = refs(RNG, -1.0, 1.0)
 MATMUL = ops.get("matmul")
-
-
-def data(*shape) -> Ref:
-    return uniform(RNG, shape, -1.0, 1.0)
-
-
-def tensor(dev, r: Ref):
-    """A tensor of the float32 values of `r` (array.array('f') host data plus its shape)."""
-    return dev.tensor(r.f32(), shape=r.shape)
 
 
 def check(got, a: Ref, b: Ref):

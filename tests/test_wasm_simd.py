@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import floats
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("wasmtime")
@@ -69,10 +70,9 @@ REDUCE = [op for op in ops.CATALOG if op.kind == "reduce"]
 
 
 @pytest.fixture(scope="module")
-def dev():
-    device = block_on(tw.GpuDevice.create("wasm-simd"))
-    yield device
-    device.close()
+def dev(wasm):
+    """This file's device: the session's wasm-simd one (conftest)."""
+    return wasm
 
 
 def params_of(op, **override):
@@ -102,10 +102,6 @@ def check(got, want, rtol, atol, what=""):
     assert idx.size == 0, f"{what}: {idx.size} mismatches, first at {idx[:5]}: got {got[idx[:5]]}, want {want[idx[:5]]}"
 
 
-def data(n, seed, lo=-4.0, hi=4.0):
-    return np.random.default_rng(seed).uniform(lo, hi, n).astype(np.float32)
-
-
 def factors(n, seed):
     """n float32 factors +-e^u, |u| <= min(1, 250 / n): no partial product of them leaves float32's range."""
     rng = np.random.default_rng(seed)
@@ -117,7 +113,7 @@ def inputs(op, n):
     """Inputs of size n: uniform in [-4, 4); where's condition 0 where negative; prod's `factors`."""
     if op.name == "prod":
         return [factors(n, 0)]
-    xs = [data(n, seed) for seed in range(op.arity)]
+    xs = [floats(n, seed) for seed in range(op.arity)]
     if op.kind == "ternary":
         xs[0] = np.maximum(xs[0], 0)
     return xs
@@ -222,7 +218,7 @@ def check_reduce(op, got, *xs):
 def test_reduction_sizes(dev, op, n):
     if n == 0 and op.name in ("max", "min"):
         with pytest.raises(tw.TruenoValueError):
-            block_on(getattr(dev, op.name)(data(0, 0)))
+            block_on(getattr(dev, op.name)(floats(0, 0)))
         return
     xs = inputs(op, n)
     got = block_on(getattr(dev, op.name)(*xs))
@@ -258,10 +254,10 @@ def test_long_sums_are_accurate(dev, name):
 def test_max_min_propagate_nan_in_the_tail(dev):
     for n in (1, 3, 5, 17, 33):
         for i in range(n):
-            x = data(n, n)
+            x = floats(n, n)
             x[i] = np.nan
             assert math.isnan(block_on(dev.max(x))) and math.isnan(block_on(dev.min(x))), (n, i)
-    x = data(37, 1)
+    x = floats(37, 1)
     assert block_on(dev.max(x)) == x.max() and block_on(dev.min(x)) == x.min()
     assert block_on(dev.max(np.full(5, -np.inf, np.float32))) == -np.inf
 
@@ -275,7 +271,7 @@ def test_max_min_propagate_nan_in_the_tail(dev):
 )
 def test_softmax_shapes(dev, name, shape):
     op = ops.get(name)
-    x = data(math.prod(shape), 3, -8, 8).reshape(shape)
+    x = floats(math.prod(shape), 3, -8, 8).reshape(shape)
     got = block_on(getattr(dev, name)(x))
     assert got.shape == shape
     check(got, reference(op, x) if x.size else x, op.rtol, op.atol, name)
@@ -326,7 +322,7 @@ def test_softmax_extremes(dev, name):
 def test_matmul(dev, mkn):
     m, k, n = mkn
     op = ops.get("matmul")
-    a, b = data(m * k, 1, -1, 1).reshape(m, k), data(k * n, 2, -1, 1).reshape(k, n)
+    a, b = floats(m * k, 1, -1, 1).reshape(m, k), floats(k * n, 2, -1, 1).reshape(k, n)
     got = block_on(dev.matmul(a, b))
     assert got.shape == (m, n)
     mag = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
@@ -360,7 +356,7 @@ def test_matmul_special_values(dev):
 def test_convolve2d(dev, shapes):
     (h, w), (kh, kw) = shapes
     op = ops.get("convolve2d")
-    img, ker = data(h * w, 4, -1, 1).reshape(h, w), data(kh * kw, 5, -1, 1).reshape(kh, kw)
+    img, ker = floats(h * w, 4, -1, 1).reshape(h, w), floats(kh * kw, 5, -1, 1).reshape(kh, kw)
     got = block_on(dev.convolve2d(img, ker))
     assert got.shape == (h - kh + 1, w - kw + 1)
     mag = reference(op, np.abs(img), np.abs(ker))
@@ -368,7 +364,7 @@ def test_convolve2d(dev, shapes):
 
 
 def test_convolve2d_special_values(dev):
-    img = data(6 * 21, 6).reshape(6, 21)
+    img = floats(6 * 21, 6).reshape(6, 21)
     img[2, 3], img[4, 17], img[0, 20] = np.nan, np.inf, -np.inf
     ker = np.array([[1.0, 0.5], [-1.0, 2.0]], np.float32)
     op = ops.get("convolve2d")
@@ -380,7 +376,7 @@ def test_convolve2d_special_values(dev):
 
 @pytest.mark.parametrize("n", [1, 4097, 3 * 16384 + 7], ids=lambda n: f"n{n}")
 def test_fused_chain_matches_numpy_and_the_unfused_path(dev, n):
-    x, other = data(n, 8), data(n, 9)
+    x, other = floats(n, 8), floats(n, 9)
     want = np.float32(2.0) * np.maximum(x, 0) + other
     results = []
     for fuse in (True, False):
@@ -398,7 +394,7 @@ def test_fused_chain_matches_numpy_and_the_unfused_path(dev, n):
 
 
 def test_batch_mixed_steps_and_kept_intermediates(dev):
-    x = data(3000, 10)
+    x = floats(3000, 10)
     batch = dev.batch()
     a = batch.upload(x)
     t = batch.keep(batch.tanh(a))
@@ -420,7 +416,7 @@ def test_batch_mixed_steps_and_kept_intermediates(dev):
 def test_device_arrays_and_no_leaks(dev):
     ex = dev.executor
     before = ex.live_bytes()
-    x = data(5000, 12)
+    x = floats(5000, 12)
     arr = block_on(dev.upload(x))
     assert np.array_equal(block_on(arr.read()), x)
     for _ in range(3):
@@ -561,12 +557,12 @@ def test_scalar_build_computes_the_same(tmp_path):
 
     scalar = tw.GpuDevice(block_on(WasmExecutor.create(wasm)))
     assert "scalar" in scalar.adapter_info["device"]
-    x = data(1027, 13, -30, 30)
+    x = floats(1027, 13, -30, 30)
     x[:4] = [np.nan, np.inf, -np.inf, -0.0]
     for op in UNARY:
         params = params_of(op)
         check(block_on(getattr(scalar, op.name)(x, **params)), reference(op, x, **params), op.rtol, op.atol, op.name)
-    a, b = data(37 * 19, 1).reshape(37, 19), data(19 * 23, 2).reshape(19, 23)
+    a, b = floats(37 * 19, 1).reshape(37, 19), floats(19 * 23, 2).reshape(19, 23)
     assert np.allclose(block_on(scalar.matmul(a, b)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     want = np.dot(x[4:].astype(np.float64), x[4:])
     assert abs(block_on(scalar.dot(x[4:], x[4:])) - want) < 1e-6 * want

@@ -46,13 +46,6 @@ VIEWS = {
 }
 
 
-@pytest.fixture(scope="module")
-def wasm():
-    device = block_on(tw.GpuDevice.create("wasm-simd"))
-    yield device
-    device.close()
-
-
 @pytest.fixture
 def calls(wasm, monkeypatch):
     """The names of the module's exports called while a test runs."""

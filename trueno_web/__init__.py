@@ -9,6 +9,9 @@ Nothing heavy is imported here: wgpu, NumPy and the `js` module load when a back
 
 from __future__ import annotations
 
+from importlib import import_module
+from importlib.util import find_spec
+
 from . import errors, runtime
 from .errors import (
     BatchError,
@@ -63,9 +66,9 @@ _LAZY = {
     "linear": ("nn", "linear"),
     "layer_norm": ("nn", "layer_norm"),
     "scaled_dot_product_attention": ("nn", "scaled_dot_product_attention"),
-    "concatenate": ("join", "concatenate"),
-    "stack": ("join", "stack"),
-    "realize": ("expr", "realize"),
+    "concatenate": ("tensor", "concatenate"),
+    "stack": ("tensor", "stack"),
+    "realize": ("tensor", "realize"),
     "GpuDevice": ("device", "GpuDevice"),
     "DeviceArray": ("resident", "DeviceArray"),
     "GpuCommandBatch": ("batch", "GpuCommandBatch"),
@@ -79,9 +82,6 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    from importlib import import_module
-    from importlib.util import find_spec
-
     if name not in _LAZY:
         if name.startswith("_") or name in _NOT_FUNCTIONS or find_spec(f"{__name__}.{name}") is not None:
             raise AttributeError(f"module 'trueno_web' has no attribute {name!r}")  # a submodule: imported as one

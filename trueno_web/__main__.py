@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .app.demo import run_demo
+from .app.server import serve_forever
+from .runtime import block_on
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m trueno_web", description=__doc__)
@@ -15,13 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .app.demo import run_demo
-        from .runtime import block_on
-
         block_on(run_demo())
         return 0
-    from .app.server import serve_forever
-
     return serve_forever(args.host, args.port)
 
 

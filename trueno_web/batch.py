@@ -16,7 +16,6 @@ from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
-from .kernels.rows import check_budget
 from .layout import View
 from .ops import Op
 from .planner import plan
@@ -208,28 +207,26 @@ class GpuCommandBatch:
         if not op.elementwise and rows is None:  # only these kernels read strided views
             for b in ids:
                 self._flat(b, f"{op.name}'s input")
-        caps = getattr(self.executor, "caps", None)  # a WGSL executor's: its loop budget
-        if rows and caps is not None:  # a row too long for even one reduction's own pass raises here, not at execute
-            check_budget(math.prod(ids[0].shape) // rows, 1, 1, caps)
+        if rows:  # a row too long for even one reduction's own pass raises here, not at execute
+            self.executor.check_rows(math.prod(ids[0].shape) // rows)
         return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options))
 
     # ------------------------------------------------------------ running and reading
 
-    async def execute(self) -> None:
-        """Upload what is queued and run every op queued since the last execute, in one submit."""
+    async def execute(self, read: BufferId | None = None) -> None:
+        """Upload what is queued and run every op queued since the last execute, in one submit. `read`: the
+        buffer read right after (a one-shot call): where the backend can, its copy joins this submit."""
         executor = self.executor
         self.device.check_open()
         pending, self._pending = self._pending, []
         planned = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
         stats = (self.stats, self.device.stats)
+        read_id = None if read is None else self._own(read).index
         self._borrow_unreachable()
         try:
             for nid in planned.fused_away:  # never written to memory: reading them raises (undone on failure)
                 self._nodes[nid].fused_away = True
-            if self.private and getattr(executor, "joins_read", False):  # a one-shot call: its read follows
-                await executor.execute(self._nodes, planned, stats, read_next=True)
-            else:
-                await executor.execute(self._nodes, planned, stats)
+            await executor.execute(self._nodes, planned, stats, read=read_id)
         except BaseException:
             self._pending = pending + self._pending
             for nid in pending:

@@ -145,8 +145,9 @@ def make_method(op: Op, impl, doc_suffix: str, self_is_input: bool = False):
 
 def install(cls, impl, doc_suffix: str, self_is_input: bool = False) -> None:
     """Give `cls` one method per catalog op and alias, each handing its bound call to `impl`; a method
-    the class writes itself (Tensor.sum with its axis) stays."""
+    the class or a mixin of it writes itself (Tensor.sum with its axis) stays."""
+    own = {name for c in cls.__mro__[:-1] for name in c.__dict__}  # [:-1]: not object's
     for op in CATALOG:
         for name in (op.name, *op.aliases):
-            if name not in cls.__dict__:
+            if name not in own:
                 setattr(cls, name, make_method(op, impl, doc_suffix, self_is_input))

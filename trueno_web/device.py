@@ -11,6 +11,7 @@ from .errors import DeviceLostError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
 from .stats import Stats
+from .tensor import asarray
 
 BACKENDS = ("auto", "webgpu", "numpy", "wasm-simd")
 
@@ -114,8 +115,6 @@ class GpuDevice:
 
     def tensor(self, data, shape: tuple[int, ...] | None = None):
         """A lazy Tensor on this device from host data or a DeviceArray (nothing runs yet)."""
-        from .tensor import asarray
-
         return asarray(data, self, shape)
 
     async def upload(self, data, shape: tuple[int, ...] | None = None) -> DeviceArray:
@@ -139,9 +138,7 @@ class GpuDevice:
 
     def destroy(self) -> None:
         """Destroy the underlying GPU device as a loss would (for fault tests); later calls raise DeviceLostError."""
-        driver = getattr(self.executor, "driver", None)
-        if driver is not None:
-            driver.destroy()
+        self.executor.destroy()
         self._closed = True
 
     def __repr__(self) -> str:
@@ -152,7 +149,7 @@ async def _one_shot(self, op, inputs, params, options):
     batch = GpuCommandBatch(self, private=True)
     try:
         out = batch.record(op, inputs, params, options)
-        await batch.execute()
+        await batch.execute(read=out)
         return await batch.read(out)
     finally:
         batch.release()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from . import references as ref
+from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
 from .references import SELU_ALPHA, SELU_SCALE
 
@@ -223,6 +224,4 @@ def get(name: str) -> Op:
     try:
         return BY_NAME[name]
     except KeyError:
-        from .errors import TruenoValueError
-
         raise TruenoValueError(f"unknown op {name!r}; known ops: {', '.join(sorted(BY_NAME))}") from None

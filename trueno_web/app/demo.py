@@ -8,17 +8,19 @@ import time
 
 from .. import ops
 from ..device import GpuDevice, cpu_backend
+from ..kinds import Kind
+from ..models import Mlp, TransformerBlock, load_digits_file
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):
     """Inputs and scalar parameters that exercise `op` (float32 NumPy arrays)."""
     import numpy as np
 
-    if op.kind == "matmul":
+    if op.kind is Kind.MATMUL:
         return [rng.standard_normal((65, 33), dtype=np.float32), rng.standard_normal((33, 17), dtype=np.float32)], {}
-    if op.kind == "conv2d":
+    if op.kind is Kind.CONV2D:
         return [rng.standard_normal((37, 53), dtype=np.float32), rng.standard_normal((5, 3), dtype=np.float32)], {}
-    if op.kind == "softmax":
+    if op.kind is Kind.SOFTMAX:
         return [rng.standard_normal((7, n // 7), dtype=np.float32) * 4], {}
     params = {p.name: p.default if p.default is not None else 0.5 for p in op.params}
     if op.name == "clip":
@@ -78,8 +80,6 @@ async def chain_timings(dev: GpuDevice, n: int, repeat: int = 5) -> dict[str, fl
 
 async def digits_accuracy(dev: GpuDevice) -> tuple[float, int]:
     """(accuracy, count) of the shipped classifier on the held-out digits that ship with it."""
-    from ..models import Mlp, load_digits_file
-
     arrays, _ = load_digits_file()
     (x, shape), (labels, _) = arrays["test_x"], arrays["test_y"]
     mlp = await Mlp.digits(dev)
@@ -91,8 +91,6 @@ async def block_timing(dev: GpuDevice, seq: int = 128, d_model: int = 256, heads
     """ms per forward pass of the transformer block (seeded weights uploaded once, input resident,
     result read back), after one warm-up run."""
     import numpy as np
-
-    from ..models import TransformerBlock
 
     rng = np.random.default_rng(0)
     weights = {

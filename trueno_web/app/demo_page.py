@@ -18,11 +18,11 @@ Float arrays in results are `array.array('f')` (the worker turns them into Float
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Callable
 
+from .. import __version__
 from ..device import GpuDevice
 from ..device import cpu_backend as default_cpu_backend
 from ..errors import TruenoError
@@ -42,54 +42,22 @@ from .demo_workloads import (
     f32,
     grid,
     make_image,
+    max_abs_diff,
     op_params,
     run_filter,
+    stats_delta,
+    summary,
+    timed,
 )
+from .digit_classifier import DigitClassifier
 
 Progress = Callable[[str, float], object] | None
 
 # ------------------------------------------------------------------------------ helpers
 
 
-def _stats_delta(before: dict, after: dict) -> dict:
-    return {k: after[k] - before[k] for k in after}
-
-
-def _summary(values) -> dict:
-    finite = [v for v in values if math.isfinite(v)]
-    return {
-        "min": min(finite, default=0.0),
-        "max": max(finite, default=0.0),
-        "sum": math.fsum(finite),
-        "count": len(values),
-    }
-
-
-def _max_abs_diff(a, b) -> float:
-    worst = 0.0
-    for u, v in zip(a, b):
-        if u != v:
-            if math.isnan(u) or math.isnan(v):
-                return math.inf
-            worst = max(worst, abs(u - v))
-    return worst
-
-
 def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
-
-
-async def _timed(fn, min_runs: int, max_runs: int, budget_s: float) -> dict:
-    """Time `await fn()` at least min_runs and at most max_runs times, stopping once budget_s is
-    spent: the median, the fastest and slowest run, and how many runs (ms)."""
-    times = []
-    start = time.perf_counter()
-    while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < budget_s):
-        t0 = time.perf_counter()
-        await fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return {"ms": times[len(times) // 2], "ms_min": times[0], "ms_max": times[-1], "runs": len(times)}
 
 
 ENABLE_WEBGPU = (
@@ -110,6 +78,7 @@ class DemoSession:
         self.webgpu = dict(webgpu)
         self.open_error = open_error
         self._inputs: dict[int, tuple] = {}
+        self._digits = None  # the digit classifier, loaded on first use (digits())
 
     @property
     def compare(self) -> bool:
@@ -167,8 +136,6 @@ class DemoSession:
             software_note = "This adapter is a software GPU (it runs on the CPU)."
         else:
             software_note = None
-        from .. import __version__
-
         return {
             "backend": self.dev.backend,
             "adapter": info,
@@ -210,7 +177,7 @@ class DemoSession:
             curves[label], stats = await run()
             ms[label] = {
                 "first": (time.perf_counter() - t0) * 1e3,
-                **await _timed(run, min_runs=3, max_runs=9, budget_s=0.5),
+                **await timed(run, min_runs=3, max_runs=9, budget_s=0.5),
             }
             if label == "gpu":
                 gpu_stats = stats
@@ -225,7 +192,7 @@ class DemoSession:
                     "params": op_params(op),
                     "gpu": g,
                     "cpu": c,
-                    "max_abs_diff": None if c is None else _max_abs_diff(g, c),
+                    "max_abs_diff": None if c is None else max_abs_diff(g, c),
                     "atol": op.atol,
                     "rtol": op.rtol,
                     "probes": [
@@ -271,9 +238,9 @@ class DemoSession:
                 if label == "gpu":
                     entry["output"] = out
                     entry["shape"] = list(shape)
-                    entry["summary"] = _summary(out)
+                    entry["summary"] = summary(out)
                 else:
-                    entry["max_abs_diff"] = _max_abs_diff(entry["output"], out)
+                    entry["max_abs_diff"] = max_abs_diff(entry["output"], out)
             results[name] = entry
         return {
             "image": image,
@@ -311,8 +278,8 @@ class DemoSession:
             await fn(dev)  # warm-up: pipelines compile, buffers get pooled
             before = dev.stats.as_dict()
             outputs[name] = f32(await fn(dev))
-            stats = _stats_delta(before, dev.stats.as_dict())
-            timing = await _timed(lambda: fn(dev), min_runs=repeat or 7, max_runs=repeat or 41, budget_s=0.4)
+            stats = stats_delta(before, dev.stats.as_dict())
+            timing = await timed(lambda: fn(dev), min_runs=repeat or 7, max_runs=repeat or 41, budget_s=0.4)
             rows.append({"name": name, "backend": dev.backend, **timing, "stats": stats})
         _report(progress, "comparing results", 0.95)
         reference = outputs["CPU fallback"] if self.compare else f32(await chain_batch(self.cpu, x, y, fuse=True))
@@ -333,10 +300,8 @@ class DemoSession:
 
     async def digits(self) -> dict:
         """Load the digit classifier (trueno_web.models.Mlp.digits) on both devices, warmed up (once);
-        returns its held-out accuracy and the backends (app/digits.py: the panel's Python side)."""
-        if getattr(self, "_digits", None) is None:
-            from .digits import DigitClassifier
-
+        returns its held-out accuracy and the backends (app/digit_classifier.py: the panel's Python side)."""
+        if self._digits is None:
             self._digits = await DigitClassifier.load(self.dev, self.cpu)
         return self._digits.info()
 

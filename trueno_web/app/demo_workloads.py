@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import array
 import math
+import time
 
 from .. import ops
 from ..device import GpuDevice
@@ -146,3 +147,46 @@ def f32(values) -> array.array:
     out = array.array("f")
     out.frombytes(memoryview(values).cast("B") if hasattr(values, "tobytes") else array.array("f", values).tobytes())
     return out
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+def stats_delta(before: dict, after: dict) -> dict:
+    """What each counter of `stats.as_dict()` grew by."""
+    return {k: after[k] - before[k] for k in after}
+
+
+def summary(values) -> dict:
+    """min, max, sum of the finite values, and how many values in all."""
+    finite = [v for v in values if math.isfinite(v)]
+    return {
+        "min": min(finite, default=0.0),
+        "max": max(finite, default=0.0),
+        "sum": math.fsum(finite),
+        "count": len(values),
+    }
+
+
+def max_abs_diff(a, b) -> float:
+    """max |a - b| elementwise; infinite where one side alone is NaN."""
+    worst = 0.0
+    for u, v in zip(a, b):
+        if u != v:
+            if math.isnan(u) or math.isnan(v):
+                return math.inf
+            worst = max(worst, abs(u - v))
+    return worst
+
+
+async def timed(fn, min_runs: int, max_runs: int, budget_s: float) -> dict:
+    """Time `await fn()` at least min_runs and at most max_runs times, stopping once budget_s is
+    spent: the median, the fastest and slowest run, and how many runs (ms)."""
+    times = []
+    start = time.perf_counter()
+    while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        await fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return {"ms": times[len(times) // 2], "ms_min": times[0], "ms_max": times[-1], "runs": len(times)}

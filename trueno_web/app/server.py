@@ -34,6 +34,7 @@ import email.utils
 import http.server
 import os
 import shutil
+import socket
 import socketserver
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -270,8 +271,6 @@ class StaticServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         quiet: bool = False,
         record: bool = False,
     ):
-        import socket
-
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.mounts = as_mounts(mounts)

@@ -2,7 +2,7 @@
 
 Why: a fresh 4 MiB array is fresh pages. glibc gives a batch's freed arrays back to the system once
 they pass its trim threshold, and the next call faults and zeroes them all again (docs/benchmarks.md,
-"CPU fallback vs NumPy (#13)"). A pooled array keeps its pages.
+"CPU fallback vs NumPy"). A pooled array keeps its pages.
 
 Ownership: the pool keeps blocks (flat arrays that own their memory) and lends views of them. Every
 view of a block, however derived (reshapes, slices, strided views, memoryviews and arrays over those),

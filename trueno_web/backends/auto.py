@@ -1,12 +1,10 @@
 """`auto` on a hardware GPU: every execute() runs where it is fastest.
 
-Small work runs on the CPU fallback (a GPU round trip costs ~0.4 ms before any work), large work on
-the GPU. A batch's step counts as large when its work reaches the threshold of its template below; the
-thresholds are the crossovers of one-shot calls (upload, run, read back) measured on the H200 host
-(docs/benchmarks.md, "One-shot calls ... data for the per-op thresholds of auto"). Data already on one
-side stays there unless the batch is large enough for the other to win. Software adapters (lavapipe,
-SwiftShader) never get here: `auto` gives them the CPU fallback outright (the same tables on lavapipe
-show NumPy ahead nearly everywhere).
+Small work runs on the CPU fallback (a GPU round trip has a fixed cost before any work), large work on
+the GPU. A batch's step counts as large when its work reaches the threshold of its template below: the
+crossovers of one-shot calls (upload, run, read back) measured with bench/auto.py (docs/benchmarks.md).
+Data already on one side stays there unless the batch is large enough for the other to win. Software
+adapters (lavapipe, SwiftShader) never get here: `auto` gives them the CPU fallback outright.
 """
 
 from __future__ import annotations
@@ -16,16 +14,15 @@ from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
 
-# where the GPU starts to win, in units of work (see `work`): one-shot calls on the lent H100's host,
-# bench/auto.py, 2026-11-23 (GPU vs NumPy ms, docs/benchmarks.md)
+# where the GPU starts to win, in units of work (see `work`); the measurements behind each are in
+# docs/benchmarks.md ("Notes moved from code comments")
 GPU_FROM = {
-    "map": 1 << 21,  # elements x op cost^2: relu 1.65 vs 0.57 at 2^20, 3.23 vs 3.23 at 2^22; 3-op chain 2.10 vs
-    # 2.81 at 2^20, 0.99 vs 0.70 at 2^18; gelu (cost 4: 16) 1.20 vs 4.49 at 2^18, 0.64 vs 0.55 at 2^16
-    "reduce": 1 << 22,  # input elements: sum 2.22 vs 3.74 at 2^22, 1.18 vs 1.10 at 2^20
+    "map": 1 << 21,  # elements x op cost^2
+    "reduce": 1 << 22,  # input elements
     "rows": 1 << 22,  # input elements x op cost^2, as a full reduction (not measured on its own yet)
-    "softmax": 1 << 18,  # elements: 0.99 vs 1.10 at 2^18, 0.67 vs 0.39 at 2^16
-    "matmul": 1 << 29,  # m*k*n: 256^3 1.03 vs 0.36; 1024^3 2.52 vs 2.45, 512^3 1.05 vs 0.50 (bench/grid.py)
-    "conv2d": 1 << 20,  # output x kernel elements: 256^2 x 5x5 0.64 vs 0.82, 128^2 x 5x5 0.54 vs 0.34
+    "softmax": 1 << 18,  # elements
+    "matmul": 1 << 29,  # m*k*n
+    "conv2d": 1 << 20,  # output x kernel elements
 }
 
 
@@ -52,7 +49,6 @@ class AutoExecutor:
     """Routes each execute() to the GPU executor or the CPU one; buffers say where they live."""
 
     backend = "auto"
-    joins_read = True  # execute() takes read_next (one-shot calls)
 
     def __init__(self, gpu: GpuExecutor, cpu):
         self.gpu = gpu
@@ -68,6 +64,9 @@ class AutoExecutor:
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Nothing is too large here: what does not fit one GPU binding runs on the CPU."""
+
+    def check_rows(self, cols: int) -> None:
+        """Nothing at record time: where the steps run is picked at execute (the GPU's kernels check there)."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
         """Resident data goes where work of its size runs best."""
@@ -93,9 +92,8 @@ class AutoExecutor:
             gpu = all(self.fits_gpu(n.size * 4) for n in arrays)
         return self.gpu if gpu else self.cpu
 
-    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read_next: bool = False) -> None:
-        """Run the plan where `pick` says, moving the inputs that live on the other side first (`read_next`:
-        as GpuExecutor.execute takes it, for the GPU)."""
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
+        """Run the plan where `pick` says, moving the inputs that live on the other side first."""
         if not plan.steps:
             return
         used = {i for step in plan.steps for i in step_inputs(step, nodes)}
@@ -108,16 +106,16 @@ class AutoExecutor:
                 if not node.imported:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
-        if target is self.gpu:
-            await target.execute(nodes, plan, stats, read_next)
-        else:
-            await target.execute(nodes, plan, stats)
+        await target.execute(nodes, plan, stats, read)
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         return await self.owner(buffer).read(buffer, size, stats, take)
 
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)
+
+    def destroy(self) -> None:
+        self.gpu.destroy()
 
     def close(self) -> None:
         self.gpu.close()

@@ -32,18 +32,24 @@ def webgpu_limit_name(name: str) -> str:
 class Executor(Protocol):
     """Runs planned steps of a batch graph. Buffers are opaque to everything above this layer."""
 
-    backend: str  # "webgpu" | "numpy" | "wasm-simd"
+    backend: str  # "webgpu" | "numpy" | "wasm-simd" | "auto"
     adapter_info: dict
     limits: dict  # name -> int, one entry per LIMIT_NAMES
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Raise LimitError (naming the limit) if `what` cannot fit one buffer of this backend."""
 
+    def check_rows(self, cols: int) -> None:
+        """Raise LimitError where one reduction along rows of `cols` elements runs past this backend's loop
+        budget (a WGSL executor's; checked when the op is recorded). CPU executors have none."""
+
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> object:
         """Host data to a backend buffer (counted as one upload)."""
 
-    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
-        """Upload pending host data, run the plan's steps in one submit, set `buffer` on every stored node."""
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
+        """Upload pending host data, run the plan's steps in one submit, set `buffer` on every stored node. `read`:
+        the id of a node the caller reads right after (a one-shot call): an executor whose driver stages reads
+        joins that read's copy to the same submit; others ignore it."""
 
     async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         """float32 bytes of the first `size` elements of a buffer (counted as one download). `take`: the
@@ -51,6 +57,10 @@ class Executor(Protocol):
 
     def free(self, buffer: object) -> None:
         """Give a buffer back (to a pool, or to the allocator)."""
+
+    def destroy(self) -> None:
+        """Destroy the GPU device under it as a loss would (GpuDevice.destroy, for fault tests); a CPU
+        executor has none and does nothing."""
 
     def close(self) -> None:
         """Release everything; the executor is unusable afterwards."""
@@ -60,9 +70,10 @@ Bind = tuple[int, object, int, int]  # (binding in group 0, raw buffer, byte off
 WorkItem = tuple[object, tuple[Bind, ...], tuple[int, int]]  # (pipeline, binds, (x, y) workgroups): Driver.submit
 
 
-class Opens:
-    """How both WebGPU drivers open their GPU: find an adapter (`find_adapter`), or refuse with the platform's
-    own advice (`NO_ADAPTER`); then a device with the limits and features the library asks for (`open_device`)."""
+class DriverBase:
+    """What both WebGPU drivers share. `create` opens the GPU: find an adapter (`find_adapter`), or refuse with
+    the platform's own advice (`NO_ADAPTER`); then a device with the limits and features the library asks for
+    (`open_device`). The optional members of Driver have their defaults here."""
 
     NO_ADAPTER: str
 
@@ -72,6 +83,9 @@ class Opens:
         if adapter is None:
             raise UnavailableError(cls.NO_ADAPTER)
         return cls(adapter, await cls.open_device(adapter))
+
+    def hold_next(self, read: tuple[object, int] | None) -> None:
+        """Driver.hold_next's default: nothing is held (each submit goes to the queue at once)."""
 
 
 class Driver(Protocol):
@@ -110,6 +124,11 @@ class Driver(Protocol):
         binds is a tuple of (binding, raw, byte offset, byte size) tuples in group 0, hashable: a driver
         may cache bind groups by it."""
 
+    def hold_next(self, read: tuple[object, int] | None) -> None:
+        """The next submit() is a one-shot call's, its read following at once: a driver that can holds it so
+        that the read's copy goes to the queue in the same submit. `read`: (raw, nbytes) that read will ask
+        for, or None where unknown. Optional: DriverBase's default holds nothing."""
+
     async def read_buffer(self, raw: object, nbytes: int) -> memoryview:
         """The first `nbytes` (a multiple of 4) of `raw`, once the work submitted before has run: a new,
         writable, contiguous buffer of exactly `nbytes` bytes (a memoryview over a bytearray, or a uint8
@@ -137,6 +156,16 @@ CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as ti
     "max_compute_workgroups_per_dimension": 2**31,
     "max_compute_workgroup_storage_size": 2**62,
 }
+
+
+class CpuExecutor:
+    """The defaults the CPU executors share: no loop budget, no GPU device to destroy."""
+
+    def check_rows(self, cols: int) -> None:
+        """No loop budget on the CPU."""
+
+    def destroy(self) -> None:
+        """No GPU device here."""
 
 
 def upload_pending(executor: Executor, nodes: list[Node], stats: tuple[Stats, ...]) -> None:

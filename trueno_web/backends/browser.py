@@ -9,7 +9,7 @@ DeviceLostError, after which a new GpuDevice can be created.
 from __future__ import annotations
 
 from ..errors import DeviceLostError, GpuError, UnavailableError
-from .base import LIMIT_NAMES, Opens, webgpu_limit_name
+from .base import LIMIT_NAMES, DriverBase, webgpu_limit_name
 
 WANTED_LIMITS = {name: webgpu_limit_name(name) for name in LIMIT_NAMES}  # our name -> WebGPU's
 WANTED_FEATURES = ("subgroups",)  # optional WebGPU features the kernels use where the adapter has them
@@ -77,7 +77,7 @@ def _obj(d: dict):
     return to_js(d, dict_converter=js.Object.fromEntries)
 
 
-class BrowserDriver(Opens):
+class BrowserDriver(DriverBase):
     """Moves bytes, compiles WGSL and records dispatches with the browser's WebGPU (base.Driver)."""
 
     NO_ADAPTER = (

@@ -91,7 +91,6 @@ class GpuExecutor:
     """The webgpu backend: same kernels on the desktop and in the browser."""
 
     backend = "webgpu"
-    joins_read = True  # execute() takes read_next (one-shot calls)
 
     def __init__(self, driver):
         self.driver = driver
@@ -111,6 +110,10 @@ class GpuExecutor:
                 f"max_storage_buffer_binding_size of {limit} bytes; split the data into smaller arrays"
             )
 
+    def check_rows(self, cols: int) -> None:
+        """Refuse rows too long for one reduction's own pass within the adapter's loop budget."""
+        kernels.rows.check_budget(cols, 1, 1, self.caps)
+
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> GpuBuffer:
         nbytes = host.size * 4
         self.check_size(nbytes, "this input")
@@ -127,17 +130,16 @@ class GpuExecutor:
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
-    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read_next: bool = False) -> None:
-        """Run the plan's steps in one submit. `read_next`: a read of the last node follows at once (a one-shot
-        call), so where the driver can hold the submit (hold_next), the read's copy joins it."""
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
+        """Run the plan's steps in one submit. `read`: the node read right after (a one-shot call): the driver
+        holds the submit for it (Driver.hold_next), so that the read's copy joins it."""
         work, release = self.prepare(nodes, plan, stats)
         if not work:
             return
-        hold = getattr(self.driver, "hold_next", None) if read_next else None
         try:
-            if hold is not None:
-                out = storage(nodes, len(nodes) - 1)
-                hold(None if out.buffer is None else (out.buffer.raw, out.size * 4))
+            if read is not None:
+                out = storage(nodes, read)
+                self.driver.hold_next(None if out.buffer is None else (out.buffer.raw, out.size * 4))
             self.driver.submit(work)
             tally(stats, dispatches=len(work), submits=1)
             try:
@@ -243,6 +245,9 @@ class GpuExecutor:
 
     def free(self, buffer: GpuBuffer) -> None:
         self.pool.give(buffer)
+
+    def destroy(self) -> None:
+        self.driver.destroy()
 
     def close(self) -> None:
         self.forget()

@@ -9,14 +9,14 @@ from ..graph import MapStep, Node, OpStep, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
-from .base import CPU_LIMITS
+from .base import CPU_LIMITS, CpuExecutor
 
 CHUNK = 262144  # elements of a fused chain with temporaries run together (1 MiB a value; smaller chunks pay each
 # op's Python call more often)
 POOL_FROM = 32768  # elements (128 KiB): smaller arrays come from malloc's heap, which keeps their pages anyway
 
 
-class NumpyExecutor:
+class NumpyExecutor(CpuExecutor):
     """CPU fallback on NumPy; transfers are zero, dispatches count the steps it ran."""
 
     backend = "numpy"
@@ -47,7 +47,7 @@ class NumpyExecutor:
         self.np.copyto(out, data)
         return out
 
-    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
         fills = self._upload_pending(nodes)
         try:
             for step in plan.steps:
@@ -93,12 +93,12 @@ class NumpyExecutor:
 
     def _map(self, nodes: list[Node], step: MapStep, fills: dict) -> None:
         """A fused elementwise chain of two ops or more, of POOL_FROM elements or more (one op runs as NumPy's
-        call alone, its result a new array as NumPy's own). Ops that take out= write into pooled arrays, in place of an input that
-        nothing reads afterwards where there is one (relu -> scale -> add: one array, as NumPy's own
-        temporaries). A chain longer than CHUNK elements with an op that makes temporaries of its own (its
-        float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is first to read as
-        it goes; one whose every op writes out= runs whole (NumPy streams each op at the same speed either way,
-        and chunks would only add Python calls: 3-op chain at 2^20 on a 2-vCPU VM, 0.79 -> 0.74 ms)."""
+        call alone, its result a new array as NumPy's own). Ops that take out= write into pooled arrays, in
+        place of an input that nothing reads afterwards where there is one (relu -> scale -> add: one array,
+        as NumPy's own temporaries). A chain longer than CHUNK elements with an op that makes temporaries of
+        its own (its float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is
+        first to read as it goes; one whose every op writes out= runs whole (NumPy streams each op at the same
+        speed either way, and chunks would only add Python calls)."""
         chunked = step.size > CHUNK and not all(nodes[nid].op.writes_out for nid in step.nodes)
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]

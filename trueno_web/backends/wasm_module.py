@@ -4,13 +4,13 @@ through `js.WebAssembly` in the browser (Pyodide); both give `call(name, *args)`
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 from ..errors import UnavailableError
 
 
 def wasm_bytes() -> bytes:
     """The shipped module, read through importlib.resources (works from a wheel and in Pyodide)."""
-    from importlib.resources import files
-
     return files("trueno_web").joinpath("kernels.wasm").read_bytes()
 
 

@@ -13,11 +13,12 @@ import array
 import platform
 import sys
 
+from .. import runtime
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
-from .base import CPU_LIMITS, upload_pending
+from .base import CPU_LIMITS, CpuExecutor, upload_pending
 from .wasm_module import BrowserModule, WasmtimeModule, i32, wasm_bytes
 
 CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
@@ -37,7 +38,7 @@ class WasmBuffer:
         return f"WasmBuffer(ptr={self.ptr:#x}, nbytes={self.nbytes})"
 
 
-class WasmExecutor:
+class WasmExecutor(CpuExecutor):
     """CPU executor on the WASM SIMD kernels; transfers are zero, dispatches count the steps it ran."""
 
     backend = "wasm-simd"
@@ -58,8 +59,6 @@ class WasmExecutor:
     @classmethod
     async def create(cls, wasm: bytes | None = None) -> WasmExecutor:
         """Instantiate the shipped module (or `wasm`, e.g. the scalar build for a benchmark)."""
-        from .. import runtime
-
         wasm = wasm_bytes() if wasm is None else wasm
         if runtime.is_browser():
             return cls(await BrowserModule.create(wasm))
@@ -106,7 +105,7 @@ class WasmExecutor:
 
     # ------------------------------------------------------------ running
 
-    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> None:
+    async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
         upload_pending(self, nodes, stats)

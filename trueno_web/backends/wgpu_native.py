@@ -6,8 +6,9 @@ import os
 import tempfile
 
 from ..errors import DeviceLostError, UnavailableError
-from .base import LIMIT_NAMES, Opens
-from .transfers import Transfers, Tuning, gpu_call  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
+from .base import LIMIT_NAMES, DriverBase
+from .held_submit import gpu_call
+from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 
@@ -37,7 +38,7 @@ async def find_adapter(power_preference: str = "high-performance"):
         return None
 
 
-class WgpuNativeDriver(Transfers, Opens):
+class WgpuNativeDriver(Transfers, DriverBase):
     """Moves bytes, compiles WGSL and records dispatches with wgpu-py (base.Driver)."""
 
     NO_ADAPTER = (
@@ -120,11 +121,10 @@ class WgpuNativeDriver(Transfers, Opens):
         else:
             self.send_held([command_buffer])
 
-    def hold_next(self, read: tuple | None = None) -> None:
+    def hold_next(self, read: tuple[object, int] | None) -> None:
         """The next submit() is held for the read that follows (Transfers.hold): its copy joins the same queue
         submit. `read`: (raw, nbytes) that read is expected to ask for: its copy into a staging buffer is
-        recorded after the kernels, in their command buffer (Transfers.stage_read). Not in the driver
-        protocol: GpuExecutor calls it where a driver has it, for one-shot calls."""
+        recorded after the kernels, in their command buffer (Transfers.stage_read)."""
         self._hold_next = True
         self._read_next = read
 

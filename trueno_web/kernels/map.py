@@ -145,10 +145,9 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
 
 # A kernel holds its chain once per element it handles in a thread (4 lanes x vpt vec4s, or 1 on f32): at
 # most this many op costs (ops.Op.cost: 4 for exp/tanh/log ops, 1 for most) in all; longer chains run on
-# fewer copies, down to f32 (one copy). A 100-op chain of relu/sigmoid/tanh/gelu on vec4 x 2 is 800
-# inlined calls of our exp/tanh-based functions, tens of thousands of GPU instructions run once each: the
-# instruction cache misses all the way (the H100 ran it slower than the same ops as 100 dispatches, #13),
-# and it compiles slowly.
+# fewer copies, down to f32 (one copy). Why: a long chain inlined per element is tens of thousands of GPU
+# instructions run once each, missing the instruction cache all the way, and slow to compile
+# (docs/benchmarks.md, "Notes moved from code comments").
 CODE_BUDGET = 64
 
 

@@ -1,25 +1,19 @@
-"""Tensor expressions and their realisation: the expression under some tensors becomes ONE batch.
+"""realize(): the expressions under some tensors lowered to ONE GpuCommandBatch, executed once. (The
+module is not named realize.py: the package's `realize` function would hide it.)
 
 Each shared subexpression is recorded once; elementwise chains fuse in the batch's planner; the
 realised tensors, and the host data the batch uploaded, stay on the device as DeviceArrays, and their
-expressions are dropped (so a loop that realises each step does not grow a graph).
+expressions are dropped (so a loop that realises each step does not grow a graph). A tensor is read
+here only through `t.device` and `t.expr` (and `expr.py`'s layout helpers).
 """
 
 from __future__ import annotations
 
-from .errors import TruenoTypeError, TruenoValueError
-from .host import HostData
-from .resident import DeviceArray
-
-
-class Expr:
-    """One node of a tensor expression: a leaf (host data or a DeviceArray), an op, or a view of a base."""
-
-    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf")
-
-    def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None):
-        self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
-        self.options, self.view, self.leaf = options or {}, view, leaf
+from ..batch import GpuCommandBatch
+from ..errors import TruenoTypeError, TruenoValueError
+from ..host import HostData
+from ..resident import DeviceArray
+from .expr import Expr
 
 
 async def realize(*tensors) -> None:
@@ -32,16 +26,16 @@ async def realize(*tensors) -> None:
     devices = {id(t.device) for t in tensors}
     if len(devices) > 1:
         raise TruenoValueError("realize() runs one device's tensors at a time; call it once per device")
-    device = tensors[0].device
-    batch = device.batch()
+    batch = GpuCommandBatch(tensors[0].device)
     try:
         ids: dict[int, object] = {}
         targets = []
         for t in tensors:
-            base = t._layout()[0] if t.expr.view is None or t.expr.view.identity else t.contiguous().expr
+            view = t.expr.view
+            base = t.expr.inputs[0] if view is not None and view.identity else t.expr.contiguous()
             if base.leaf is None or isinstance(base.leaf, HostData):
                 targets.append(base)
-            if t.expr.view is not None and not t.expr.view.identity:
+            if view is not None and not view.identity:
                 t.expr = base  # a strided result is read as its row-major copy
         order = _walk(targets)
         _emit(batch, order, ids)

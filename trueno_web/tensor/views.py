@@ -1,6 +1,6 @@
 """Movement ops as views: reshape, permute/transpose, expand, squeeze/unsqueeze, indexing and zero padding
 change how a tensor reads its base's flat storage (a `layout.View`), never the data. The Tensor class
-mixes these in.
+mixes these in; the helpers at the end (axes, shapes, pad widths) serve the other tensor modules too.
 
 Padding is a view with a mask (per dim a valid range [lo, hi); elements outside read as 0.0, tinygrad's
 way): every movement op composes the mask, except reshape, which copies a masked view first."""
@@ -11,22 +11,17 @@ import math
 import operator
 from numbers import Real
 
-from .errors import TruenoTypeError, TruenoValueError
+from ..errors import TruenoTypeError, TruenoValueError
+from ..layout import View, contiguous_strides
 from .expr import Expr
-from .layout import View, contiguous_strides
 
 
 class Views:
-    """The movement methods of Tensor (it supplies `expr`, `device`, `shape`, `ndim`, `size`, `contiguous`)."""
+    """The movement methods of Tensor. The class supplies `expr`, `device`, `shape`, `ndim`, `size`, and
+    the hooks `_new(expr)` (a tensor of that expression on this tensor's device) and `_const(value)` (a
+    number or host data as a tensor on this device)."""
 
     __slots__ = ()
-
-    def _layout(self):
-        """(base expression, strides, offset): how this tensor reads its base's flat storage."""
-        e = self.expr
-        if e.view is not None:
-            return e.inputs[0], e.view.strides, e.view.offset
-        return e, contiguous_strides(e.shape), 0
 
     def _mask(self) -> list[tuple[int, int]]:
         """Per dim the valid range [lo, hi) of this tensor (all of it, where it is not a masked view)."""
@@ -36,22 +31,20 @@ class Views:
     def _view(self, shape, strides, offset, mask=None):
         """A view of this tensor's base; `mask`: per dim the valid range (None or all of it: no mask; an
         empty range anywhere: all zeros)."""
-        base = self._layout()[0]
+        base = self.expr.layout()[0]
         shape = tuple(shape)
         if mask is not None and not shape and any(lo >= hi for lo, hi in mask):
             # a 0-d view of no valid element: a 1-element one, copied (a 0-d View cannot carry a mask)
             return self._view((1,), (0,), offset, ((0, 0),)).reshape(())
         view = View(shape, tuple(strides), offset, None if mask is None else tuple(mask))
         if view.identity and view.shape == base.shape:
-            return type(self)(self.device, base)
-        return type(self)(self.device, Expr(view.shape, view=view, inputs=(base,)))
+            return self._new(base)
+        return self._new(Expr(view.shape, view=view, inputs=(base,)))
 
-    def _row_major(self) -> bool:
-        """Reads its base row-major (from some offset): False for a masked view."""
-        _, strides, offset = self._layout()
-        if self.expr.view is not None and self.expr.view.mask is not None:
-            return False
-        return strides == contiguous_strides(self.shape, strides)
+    def contiguous(self):
+        """This tensor in row-major memory of its own (a copy only where it is a strided view)."""
+        expr = self.expr.contiguous()
+        return self if expr is self.expr else self._new(expr)
 
     def reshape(self, *shape):
         shape = shape_arg(shape)
@@ -64,8 +57,8 @@ class Views:
             shape = tuple(self.size // known if d == -1 else d for d in shape)
         if math.prod(shape) != self.size:
             raise TruenoValueError(f"reshape: cannot reshape {self.shape} ({self.size} elements) into {shape}")
-        src = self if self._row_major() else self.contiguous()
-        return src._view(shape, contiguous_strides(shape), src._layout()[2])
+        src = self if self.expr.row_major() else self.contiguous()
+        return src._view(shape, contiguous_strides(shape), src.expr.layout()[2])
 
     def permute(self, *axes):
         axes = shape_arg(axes)
@@ -75,7 +68,7 @@ class Views:
         ):
             raise TruenoValueError(f"permute: {axes} is not a permutation of the {self.ndim} axes of {self.shape}")
         axes = [axis_index(a, self.ndim, "permute") for a in axes]
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         mask = self._mask()
         return self._view([self.shape[a] for a in axes], [strides[a] for a in axes], offset, [mask[a] for a in axes])
 
@@ -97,7 +90,7 @@ class Views:
         shape = shape_arg(shape)
         if len(shape) < self.ndim:
             raise TruenoValueError(f"expand: cannot broadcast {self.shape} to {shape} (fewer dimensions)")
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         lead = len(shape) - self.ndim
         out_shape, out_strides = list(shape[:lead]), [0] * lead
         mask, out_mask = self._mask(), [(0, d) for d in shape[:lead]]
@@ -117,7 +110,7 @@ class Views:
         drop = {a for a in axes if self.shape[a] == 1}
         if axis is not None and len(drop) != len(axes):
             raise TruenoValueError(f"squeeze: axis {axis} of {self.shape} is not of size 1")
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         keep = [d for d in range(self.ndim) if d not in drop]
         mask = self._mask()
         dead = any(mask[d][0] >= mask[d][1] for d in drop)
@@ -126,7 +119,7 @@ class Views:
 
     def unsqueeze(self, axis: int):
         a = axis_index(axis, self.ndim + 1, "unsqueeze")
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         mask = self._mask()
         return self._view(
             self.shape[:a] + (1,) + self.shape[a:],
@@ -146,7 +139,7 @@ class Views:
             index = index + (Ellipsis,)
         at = index.index(Ellipsis)
         index = index[:at] + (slice(None),) * (self.ndim - named) + index[at + 1 :]
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         mask = self._mask()
         shape, out_strides, out_mask, dead, d = [], [], [], False, 0
         for i in index:
@@ -180,16 +173,14 @@ class Views:
         if isinstance(constant_values, bool) or not isinstance(constant_values, Real):
             raise TruenoTypeError(f"pad: constant_values is one number, got {constant_values!r}")
         widths = pad_widths(pad_width, self.shape)
-        _, strides, offset = self._layout()
+        _, strides, offset = self.expr.layout()
         mask = self._mask()
         shape = [n + b + a for n, (b, a) in zip(self.shape, widths)]
         offset -= sum(b * s for (b, _), s in zip(widths, strides))
         out = self._view(shape, strides, offset, [(lo + b, hi + b) for (lo, hi), (b, _) in zip(mask, widths)])
         if constant_values == 0 or out.shape == self.shape:
             return out
-        from .tensor import asarray
-
-        inside = asarray(1.0, self.device).expand(self.shape).pad(widths)
+        inside = self._const(1.0).expand(self.shape).pad(widths)
         return inside.where(out, float(constant_values))
 
 

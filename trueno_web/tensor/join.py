@@ -4,21 +4,20 @@ once. stack is concatenate of the inputs each given a new axis."""
 
 from __future__ import annotations
 
-from .errors import TruenoTypeError, TruenoValueError
+from ..errors import TruenoTypeError, TruenoValueError
+from .core import Tensor, as_tensors
 from .views import axis_index
 
 
-def _inputs(tensors, what: str) -> list:
-    from .tensor import Tensor, _tensors
-
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TruenoTypeError(f"{what} takes a list or tuple of tensors, got {type(tensors).__name__}")
-    if not tensors:
+def _inputs(seq, what: str) -> list[Tensor]:
+    if isinstance(seq, Tensor) or not isinstance(seq, (list, tuple)):
+        raise TruenoTypeError(f"{what} takes a list or tuple of tensors, got {type(seq).__name__}")
+    if not seq:
         raise TruenoValueError(f"{what} needs at least one tensor; got an empty sequence")
-    return _tensors(list(tensors))
+    return as_tensors(list(seq))
 
 
-def concatenate(tensors, axis: int = 0):
+def concatenate(tensors, axis: int = 0) -> Tensor:
     """NumPy's concatenate: the tensors joined along `axis` (all other sizes equal). Lazy: the result
     reads each input through a padded view; no input is copied before the one kernel that adds them.
     A -0.0 of an input comes out as +0.0 where there are two inputs or more (x + 0.0)."""
@@ -52,7 +51,7 @@ def concatenate(tensors, axis: int = 0):
     return ts[0] if out is None else out
 
 
-def stack(tensors, axis: int = 0):
+def stack(tensors, axis: int = 0) -> Tensor:
     """NumPy's stack: tensors of one shape joined along a new axis (concatenate of t.unsqueeze(axis))."""
     ts = _inputs(tensors, "stack")
     if any(t.shape != ts[0].shape for t in ts):

@@ -7,14 +7,15 @@ from __future__ import annotations
 import array
 import math
 
-from .errors import TruenoValueError
-from .tensor import Tensor, _tensors, asarray, matmul
-from .views import axes_tuple
+from ..errors import TruenoValueError
+from ..tensor import Tensor, asarray, matmul
+from ..tensor.core import as_tensors
+from ..tensor.views import axes_tuple
 
 
 def linear(x, w, b=None) -> Tensor:
     """x @ w + b, with w of shape (in_features, out_features) and b of shape (out_features,) or None."""
-    x, w = _tensors([x, w])
+    x, w = as_tensors([x, w])
     if w.ndim != 2:
         raise TruenoValueError(f"linear: w must be 2-D (in_features, out_features); got shape {w.shape}")
     y = matmul(x, w)
@@ -24,7 +25,7 @@ def linear(x, w, b=None) -> Tensor:
 def layer_norm(x, w=None, b=None, eps: float = 1e-5, axis=-1) -> Tensor:
     """(x - mean) / sqrt(var + eps) * w + b over `axis` (an int or a tuple of the trailing axes normalised,
     as torch's normalized_shape); w and b broadcast against x (None: 1 and 0)."""
-    x = _tensors([x] + [t for t in (w, b) if t is not None])[0]
+    x = as_tensors([x] + [t for t in (w, b) if t is not None])[0]
     axes = axes_tuple(axis, x.ndim, "layer_norm")
     centred = x - x.mean(axes, keepdims=True)
     y = centred * ((centred * centred).mean(axes, keepdims=True) + float(eps)).rsqrt()
@@ -37,7 +38,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
     q (..., L, E), k (..., S, E), v (..., S, Ev) -> (..., L, Ev). `scale` defaults to 1/sqrt(E). `mask`
     broadcasts to (..., L, S): where it is 0 the score is -inf (not attended); `causal=True` masks the
     scores above the diagonal (query i attends keys j <= i)."""
-    q, k, v = _tensors([q, k, v] + ([mask] if mask is not None else []))[:3]
+    q, k, v = as_tensors([q, k, v] + ([mask] if mask is not None else []))[:3]
     if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise TruenoValueError(
             f"scaled_dot_product_attention needs q (..., L, E), k (..., S, E), v (..., S, Ev); "

@@ -1,0 +1,90 @@
+"""The demo page's digit panel, its classifier side: the shipped MLP (trueno_web.models.Mlp.digits) on the
+page's device and on the CPU fallback, fed the 8x8 pictures digits.py makes of a drawing."""
+
+from __future__ import annotations
+
+import array
+import time
+
+from ..models import Mlp, load_digits_file
+from .digits import BLOCK, CELLS, INK, SIZE, bitmap_from_strokes, downsample
+
+
+def _floats(data) -> list[float]:
+    """A read-back (NumPy array, or array.array without NumPy) as a flat list of floats."""
+    return [float(v) for v in (data.reshape(-1).tolist() if hasattr(data, "reshape") else data)]
+
+
+class DigitClassifier:
+    """The shipped MLP on the page's device, and on the CPU fallback to compare with."""
+
+    def __init__(self, dev, cpu, model, cpu_model, meta: dict):
+        self.dev, self.cpu, self.model, self.cpu_model, self.meta = dev, cpu, model, cpu_model, meta
+
+    @classmethod
+    async def load(cls, dev, cpu) -> DigitClassifier:
+
+        t0 = time.perf_counter()
+        model = await Mlp.digits(dev)
+        cpu_model = await Mlp.digits(cpu) if cpu is not None else None
+        self = cls(dev, cpu, model, cpu_model, load_digits_file()[1])
+        await self._forward(model, [0] * 64)  # the first pass compiles the pipelines: not at the first drawing
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        return self
+
+    def info(self) -> dict:
+        return {
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend if self.cpu else None,
+            "test_accuracy": float(self.meta.get("test_accuracy", "nan")),
+            "test_size": int(self.meta.get("test_size", 0)),
+            "load_ms": self.load_ms,
+            "ink": INK,
+            "size": SIZE,
+            "block": BLOCK,
+        }
+
+    @staticmethod
+    async def _forward(model, pixels) -> list[float]:
+
+        return _floats(await model(array.array("f", pixels)).numpy())
+
+    async def classify(self, strokes=None, pixels=None) -> dict:
+        """strokes ([[x0, y0, x1, y1, ...], ...], any units, y down) or 64 pixels (0..16, row-major) ->
+        {pixels, probabilities (10), predicted, backend, ms (the forward pass on the device: upload,
+        one batch, read back), prepare_ms (drawing -> 8x8), radius (the pen, bitmap pixels),
+        cpu_probabilities, max_abs_diff (device vs CPU fallback)}. An empty drawing: predicted None."""
+
+        t0 = time.perf_counter()
+        radius = None
+        if pixels is None:
+            bitmap, radius = bitmap_from_strokes(strokes)
+            pixels = downsample(bitmap)
+        pixels = [int(v) for v in pixels]
+        if len(pixels) != CELLS * CELLS:
+            raise ValueError(f"a digit is {CELLS * CELLS} pixels (8x8), got {len(pixels)}")
+        prepare_ms = (time.perf_counter() - t0) * 1e3
+        out = {
+            "pixels": pixels,
+            "radius": radius,
+            "prepare_ms": prepare_ms,
+            "backend": self.dev.backend,
+            "cpu_backend": self.cpu.backend if self.cpu else None,
+            "predicted": None,
+            "probabilities": [],
+            "ms": 0.0,
+            "cpu_probabilities": [],
+            "max_abs_diff": 0.0,
+        }
+        if not any(pixels):
+            return out
+        t0 = time.perf_counter()
+        probs = await self._forward(self.model, pixels)
+        out["ms"] = (time.perf_counter() - t0) * 1e3
+        out["probabilities"] = probs
+        out["predicted"] = max(range(len(probs)), key=probs.__getitem__)
+        if self.cpu_model is not None:
+            cpu = await self._forward(self.cpu_model, pixels)
+            out["cpu_probabilities"] = cpu
+            out["max_abs_diff"] = max(abs(a - b) for a, b in zip(probs, cpu))
+        return out

@@ -1,0 +1,238 @@
+"""Lazy tensors: NumPy-style expressions recorded as a graph, run as one batch when a result is needed.
+
+A Tensor is (device, expression). Nothing runs until `await t.numpy()`, `await t.item()` or
+`await tw.realize(a, b, ...)`: then the expressions become one GpuCommandBatch (elementwise chains
+fused, each shared subexpression computed once), one execute, and the realised tensors keep their
+results on the device as DeviceArrays; their expressions are dropped.
+
+Movement ops (reshape, transpose/permute, expand, squeeze/unsqueeze, slicing with steps, broadcasting)
+change the view, not the data: an elementwise kernel reads a view through index arithmetic. A copy
+(the `copy` op) runs only where a kernel needs row-major memory: the input of a full reduction or a
+matmul that is not already row-major, a reshape of a strided view, and a strided result that is read.
+Shape, axis and device mistakes raise TruenoValueError where the expression is written.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+from .. import ops
+from ..calls import install
+from ..errors import TruenoTypeError, TruenoValueError
+from ..resident import DeviceArray
+from ..runtime import block_on
+from .expr import Expr, leaf
+from .linalg import Linalg
+from .lower import realize
+from .reduce import Reductions
+from .views import Views
+
+
+class Tensor(Views, Reductions, Linalg):
+    """A lazy float32 array on one device (see the module docstring). The mixins' hooks are at the end of
+    the class: `_new`, `_const`, `_apply`, `_tensors`."""
+
+    __slots__ = ("device", "expr", "shape", "__weakref__")
+    __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
+    dtype = "float32"
+
+    def __init__(self, device, expr: Expr):
+        self.device = device
+        self.expr = expr
+        self.shape: tuple[int, ...] = expr.shape  # read on every op: an attribute (realize keeps the shape)
+
+    # ------------------------------------------------------------ shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TruenoTypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self.shape}, dtype=float32, backend={self.device.backend!r})"
+
+    # ------------------------------------------------------------ operators
+
+    def __add__(self, other):
+        return _op("add", self, other)
+
+    def __radd__(self, other):
+        return _op("add", other, self)
+
+    def __sub__(self, other):
+        return _op("sub", self, other)
+
+    def __rsub__(self, other):
+        return _op("sub", other, self)
+
+    def __truediv__(self, other):
+        return _op("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _op("div", other, self)
+
+    def __pow__(self, other):
+        return _op("pow", self, other)
+
+    def __rpow__(self, other):
+        return _op("pow", other, self)
+
+    def __neg__(self):
+        return _op("neg", self)
+
+    def __abs__(self):
+        return _op("abs", self)
+
+    def __lt__(self, other):
+        return _op("lt", self, other)
+
+    def __le__(self, other):
+        return _op("le", self, other)
+
+    def __gt__(self, other):
+        return _op("gt", self, other)
+
+    def __ge__(self, other):
+        return _op("ge", self, other)
+
+    def __eq__(self, other):
+        return _op("eq", self, other)
+
+    def __ne__(self, other):
+        return _op("ne", self, other)
+
+    __hash__ = object.__hash__
+
+    def __mul__(self, other):
+        if _is_scalar(other):
+            return _op("scale", self, s=float(other))
+        return _op("mul", self, other)
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __bool__(self):
+        raise TruenoTypeError("the truth value of a lazy tensor is unknown until it runs; use `await t.item()`")
+
+    # ------------------------------------------------------------ running
+
+    async def numpy(self):
+        """Run what this tensor needs (one batch) and download it: a float32 NumPy array of its shape
+        (a flat array.array('f') where NumPy is missing)."""
+        await realize(self)
+        base = self.expr.layout()[0]
+        data = await base.leaf.read()
+        if base.shape != self.shape and hasattr(data, "reshape"):  # a reshape, or a prefix (x[0] of x)
+            data = data.reshape(-1)[: self.size].reshape(self.shape)
+        elif math.prod(base.shape) != self.size and hasattr(data, "__len__"):
+            data = data[: self.size]
+        return data
+
+    read = numpy
+
+    async def item(self) -> float:
+        """The value of a one-element tensor, as a Python float."""
+        if self.size != 1:
+            raise TruenoValueError(f"item() needs a tensor of one element; this one has shape {self.shape}")
+        data = await self.numpy()
+        return float(data.reshape(-1)[0] if hasattr(data, "reshape") else data[0])
+
+    def numpy_sync(self):
+        """numpy() without await, where runtime.sync_available() (desktop; JSPI in the browser)."""
+        return block_on(self.numpy())
+
+    def __float__(self) -> float:
+        return block_on(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy_sync()
+        return out if dtype is None else out.astype(dtype)
+
+    # ------------------------------------------------------------ the mixins' hooks
+
+    def _new(self, expr: Expr) -> Tensor:
+        """A tensor of `expr` on this tensor's device."""
+        return Tensor(self.device, expr)
+
+    def _const(self, value) -> Tensor:
+        """A number (0-d) or host data as a tensor on this tensor's device."""
+        return Tensor(self.device, leaf(self.device, value))
+
+    def _apply(self, op, inputs: list[Tensor], params=(), options=None) -> Tensor:
+        """A catalog op on tensors of this device; its shape from the op's kind (which checks it)."""
+        shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
+        return Tensor(
+            self.device, Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options)
+        )
+
+    @staticmethod
+    def _tensors(args) -> list[Tensor]:
+        return as_tensors(args)
+
+
+# ---------------------------------------------------------------- building expressions
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
+    if all(s == shapes[0] for s in shapes):
+        return tuple(shapes[0]) if shapes else ()
+    ndim = max(map(len, shapes), default=0)
+    out = []
+    for d in range(ndim):
+        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise TruenoValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast (NumPy's rules)")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def as_tensors(args) -> list[Tensor]:
+    """Tensors of the arguments of one op: one device, Python scalars and host data moved onto it."""
+    device = args[0].device if args and type(args[0]) is Tensor else None
+    if device is not None and all([type(a) is Tensor and a.device is device for a in args]):
+        return list(args)  # the common case, checked first: tensors of one device
+    devices = {id(a.device): a.device for a in args if isinstance(a, (Tensor, DeviceArray))}
+    if len(devices) > 1:
+        raise TruenoValueError("these tensors are on different devices; read one and make it a tensor of the other's")
+    if not devices:
+        raise TruenoTypeError("an op on tensors needs at least one Tensor argument")
+    device = next(iter(devices.values()))
+    return [a if isinstance(a, Tensor) else Tensor(device, leaf(device, a)) for a in args]
+
+
+def _op(name: str, *args, **params) -> Tensor:
+    """One catalog op on tensors: elementwise inputs broadcast to one shape (views, never copies)."""
+    op = ops.get(name)
+    return _method(None, op, args, tuple([float(params.get(p.name, p.default)) for p in op.params]), {})
+
+
+# ---------------------------------------------------------------- catalog ops as methods and functions
+
+
+def _method(self, op, inputs, params, options):
+    ts = as_tensors(inputs)
+    if not op.elementwise:
+        return ts[0]._apply(op, ts, params, options)
+    shape = ts[0].shape
+    if len(ts) > 1 and any([t.shape != shape for t in ts]):
+        shape = broadcast_shapes(*(t.shape for t in ts))
+        ts = [t if t.shape == shape else t.expand(shape) for t in ts]
+    # the map kinds' shape rule (equal shapes in, that shape out) holds by construction: no _apply
+    return Tensor(ts[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params))
+
+
+install(Tensor, _method, "Lazy: returns a Tensor; NumPy broadcasting.", self_is_input=True)

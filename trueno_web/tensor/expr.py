@@ -1,0 +1,68 @@
+"""Expr: one node of a tensor expression, and how it reads memory.
+
+A node is a leaf (host data, or a DeviceArray already on the device), an op of the catalog on input
+nodes, or a view of a base node (a `layout.View`: shape, strides, offset, mask). realize.py turns the
+nodes under some tensors into one batch; the Tensor methods build them.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+from .. import ops
+from ..errors import TruenoValueError
+from ..host import HostData, to_host
+from ..layout import contiguous_strides
+from ..resident import DeviceArray
+
+COPY = ops.get("copy")
+
+
+class Expr:
+    """One node of a tensor expression: a leaf (host data or a DeviceArray), an op, or a view of a base."""
+
+    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf")
+
+    def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None):
+        self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
+        self.options, self.view, self.leaf = options or {}, view, leaf
+
+    def layout(self) -> tuple[Expr, tuple[int, ...], int]:
+        """(base, strides, offset): how this node reads its base's flat storage (a node that is no view is
+        its own base, read row-major)."""
+        if self.view is not None:
+            return self.inputs[0], self.view.strides, self.view.offset
+        return self, contiguous_strides(self.shape), 0
+
+    def row_major(self) -> bool:
+        """Reads its base row-major (from some offset): False for a masked view."""
+        view = self.view
+        if view is None:
+            return True
+        return view.mask is None and view.strides == contiguous_strides(self.shape, view.strides)
+
+    def contiguous(self) -> Expr:
+        """This node, or its copy where it is a view that does not read its base row-major from offset 0:
+        what a kernel that needs row-major memory of its own reads."""
+        view = self.view
+        if view is None or (view.offset == 0 and self.row_major()):
+            return self
+        return Expr(self.shape, op=COPY, inputs=(self,))
+
+
+def leaf(device, data, shape=None) -> Expr:
+    """A leaf node on `device`: a DeviceArray of it, a number (0-d) or host data (converted to float32),
+    checked against the device's limits."""
+    if isinstance(data, DeviceArray):
+        if data.device is not device:
+            raise TruenoValueError("this DeviceArray is on another device; upload the data to this device")
+        data.check_alive()
+        return Expr(data.shape, leaf=data)
+    device.check_open()
+    if isinstance(data, Real) and not isinstance(data, bool):
+        host = to_host([float(data)])
+        host = HostData(host.data, ())
+    else:
+        host = to_host(data, shape)
+    device.executor.check_size(host.size * 4, "this input")
+    return Expr(host.shape, leaf=host)

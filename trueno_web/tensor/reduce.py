@@ -1,0 +1,121 @@
+"""Reductions of tensors: the catalog's reductions along axes, mean/var/std, argmax/argmin and
+softmax/log_softmax, written with the catalog's reductions and elementwise ops so they fuse with what
+feeds them and what uses them. The Tensor class mixes these in."""
+
+from __future__ import annotations
+
+import array
+import math
+
+from .. import ops
+from ..errors import TruenoValueError
+from .views import axes_tuple, axis_index
+
+ONE_ROW_MAX = 1 << 16  # a single row longer than this reduces as a full reduction (many workgroups, no loop limit)
+
+
+class Reductions:
+    """The reduction methods of Tensor. Besides the Views mixin's needs, the class supplies the hook
+    `_apply(op, inputs, params, options)`: a tensor of a catalog op on tensors, its shape from the op's
+    kind (which checks it)."""
+
+    __slots__ = ()
+
+    def sum(self, axis=None, keepdims=False):
+        return _reduce("sum", self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _reduce("max", self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _reduce("min", self, axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return _reduce("prod", self, axis, keepdims)
+
+    def norm_l1(self, axis=None, keepdims=False):
+        return _reduce("norm_l1", self, axis, keepdims)
+
+    def norm_l2(self, axis=None, keepdims=False):
+        return _reduce("norm_l2", self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        n = _count(self, axis)
+        total = self.sum(axis, keepdims)
+        return total * (1.0 / n) if n else total * math.nan
+
+    def var(self, axis=None, keepdims=False, ddof: int = 0):
+        centred = self - self.mean(axis, keepdims=True)
+        n = _count(self, axis) - ddof
+        total = (centred * centred).sum(axis, keepdims)
+        return total * (1.0 / n) if n > 0 else total * math.nan
+
+    def std(self, axis=None, keepdims=False, ddof: int = 0):
+        return self.var(axis, keepdims, ddof).sqrt()
+
+    def argmax(self, axis=None, keepdims=False):
+        """Index of the first largest element along `axis` (None: of the flattened tensor), as float32
+        (exact up to 2^24); the first NaN where there is one, as NumPy."""
+        return _arg(self, axis, keepdims, "max")
+
+    def argmin(self, axis=None, keepdims=False):
+        """Index of the first smallest element along `axis`; see argmax."""
+        return _arg(self, axis, keepdims, "min")
+
+    def softmax(self, axis: int = -1):
+        return _softmax("softmax", self, axis)
+
+    def log_softmax(self, axis: int = -1):
+        return _softmax("log_softmax", self, axis)
+
+
+def _count(t, axis) -> int:
+    return math.prod(t.shape[a] for a in axes_tuple(axis, t.ndim, "mean"))
+
+
+def _reduce(name: str, t, axis, keepdims: bool):
+    """A reduction over `axis` (None: all): rows of the reduced axes, one per element of the kept ones."""
+    op = ops.get(name)
+    axes = axes_tuple(axis, t.ndim, name)
+    kept = [d for d in range(t.ndim) if d not in axes]
+    out_shape = (
+        tuple(1 if d in axes else t.shape[d] for d in range(t.ndim)) if keepdims else tuple(t.shape[d] for d in kept)
+    )
+    if not axes:
+        return t.contiguous().reshape(out_shape)
+    rows = math.prod(t.shape[d] for d in kept)
+    if not kept or (rows == 1 and t.size > ONE_ROW_MAX):  # all of it: the full reduction reads row-major memory
+        out = t._apply(op, [t.contiguous()])
+    else:  # rows of the reduced axes: the row kernel reads any view, and the chain feeding it
+        order = kept + list(axes)
+        out = t._apply(op, [t if order == sorted(order) else t.permute(order)], (), {"rows": rows})
+    return out if out.shape == out_shape else out.reshape(out_shape)
+
+
+def _arg(t, axis, keepdims: bool, extreme: str):
+    """min over `axis` of where(t is the extreme or NaN, its index, n): two reductions, one row kernel."""
+    if axis is None:
+        out = _arg(t.reshape(-1), 0, False, extreme)
+        return out.reshape((1,) * t.ndim) if keepdims else out
+    a = axis_index(axis, t.ndim, f"arg{extreme}")
+    n = t.shape[a]
+    if n == 0:
+        raise TruenoValueError(f"arg{extreme} along an empty axis (axis {axis} of {t.shape}) has no value")
+    index = t._const(array.array("f", range(n))).reshape([n if d == a else 1 for d in range(t.ndim)])
+    hit = (t == _reduce(extreme, t, a, True)).maximum(t != t)
+    return hit.where(index, float(n)).min(a, keepdims=keepdims)
+
+
+def _softmax(name: str, t, axis: int):
+    """Written with tensor ops, so it is one row kernel with what feeds it and what uses it (the catalog's
+    softmax kernel serves one-shot calls and batches): exp(x - max) / sum, or x - max - log(sum(exp))."""
+    if t.ndim == 0:
+        raise TruenoValueError(f"{name} needs at least one dimension; got a 0-d tensor")
+    a = axis_index(axis, t.ndim, name)
+    if t.shape[a] == 0:
+        return t
+    shifted = t - t.max(a, keepdims=True)
+    if name == "softmax":
+        e = shifted.exp()
+        return e / e.sum(a, keepdims=True)
+    return shifted - shifted.exp().sum(a, keepdims=True).log()
