@@ -7,7 +7,8 @@ Data: scikit-learn's bundled `load_digits` (1797 8x8 images, intensities 0..16, 
 stratified split keeps 20% of each class out of training (359 digits). The model: 64 -> 32 (relu) -> 10,
 softmax cross-entropy, Adam with minibatches of 64, in NumPy, seeded; it prints the held-out accuracy.
 
-Output: trueno_web/data/digits_mlp.bin in the safetensors format (an 8-byte little-endian header length,
+Output: trueno_web/data/digits_train.bin, the training split (train_x (1438, 64) U8, train_y (1438,) U8),
+and trueno_web/data/digits_mlp.bin in the safetensors format (an 8-byte little-endian header length,
 a JSON header, then the raw little-endian arrays; trueno_web.models.read_safetensors reads it with the
 standard library):
 
@@ -36,6 +37,7 @@ BATCH = 64
 LR = 3e-3
 WEIGHT_DECAY = 1e-4
 OUT = Path(__file__).resolve().parent.parent / "trueno_web" / "data" / "digits_mlp.bin"
+TRAIN_OUT = OUT.with_name("digits_train.bin")  # the training split, for training in the page and the demo
 
 
 def split(y: np.ndarray, rng: np.random.Generator, test_fraction: float = 0.2):
@@ -130,6 +132,14 @@ def main() -> None:
             "test_size": str(len(te)),
             "seed": str(SEED),
             "source": "scripts/train_digits.py: 64-32-10 MLP on sklearn.datasets.load_digits, 20% per class held out",
+        },
+    )
+    write_safetensors(
+        TRAIN_OUT,
+        {"train_x": pixels[tr], "train_y": y[tr].astype(np.uint8)},
+        {
+            "input": "64 pixels of an 8x8 digit, row-major, intensities 0..16 (sklearn load_digits)",
+            "source": "scripts/train_digits.py: the training split of sklearn.datasets.load_digits (80% per class)",
         },
     )
     print(f"train {len(tr)} digits, held out {len(te)}; hidden {HIDDEN} relu, {EPOCHS} epochs")

@@ -55,6 +55,8 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "nn",
+    "optim",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
@@ -75,6 +77,8 @@ _LAZY = {
     "BufferId": ("batch", "BufferId"),
     "Stats": ("stats", "Stats"),
     "ops": ("ops", None),
+    "nn": ("nn", None),
+    "optim": ("optim", None),
     "grad": ("autodiff", "grad"),
     "value_and_grad": ("autodiff", "value_and_grad"),
     "vjp": ("autodiff", "vjp"),

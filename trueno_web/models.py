@@ -139,6 +139,7 @@ class TransformerBlock:
 # ---------------------------------------------------------------- weights on disk
 
 DIGITS_FILE = "digits_mlp.bin"
+DIGITS_TRAIN_FILE = "digits_train.bin"  # the training split (scripts/train_digits.py)
 _DTYPES = {"F32": "f", "U8": "B"}
 
 
@@ -163,3 +164,16 @@ def load_digits_file() -> tuple[dict, dict]:
     """The shipped digit classifier: w1, b1, w2, b2 (float32), test_x (uint8 pixels 0..16, (N, 64)) and
     test_y (uint8 labels) of the held-out digits, and metadata (activation, accuracy, ...)."""
     return read_safetensors(resources.files(__package__).joinpath("data", DIGITS_FILE).read_bytes())
+
+
+def load_digits_data() -> dict:
+    """The digits as training needs them: train_x (N, 64) and test_x (359, 64) pixels (0..16) and train_y and
+    test_y labels, each a flat float32 array.array, and the counts train_n and test_n."""
+    train, _ = read_safetensors(resources.files(__package__).joinpath("data", DIGITS_TRAIN_FILE).read_bytes())
+    test, _ = load_digits_file()
+    out = {}
+    for split, arrays in (("train", train), ("test", test)):
+        out[f"{split}_x"] = array.array("f", arrays[f"{split}_x"][0])
+        out[f"{split}_y"] = array.array("f", arrays[f"{split}_y"][0])
+        out[f"{split}_n"] = arrays[f"{split}_y"][1][0]
+    return out

@@ -10,6 +10,7 @@ from .. import ops
 from ..device import GpuDevice, cpu_backend
 from ..kinds import Kind
 from ..models import Mlp, TransformerBlock, load_digits_file
+from .training import DigitsTrainer
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):
@@ -87,6 +88,19 @@ async def digits_accuracy(dev: GpuDevice) -> tuple[float, int]:
     return sum(int(p) == y for p, y in zip(pred.reshape(-1).tolist(), labels)) / len(labels), len(labels)
 
 
+async def train_digits(dev: GpuDevice, seconds: float = 3.0, print=print) -> tuple[float, int, float]:
+    """Train the digits MLP from random weights for about `seconds` (at least 100 steps): (held-out
+    accuracy, steps, ms per step)."""
+    trainer = DigitsTrainer(dev)
+    t0 = time.perf_counter()
+    while trainer.steps < 100 or time.perf_counter() - t0 < seconds:
+        loss = await trainer.step()
+        if trainer.steps % 100 == 0:
+            print(f"  step {trainer.steps}: loss {loss:.4f}")
+    ms = (time.perf_counter() - t0) * 1e3 / trainer.steps
+    return await trainer.accuracy(), trainer.steps, ms
+
+
 async def block_timing(dev: GpuDevice, seq: int = 128, d_model: int = 256, heads: int = 4, repeat: int = 3) -> float:
     """ms per forward pass of the transformer block (seeded weights uploaded once, input resident,
     result read back), after one warm-up run."""
@@ -131,5 +145,8 @@ async def run_demo(print=print) -> None:
         print(f"relu -> scale -> add at {n} elements: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()))
         accuracy, count = await digits_accuracy(dev)
         print(f"digits MLP (64-32-10): held-out accuracy {accuracy:.2%} of {count} digits")
+        print("training the digits MLP from random weights (forward, backward, AdamW: one batch per step):")
+        accuracy, steps, ms = await train_digits(dev, print=print)
+        print(f"  trained {steps} steps ({ms:.1f} ms each): held-out accuracy {accuracy:.2%}")
         print(f"transformer block (seq 128, d_model 256, 4 heads): {await block_timing(dev):.2f} ms")
         print(f"stats: {dev.stats.as_dict()}")
