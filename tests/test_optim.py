@@ -127,6 +127,7 @@ def test_misuse():
         optim.SGD({}, lr=0.1)
     with pytest.raises(tw.TruenoTypeError, match="lr is a non-negative number"):
         optim.SGD([p], lr="fast")
+    assert (optim.Adam([p]).weight_decay, optim.AdamW([p]).weight_decay) == (0.0, 0.01)  # torch's defaults
     opt = optim.SGD([p], lr=0.1)
     with pytest.raises(tw.TruenoValueError, match=r"gradient of shape \(3,\) for a parameter of shape \(2,\)"):
         block_on(opt.step([dev.tensor(np.zeros(3, np.float32))]))

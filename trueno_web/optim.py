@@ -140,6 +140,7 @@ class Adam(Optimizer):
 
     state_names = ("m", "v")
     decoupled = False
+    default_weight_decay = 0.0
 
     def __init__(
         self,
@@ -147,12 +148,14 @@ class Adam(Optimizer):
         lr=1e-3,
         betas=(0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float | None = None,
         clip_norm: float | None = None,
     ):
+        """`weight_decay` None: the class's default (0 for Adam, 0.01 for AdamW)."""
         super().__init__(params, lr, clip_norm)
         self.b1, self.b2 = (float(b) for b in betas)
-        self.eps, self.weight_decay = float(eps), float(weight_decay)
+        self.eps = float(eps)
+        self.weight_decay = float(self.default_weight_decay if weight_decay is None else weight_decay)
 
     def update(self, p, g, state, lr):
         if self.weight_decay and not self.decoupled:
@@ -170,14 +173,4 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter), as torch.optim.AdamW (default 0.01)."""
 
     decoupled = True
-
-    def __init__(
-        self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0.01,
-        clip_norm: float | None = None,
-    ):
-        super().__init__(params, lr, betas, eps, weight_decay, clip_norm)
+    default_weight_decay = 0.01
