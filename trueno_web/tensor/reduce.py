@@ -9,6 +9,7 @@ import math
 
 from .. import ops
 from ..errors import TruenoValueError
+from ..kinds import Kind
 from .views import axes_tuple, axis_index
 
 ONE_ROW_MAX = 1 << 16  # a single row longer than this reduces as a full reduction (many workgroups, no loop limit)
@@ -20,24 +21,6 @@ class Reductions:
     kind (which checks it)."""
 
     __slots__ = ()
-
-    def sum(self, axis=None, keepdims=False):
-        return _reduce("sum", self, axis, keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return _reduce("max", self, axis, keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return _reduce("min", self, axis, keepdims)
-
-    def prod(self, axis=None, keepdims=False):
-        return _reduce("prod", self, axis, keepdims)
-
-    def norm_l1(self, axis=None, keepdims=False):
-        return _reduce("norm_l1", self, axis, keepdims)
-
-    def norm_l2(self, axis=None, keepdims=False):
-        return _reduce("norm_l2", self, axis, keepdims)
 
     def mean(self, axis=None, keepdims=False):
         n = _count(self, axis)
@@ -119,3 +102,19 @@ def _softmax(name: str, t, axis: int):
         e = shifted.exp()
         return e / e.sum(a, keepdims=True)
     return shifted - shifted.exp().sum(a, keepdims=True).log()
+
+
+def _along_axes(op: ops.Op):
+    """The Tensor method of a one-input catalog reduction: over `axis` (None: all of it), keepdims as NumPy."""
+
+    def method(self, axis=None, keepdims=False):
+        return _reduce(op.name, self, axis, keepdims)
+
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = f"{op.doc}, along `axis` (an int, a tuple, or None: all of it); keepdims as in NumPy."
+    return method
+
+
+for _op in ops.CATALOG:  # sum, max, min, prod, norm_l1, norm_l2: one method per row
+    if _op.kind == Kind.REDUCE and _op.arity == 1:
+        setattr(Reductions, _op.name, _along_axes(_op))
