@@ -65,6 +65,7 @@ class GpuCommandBatch:
         self._pending: list[int] = []
         self._executed = False
         self._handles: dict[int, list] = {}  # upload not yet run -> weak refs to the BufferIds of it and its views
+        self._imports: dict[int, int] = {}  # id of an imported DeviceArray's buffer -> its node
         self._finalizer = weakref.finalize(self, _release, self.executor, self._nodes)
 
     # ------------------------------------------------------------ recording
@@ -116,9 +117,10 @@ class GpuCommandBatch:
         if array.device is not self.device:
             raise BatchError("this DeviceArray belongs to another GpuDevice; upload it to this device first")
         array.check_alive()
-        for node in self._nodes:  # the same array twice is one buffer of the batch
-            if node.imported and node.buffer is array.buffer:
-                return BufferId(self, node.id, node.shape)
+        nid = self._imports.get(id(array.buffer))  # the same array twice is one buffer of the batch
+        if nid is not None and nid < len(self._nodes) and self._nodes[nid].buffer is array.buffer:
+            return BufferId(self, nid, self._nodes[nid].shape)
+        self._imports[id(array.buffer)] = len(self._nodes)
         return self._add(
             Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True, done=True)
         )
