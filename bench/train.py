@@ -5,7 +5,7 @@ GPU, with the same initial weights, data and hyperparameters, and their loss cur
 
 The data: seeded normal inputs labelled by a fixed random teacher network; minibatch i is the same for both.
 A step of ours is `value_and_grad` + `opt.step(grads, loss)` (one batch) and reading the loss (which waits for
-the GPU); torch's is zero_grad, forward, cross_entropy, backward, step and `loss.item()` (a sync too). Both
+the GPU), and with `opt.trainer(loss_fn)` (the same step traced once by tw.jit and replayed: "ours jit"); torch's is zero_grad, forward, cross_entropy, backward, step and `loss.item()` (a sync too). Both
 take turns step by step; each figure is the median over the steps after the first five. TF32 is off for torch.
 Prints ms/step and the ratio, and the losses at a few steps and at the end (their relative difference).
 """
@@ -52,14 +52,20 @@ def loss_fn(p, x, labels, layers: int):
 
 
 class Ours:
-    def __init__(self, dev, init, layers, lr):
+    """`jit`: the optimizer's trainer (traced once, replayed); else value_and_grad and opt.step each step."""
+
+    def __init__(self, dev, init, layers, lr, jit: bool = False):
         self.dev, self.layers = dev, layers
         self.params = {k: dev.tensor(v) for k, v in init.items()}
         self.opt = tw.optim.AdamW(self.params, lr=lr, weight_decay=0.01)
         self.vg = tw.value_and_grad(loss_fn)
+        self.trainer = self.opt.trainer(lambda p, x, y: loss_fn(p, x, y, layers)) if jit else None
 
     async def step(self, x, y) -> float:
-        loss, grads = self.vg(self.params, self.dev.tensor(x), self.dev.tensor(y), self.layers)
+        x, y = self.dev.tensor(x), self.dev.tensor(y)
+        if self.trainer is not None:
+            return await (await self.trainer(x, y)).item()
+        loss, grads = self.vg(self.params, x, y, self.layers)
         await self.opt.step(grads, loss)
         return await loss.item()
 
@@ -100,15 +106,16 @@ async def main(args) -> None:
     layers = len(sizes) - 1
     init, data = make_data(sizes, args.batch, args.steps)
     dev = await tw.GpuDevice.create(args.backend)
-    ours = Ours(dev, init, layers, args.lr)
+    ours = {"ours": Ours(dev, init, layers, args.lr), "ours jit": Ours(dev, init, layers, args.lr, jit=True)}
     torch = torch_cuda() if args.torch else None
     theirs = Torch(torch, init, layers, args.lr) if torch is not None else None
-    times = {"ours": [], "torch": []}
-    losses = {"ours": [], "torch": []}
+    times = {name: [] for name in (*ours, "torch")}
+    losses = {name: [] for name in (*ours, "torch")}
     for x, y in data:
-        t = time.perf_counter()
-        losses["ours"].append(await ours.step(x, y))
-        times["ours"].append(time.perf_counter() - t)
+        for name, model in ours.items():
+            t = time.perf_counter()
+            losses[name].append(await model.step(x, y))
+            times[name].append(time.perf_counter() - t)
         if theirs is not None:
             t = time.perf_counter()
             losses["torch"].append(theirs.step(x, y))
@@ -122,13 +129,13 @@ async def main(args) -> None:
         + (f"; torch {torch.__version__} on {torch.cuda.get_device_name()}" if torch else "; torch: not run")
     )
     ms = {k: statistics.median(v[5:]) * 1e3 for k, v in times.items() if len(v) > 5}
-    print("| | ms/step (median) | " + (" ours/torch |" if "torch" in ms else ""))
+    print("| | ms/step (median) |" + (" / torch |" if "torch" in ms else ""))
     for k, v in ms.items():
-        print(f"| {k} | {v:.3f} |" + (f" {ms['ours'] / ms['torch']:.2f} |" if k == "ours" and "torch" in ms else ""))
+        print(f"| {k} | {v:.3f} |" + (f" {v / ms['torch']:.2f} |" if "torch" in ms else ""))
     for i in sorted({0, 9, args.steps // 2, args.steps - 1}):
-        row = f"step {i:4d}: ours {losses['ours'][i]:.5f}"
+        row = f"step {i:4d}: " + "  ".join(f"{k} {v[i]:.5f}" for k, v in losses.items() if v)
         if losses["torch"]:
-            row += f"  torch {losses['torch'][i]:.5f}  rel. diff {abs(losses['ours'][i] / losses['torch'][i] - 1):.2%}"
+            row += f"  (ours / torch - 1: {losses['ours'][i] / losses['torch'][i] - 1:+.2%})"
         print(row)
     dev.close()
 

@@ -57,6 +57,7 @@ __all__ = [
     "vjp",
     "nn",
     "optim",
+    "jit",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
@@ -82,6 +83,7 @@ _LAZY = {
     "grad": ("autodiff", "grad"),
     "value_and_grad": ("autodiff", "value_and_grad"),
     "vjp": ("autodiff", "vjp"),
+    "jit": ("programs", "jit"),
 }
 
 

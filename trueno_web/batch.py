@@ -76,6 +76,11 @@ class GpuCommandBatch:
         return sum(1 for n in self._nodes if n.op is not None)
 
     @property
+    def nodes(self) -> list[Node]:
+        """The recorded graph, in recording order (to read, not to change: jit copies it into a Program)."""
+        return self._nodes
+
+    @property
     def num_buffers(self) -> int:
         """Buffers the batch knows: uploads, imports and op results."""
         return len(self._nodes)

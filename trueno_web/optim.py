@@ -11,11 +11,14 @@ changes them every step compiles nothing new.
 
 from __future__ import annotations
 
+import array
 import math
 from collections.abc import Callable
 
+from .autodiff import value_and_grad
 from .autodiff.trees import flatten, unflatten
 from .errors import TruenoTypeError, TruenoValueError
+from .programs import jit
 from .tensor import Tensor, asarray, realize
 
 __all__ = ["SGD", "Adam", "AdamW", "clip_by_global_norm", "global_norm", "cosine_schedule"]
@@ -59,12 +62,14 @@ def cosine_schedule(peak: float, total_steps: int, warmup: int = 0, end: float =
 
 
 class Optimizer:
-    """The shared loop of the optimizers below; a subclass writes `update(p, g, state, lr) -> (p, state)`."""
+    """The shared loop of the optimizers below. A subclass writes `update(p, g, state, hyper) -> (p, state)`
+    with tensor ops, where `hyper` holds this step's scalars (`scalars()`) as 0-d tensors: the expressions are
+    the same every step, so plans and kernels are reused, and `trainer()` can trace them once."""
 
     state_names: tuple[str, ...] = ()
 
     def __init__(self, params, lr: float | Schedule, clip_norm: float | None = None):
-        self.params = _leaves(params, "params")
+        self.params, self.structure = flatten(params, "params", lambda x: isinstance(x, Tensor))
         if not self.params:
             raise TruenoValueError("an optimizer needs at least one parameter tensor")
         if not callable(lr) and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or lr < 0):
@@ -72,36 +77,79 @@ class Optimizer:
         self.lr = lr
         self.clip_norm = clip_norm
         self.steps = 0
-        self.state = [{n: None for n in self.state_names} for _ in self.params]
+        self.state = [
+            {n: asarray(0.0, p.device).expand(p.shape) for n in self.state_names} for p in self.params
+        ]  # zeros (a broadcast scalar) until the first step writes them
 
     def learning_rate(self) -> float:
         """The learning rate of the next step."""
         return float(self.lr(self.steps) if callable(self.lr) else self.lr)
 
-    async def step(self, grads, *also: Tensor) -> None:
-        """Apply one update from `grads` (the structure of the parameters), realising it with `also`."""
+    def scalars(self) -> dict[str, float]:
+        """The next step's scalars by name (the learning rate; Adam adds its bias corrections)."""
+        return {"lr": self.learning_rate()}
+
+    def _hyper(self) -> tuple[Tensor, dict[str, Tensor]]:
+        """This step's scalars as one small host array (one upload) and 0-d views of it by name."""
+        values = self.scalars()
+        packed = asarray(array.array("f", values.values()), self.params[0].device)
+        return packed, {name: packed[i] for i, name in enumerate(values)}
+
+    def apply(self, params: list[Tensor], grads: list[Tensor], state: list[dict], hyper: dict) -> tuple[list, list]:
+        """The new parameters and state (lazy): clipping, then each parameter's update."""
+        if self.clip_norm is not None:
+            grads = _leaves(clip_by_global_norm(grads, self.clip_norm), "grads")
+        new = [self.update(p, g, s, hyper) for p, g, s in zip(params, grads, state)]
+        return [p for p, _ in new], [s for _, s in new]
+
+    def _check(self, grads) -> list[Tensor]:
         gs = _leaves(grads, "grads")
         if len(gs) != len(self.params):
             raise TruenoValueError(f"grads has {len(gs)} tensors for {len(self.params)} parameters")
         for p, g in zip(self.params, gs):
             if p.shape != g.shape:
                 raise TruenoValueError(f"a gradient of shape {g.shape} for a parameter of shape {p.shape}")
-        if self.clip_norm is not None:
-            gs = _leaves(clip_by_global_norm(gs, self.clip_norm), "grads")
-        lr = self.learning_rate()
+        return gs
+
+    def _adopt(self, params: list[Tensor], state: list[dict]) -> None:
+        """The caller's parameter tensors rebound to their new values; the new state kept."""
+        for param, p in zip(self.params, params):
+            param.expr = p.expr
+        self.state = state
         self.steps += 1
-        new = [self.update(p, g, self._state(p, s), lr) for p, g, s in zip(self.params, gs, self.state)]
-        outs = [t for p, s in new for t in (p, *s.values())]
-        await realize(*outs, *also)
-        for param, (p, s), state in zip(self.params, new, self.state):
-            param.expr = p.expr  # the caller's tensor now holds the new value
-            state.update(s)
 
-    def _state(self, p: Tensor, state: dict) -> dict:
-        """The state of `p`, zeros (a broadcast scalar) before the first step."""
-        return {n: asarray(0.0, p.device).expand(p.shape) if v is None else v for n, v in state.items()}
+    async def step(self, grads, *also: Tensor) -> None:
+        """Apply one update from `grads` (the structure of the parameters), realising it with `also`."""
+        gs = self._check(grads)
+        _, hyper = self._hyper()
+        params, state = self.apply(self.params, gs, self.state, hyper)
+        await realize(*params, *(t for s in state for t in s.values()), *also)
+        self._adopt(params, state)
 
-    def update(self, p: Tensor, g: Tensor, state: dict, lr: float) -> tuple[Tensor, dict]:
+    def trainer(self, loss_fn):
+        """An async `step(*batch) -> loss` that computes loss_fn(params, *batch), its gradients and this
+        optimizer's update, traced once (tw.jit) and replayed: one batch per step, no tracing after the
+        first. `loss_fn(params, *batch)` takes the parameters in the structure given to the constructor."""
+        loss_and_grads = value_and_grad(loss_fn)
+
+        def whole_step(params, state, hyper, *batch):
+            loss, grads = loss_and_grads(unflatten(self.structure, params), *batch)
+            names = self.scalars()
+            scalars = {name: hyper[i] for i, name in enumerate(names)}
+            new_params, new_state = self.apply(params, _leaves(grads, "grads"), state, scalars)
+            return loss, new_params, new_state
+
+        traced = jit(whole_step)
+
+        async def step(*batch) -> Tensor:
+            packed, _ = self._hyper()
+            loss, params, state = await traced(self.params, self.state, packed, *batch)
+            self._adopt(params, state)
+            return loss
+
+        return step
+
+    def update(self, p: Tensor, g: Tensor, state: dict, hyper: dict) -> tuple[Tensor, dict]:
         raise NotImplementedError
 
 
@@ -124,14 +172,14 @@ class SGD(Optimizer):
         super().__init__(params, lr, clip_norm)
         self.momentum, self.nesterov, self.weight_decay = float(momentum), nesterov, float(weight_decay)
 
-    def update(self, p, g, state, lr):
+    def update(self, p, g, state, hyper):
         if self.weight_decay:
             g = g + p * self.weight_decay
-        if self.momentum:
-            buf = g if self.steps == 1 else state["momentum"] * self.momentum + g
+        if self.momentum:  # the buffer starts at 0, so the first step's is g (torch's clone of g)
+            buf = state["momentum"] * self.momentum + g
             state = {"momentum": buf}
             g = g + buf * self.momentum if self.nesterov else buf
-        return p - g * lr, state
+        return p - g * hyper["lr"], state
 
 
 class Adam(Optimizer):
@@ -157,16 +205,26 @@ class Adam(Optimizer):
         self.eps = float(eps)
         self.weight_decay = float(self.default_weight_decay if weight_decay is None else weight_decay)
 
-    def update(self, p, g, state, lr):
+    def scalars(self) -> dict[str, float]:
+        """lr, and for step t: the step size lr / (1 - b1^t), the second moment's bias correction
+        1 / (1 - b2^t) and the decoupled decay's factor 1 - lr * weight_decay."""
+        lr, t = self.learning_rate(), self.steps + 1
+        return {
+            "lr": lr,
+            "step_size": lr / (1.0 - self.b1**t),
+            "v_scale": 1.0 / (1.0 - self.b2**t),
+            "decay": 1.0 - lr * self.weight_decay,
+        }
+
+    def update(self, p, g, state, hyper):
         if self.weight_decay and not self.decoupled:
             g = g + p * self.weight_decay
         m = state["m"] * self.b1 + g * (1.0 - self.b1)
         v = state["v"] * self.b2 + g * g * (1.0 - self.b2)
-        step_size = lr / (1.0 - self.b1**self.steps)
-        denom = (v * (1.0 / (1.0 - self.b2**self.steps))).sqrt() + self.eps
+        denom = (v * hyper["v_scale"]).sqrt() + self.eps
         if self.weight_decay and self.decoupled:
-            p = p * (1.0 - lr * self.weight_decay)
-        return p - m / denom * step_size, {"m": m, "v": v}
+            p = p * hyper["decay"]
+        return p - m / denom * hyper["step_size"], {"m": m, "v": v}
 
 
 class AdamW(Adam):

@@ -6,15 +6,15 @@ from ..errors import TruenoTypeError
 
 
 def flatten(tree, what: str, is_leaf) -> tuple[list, object]:
-    """The leaves of `tree` in order, and its structure for `unflatten`; a leaf that fails `is_leaf`
-    raises TruenoTypeError naming where it is in `what`."""
+    """The leaves of `tree` in order, and its structure for `unflatten` (hashable: nested tuples); a leaf that
+    fails `is_leaf` raises TruenoTypeError naming where it is in `what`."""
     leaves: list = []
 
     def walk(node, path: str):
         if isinstance(node, dict):
-            return ("dict", [(k, walk(v, f"{path}[{k!r}]")) for k, v in node.items()])
+            return ("dict", tuple((k, walk(v, f"{path}[{k!r}]")) for k, v in node.items()))
         if isinstance(node, (list, tuple)):
-            return (type(node), [walk(v, f"{path}[{i}]") for i, v in enumerate(node)])
+            return (type(node), tuple(walk(v, f"{path}[{i}]") for i, v in enumerate(node)))
         if not is_leaf(node):
             raise TruenoTypeError(f"{what}{path} is a {type(node).__name__}, not a Tensor")
         leaves.append(node)

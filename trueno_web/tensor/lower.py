@@ -37,8 +37,7 @@ async def realize(*tensors) -> None:
                 targets.append(base)
             if view is not None and not view.identity:
                 t.expr = base  # a strided result is read as its row-major copy
-        order = _walk(targets)
-        _emit(batch, order, ids)
+        order = record(batch, targets, ids)
         for e in targets:
             batch.keep(ids[id(e)])
         await batch.execute()
@@ -49,6 +48,14 @@ async def realize(*tensors) -> None:
                 e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
     finally:
         batch.release()
+
+
+def record(batch, roots, ids: dict) -> list:
+    """Record the expressions under `roots` into `batch`, each once; `ids` maps id(expr) to its BufferId.
+    Returns (id, expr) of each, children first."""
+    order = _walk(roots)
+    _emit(batch, order, ids)
+    return order
 
 
 def _walk(roots):

@@ -1,0 +1,151 @@
+"""tw.jit: replays give what eager evaluation gives, on every backend, for new argument values; a new
+shape, static value or device traces again; the function runs once per signature; one submit per call;
+what cannot be traced raises; the optimizers' jitted trainer matches their eager steps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import device_for
+
+import trueno_web as tw
+from trueno_web.runtime import block_on
+
+RNG = np.random.default_rng(2)
+
+
+def data(*shape):
+    return RNG.uniform(-2, 2, shape).astype(np.float32)
+
+
+def body(x, w, scale):
+    """Views, broadcasting, a row reduction, a matmul, a full reduction, a host constant."""
+    h = (x @ w.T + 0.5).tanh() * scale
+    return {"y": h - h.mean(-1, keepdims=True), "total": (h * h).sum(), "first": x[0, ::2]}
+
+
+def test_replays_match_eager(dev):
+    calls = []
+
+    def f(x, w, scale):
+        calls.append(1)
+        return body(x, w, scale)
+
+    jf = tw.jit(f, static_argnums=2)
+    w = dev.tensor(data(4, 3))
+    for _ in range(3):  # a new x each call, the same signature
+        x = data(5, 3)
+        got = block_on(jf(dev.tensor(x), w, 2.0))
+        want = body(dev.tensor(x), w, 2.0)
+        for k in want:
+            np.testing.assert_allclose(block_on(got[k].numpy()), block_on(want[k].numpy()), rtol=1e-6, atol=1e-6)
+    assert len(calls) == 1
+    block_on(jf(dev.tensor(data(5, 3)), w, 3.0))  # another static value: traced again
+    block_on(jf(dev.tensor(data(2, 3)), w, 3.0))  # another shape: traced again
+    assert len(calls) == 3 and len(jf.programs) == 3
+
+
+def test_one_submit_per_call_and_lazy_arguments(dev2):
+    dev = dev2
+    jf = tw.jit(lambda a, b: (a * b).relu() + a)
+    a, b = dev.tensor(data(64)), dev.tensor(data(64))
+    block_on(tw.realize(a, b))
+    block_on(jf(a, b))
+    before = dev.stats.submits
+    out = block_on(jf(a, b))
+    assert dev.stats.submits - before == 1
+    np.testing.assert_allclose(block_on(out.numpy()), block_on(((a * b).relu() + a).numpy()))
+    lazy = a * 2.0  # computed first, then the program runs
+    np.testing.assert_allclose(block_on(block_on(jf(lazy, b)).numpy()), block_on(((lazy * b).relu() + lazy).numpy()))
+    host = dev.tensor(data(64))  # host data is uploaded with the program's kernels: still one submit
+    before = dev.stats.submits
+    block_on(jf(host, b))
+    assert dev.stats.submits - before == 1
+
+
+def test_identity_outputs_aliases_and_pytrees():
+    dev = device_for("numpy")
+    jf = tw.jit(lambda p: {"same": p["a"], "sum": p["a"] + p["b"][0]})
+    a = dev.tensor(data(3))
+    block_on(tw.realize(a))
+    for _ in range(2):
+        out = block_on(jf({"a": a, "b": [a]}))  # the same array twice: one signature
+        assert out["same"].expr.leaf is a.expr.leaf
+        np.testing.assert_allclose(block_on(out["sum"].numpy()), 2 * block_on(a.numpy()))
+    b = dev.tensor(data(3))
+    block_on(tw.realize(b))
+    out = block_on(jf({"a": a, "b": [b]}))  # now two arrays: another trace, not the aliased program
+    np.testing.assert_allclose(block_on(out["sum"].numpy()), block_on((a + b).numpy()))
+    assert len(jf.programs) == 2
+
+
+def test_a_new_device_traces_again():
+    x = data(8)
+    first = block_on(tw.GpuDevice.create("numpy"))
+    jf = tw.jit(lambda t: t.exp())
+    block_on(jf(first.tensor(x)))
+    stale = first.tensor(x)
+    first.close()
+    with pytest.raises(tw.DeviceLostError):
+        block_on(jf(stale))
+    second = block_on(tw.GpuDevice.create("numpy"))
+    np.testing.assert_allclose(block_on(block_on(jf(second.tensor(x))).numpy()), np.exp(x), rtol=1e-6)
+    assert len(jf.programs) == 1  # the new device's program replaced the closed one's
+    second.close()
+
+
+def test_what_cannot_be_traced_raises():
+    dev = device_for("numpy")
+    x = dev.tensor(data(4))
+
+    async def coro(t):
+        return t
+
+    with pytest.raises(tw.TruenoTypeError, match="not an async function"):
+        tw.jit(coro)
+    with pytest.raises(tw.TruenoTypeError, match="truth value"):
+        block_on(tw.jit(lambda t: t if t.sum() > 0 else -t)(x))
+    with pytest.raises(tw.TruenoTypeError, match="output"):
+        block_on(tw.jit(lambda t: (t, 3))(x))
+    with pytest.raises(tw.TruenoValueError, match="needs a tensor argument"):
+        block_on(tw.jit(lambda n: n)(3))
+    with pytest.raises(tw.TruenoTypeError, match="hashable"):
+        block_on(tw.jit(lambda t, s: t, static_argnums=1)(x, [1]))
+    np.testing.assert_allclose(block_on(block_on(tw.jit(lambda t: t + 1.0)(x)).numpy()), block_on(x.numpy()) + 1)
+
+
+def _mlp(dev):
+    rng = np.random.default_rng(4)
+    params = {"w": dev.tensor(rng.normal(0, 0.5, (6, 4)).astype(np.float32)), "b": dev.tensor(np.zeros(4, np.float32))}
+    batches = [
+        (rng.normal(size=(16, 6)).astype(np.float32), rng.integers(0, 4, 16).astype(np.float32)) for _ in range(6)
+    ]
+    return params, batches
+
+
+def _loss(p, x, y):
+    return tw.nn.cross_entropy(tw.nn.linear(x, p["w"], p["b"]).tanh() * 3.0, y)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda p: tw.optim.AdamW(p, lr=0.05), lambda p: tw.optim.SGD(p, lr=0.1, momentum=0.9)],
+    ids=["adamw", "sgd"],
+)
+def test_trainer_matches_eager_steps(dev, make):
+    eager_params, batches = _mlp(dev)
+    jit_params, _ = _mlp(dev)
+    eager, jitted = make(eager_params), make(jit_params)
+    vg = tw.value_and_grad(_loss)
+    traces = []
+    step = jitted.trainer(lambda p, x, y: traces.append(1) or _loss(p, x, y))
+    for x, y in batches:
+        loss, grads = vg(eager_params, dev.tensor(x), dev.tensor(y))
+        block_on(eager.step(grads, loss))
+        got = block_on(step(dev.tensor(x), dev.tensor(y)))
+        assert block_on(got.item()) == pytest.approx(block_on(loss.item()), rel=1e-5, abs=1e-6)
+    assert len(traces) == 1 and jitted.steps == eager.steps == len(batches)
+    for k in eager_params:
+        np.testing.assert_allclose(
+            block_on(jit_params[k].numpy()), block_on(eager_params[k].numpy()), rtol=1e-5, atol=1e-6
+        )

@@ -1,0 +1,209 @@
+"""`tw.jit`: trace a tensor function once per input signature, then replay what it recorded. (The module
+is not named jit.py: importing it would hide the function `tw.jit`.)
+
+The first call with a signature (the tree of the arguments, each tensor's shape, which arguments are the
+same array, the values of the other arguments) runs `f` on the arguments as usual: its expressions are
+lowered into one batch and executed, and the batch's graph is kept as a `Program`: node templates, the slots
+its arguments fill, the device arrays it reads as constants (closures, and host data `f` made, kept resident
+after that first run) and its outputs. A later call with the same signature does not run `f`: it fills the
+slots with the new arguments, plans (the planner's cache holds the plan: same structure), executes in one
+submit and returns the outputs. Tracing, autodiff and tensor bookkeeping happen once.
+
+As in JAX, what `f` reads besides its tensor arguments is frozen at the trace: Python numbers folded into
+ops, host data, the values of closed-over tensors at that time. A Python branch on a tensor's value cannot
+be traced (the lazy tensor refuses `bool()`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from .autodiff.trees import flatten, unflatten
+from .batch import GpuCommandBatch
+from .errors import TruenoTypeError, TruenoValueError
+from .graph import Node
+from .host import HostData
+from .planner import plan
+from .resident import DeviceArray
+from .tensor import Tensor, realize
+from .tensor.expr import Expr
+from .tensor.lower import record
+
+__all__ = ["jit"]
+
+
+class Program:
+    """One traced signature's batch graph, replayed with new arguments."""
+
+    def __init__(self, device, nodes: list[Node], slots: list[int], consts: dict[int, DeviceArray], outs: list[int]):
+        self.device = device
+        self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep) for n in nodes]
+        self.pending = [n.id for n in nodes if n.op is not None]
+        self.slots, self.consts, self.outs = slots, consts, outs
+
+    async def run(self, leaves: list) -> list[DeviceArray]:
+        """The outputs for arguments `leaves` (DeviceArrays, or HostData uploaded in the same submit)."""
+        executor = self.device.executor
+        self.device.check_open()
+        nodes = [
+            Node(i, op, inputs, params, shape, options, view=view, keep=keep)
+            for i, (op, inputs, params, shape, options, view, keep) in enumerate(self.templates)
+        ]
+        given: dict[int, object] = {**self.consts, **dict(zip(self.slots, leaves))}
+        for nid, value in given.items():
+            node = nodes[nid]
+            if isinstance(value, HostData):
+                node.host = value
+            else:
+                value.check_alive()
+                node.buffer, node.imported, node.done = value.buffer, True, True
+        for node in nodes:
+            if node.view is not None:
+                node.done = nodes[node.inputs[0]].done
+        planned = plan(nodes, self.pending, True, executor.limits["max_storage_buffers_per_shader_stage"])
+        for nid in planned.fused_away:
+            nodes[nid].fused_away = True
+        results: dict[int, DeviceArray] = {}
+        try:
+            await executor.execute(nodes, planned, (self.device.stats,))
+            for nid in self.outs:
+                if nid not in results:
+                    value = given.get(nid)
+                    if isinstance(value, DeviceArray):  # an argument or constant returned as it is
+                        results[nid] = value
+                        continue
+                    results[nid] = DeviceArray(self.device, nodes[nid].buffer, nodes[nid].shape)
+                    nodes[nid].imported = True  # the DeviceArray frees it now
+        finally:
+            for node in nodes:
+                if node.buffer is not None and not node.imported:
+                    executor.free(node.buffer)
+        return [results[nid] for nid in self.outs]
+
+
+def _signature(args, static: set[int]):
+    """(key, tensor leaves, structure): what a trace depends on, and the tensors to bind."""
+    tensors, parts = [], []
+    for i, a in enumerate(args):
+        if i in static:
+            parts.append(("static", a))
+            continue
+        leaves, structure = flatten(a, f"argument {i}", lambda x: True)
+        shapes = []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                tensors.append(leaf)
+                shapes.append(leaf.shape)
+            else:
+                shapes.append(("value", leaf))
+        parts.append((structure, tuple(shapes)))
+    devices = {id(t.device): t.device for t in tensors}
+    if len(devices) != 1:
+        raise TruenoValueError(
+            "a jitted function takes tensors of one device" if devices else "a jitted function needs a tensor argument"
+        )
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError as e:
+        raise TruenoTypeError(f"jit: the arguments that are not tensors must be hashable ({e})") from None
+    return key, tensors, next(iter(devices.values()))
+
+
+def _storage(t: Tensor):
+    """What fills an argument's slot: its DeviceArray, or its host data (uploaded with the program's
+    kernels); None where it must be computed first."""
+    e = t.expr
+    if e.view is None and isinstance(e.leaf, (DeviceArray, HostData)):
+        return e.leaf
+    return None
+
+
+class Jitted:
+    """`f` traced per signature; calling it (await) runs its Program."""
+
+    def __init__(self, f, static_argnums):
+        if inspect.iscoroutinefunction(f):
+            raise TruenoTypeError("jit takes a function that builds tensors, not an async function")
+        self.f = f
+        self.static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+        self.programs: dict = {}
+        functools.update_wrapper(self, f)
+
+    async def __call__(self, *args):
+        key, tensors, device = _signature(args, self.static)
+        if any(_storage(t) is None for t in tensors):  # lazy arguments: computed first, in one batch
+            await realize(*[t for t in tensors if _storage(t) is None])
+        leaves = [_storage(t) for t in tensors]
+        aliases = tuple(next(j for j, other in enumerate(leaves) if other is leaf) for leaf in leaves)
+        program, out_structure = self.programs.get((key, aliases), (None, None))
+        if program is None or program.device is not device:  # a new signature, or another device
+            return await self._trace(args, leaves, device, (key, aliases))
+        return unflatten(out_structure, [Tensor(device, Expr(a.shape, leaf=a)) for a in await program.run(leaves)])
+
+    async def _trace(self, args, leaves, device, key):
+        """Run f on placeholders of the arguments, record and execute the batch, keep its Program."""
+        placeholders = [Expr(leaf.shape, leaf=leaf) for leaf in leaves]  # one node per argument slot
+        it = iter(placeholders)
+        traced_args = []
+        for i, a in enumerate(args):
+            if i in self.static:
+                traced_args.append(a)
+                continue
+            values, structure = flatten(a, "", lambda x: True)
+            traced_args.append(unflatten(structure, [Tensor(device, next(it)) if _is_tensor(x) else x for x in values]))
+        outputs, out_structure = flatten(self.f(*traced_args), "the jitted function's output", _is_tensor)
+        if not outputs:
+            raise TruenoValueError("a jitted function returns at least one tensor")
+        targets = [o.expr.contiguous() if o.expr.view is not None else o.expr for o in outputs]
+        batch = GpuCommandBatch(device)
+        try:
+            ids: dict[int, object] = {}
+            order = record(batch, targets, ids)
+            for e in targets:
+                batch.keep(ids[id(e)])
+            slots = [ids[id(p)].index for p in placeholders]
+            await batch.execute()
+            consts = {}
+            for eid, e in order:  # closures' arrays and f's host data: resident constants of the program
+                nid = ids[eid].index
+                if nid in slots or e.op is not None or e.view is not None:
+                    continue
+                consts[nid] = e.leaf if isinstance(e.leaf, DeviceArray) else batch.detach(ids[eid])
+            outs = [ids[id(e)].index for e in targets]
+            program = Program(device, batch.nodes, slots, consts, outs)
+            results = {}
+            for e in targets:
+                nid = ids[id(e)].index
+                if nid not in results:
+                    node = batch.nodes[nid]
+                    results[nid] = node_array(batch, ids[id(e)], node, consts, slots, leaves)
+        finally:
+            batch.release()
+        self.programs[key] = program, out_structure
+        return unflatten(out_structure, [Tensor(device, Expr(o.shape, leaf=results[n])) for o, n in zip(outputs, outs)])
+
+
+def node_array(batch, buf, node, consts, slots, leaves) -> DeviceArray:
+    """The DeviceArray of an output node after the trace's execute: an argument or constant as it is, else the
+    batch's buffer handed over."""
+    if node.id in consts:
+        return consts[node.id]
+    if node.id in slots:
+        leaf = leaves[slots.index(node.id)]
+        return leaf if isinstance(leaf, DeviceArray) else batch.detach(buf)
+    return batch.detach(buf)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def jit(f=None, static_argnums=()):
+    """`f` (a function of tensors and pytrees of them, returning tensors) traced once per signature and
+    replayed after; the jitted function is awaited: `out = await step(x, y)` (its outputs are computed).
+    `static_argnums`: positions of arguments that are not tensors and select a trace by their value."""
+    if f is None:
+        return functools.partial(jit, static_argnums=static_argnums)
+    return Jitted(f, static_argnums)
