@@ -635,7 +635,7 @@ def test_still_clean_after_interaction(demo):
 LAYOUT = """() => {
     const vw = document.documentElement.clientWidth;
     const outside = [...document.querySelectorAll('body *')].filter((e) => e.offsetParent !== null
-        && !e.closest('.table-scroll') && e.getBoundingClientRect().right > vw + 0.5)
+        && !e.closest('.table-scroll, .scroll-x') && e.getBoundingClientRect().right > vw + 0.5)
         .map((e) => e.tagName + (e.id ? '#' + e.id : '') + (e.className ? '.' + e.className : ''));
     const canvases = [...document.querySelectorAll('#activation-grid canvas, #chain-chart, #digit-chart, #train-loss, #train-accuracy')]
         .map((c) => ({name: c.id || c.dataset.op, css: c.getBoundingClientRect().width,
