@@ -245,6 +245,8 @@ def test_reaches_ready_without_problems(demo):
     assert {
         "/",
         "/app.mjs",
+        "/draw.mjs",
+        "/training.mjs",
         "/worker.mjs",
         "/config.mjs",
         "/pyodide/pyodide.asm.wasm",
@@ -291,11 +293,15 @@ def test_every_canvas_has_drawn_pixels(demo):
         "digit-pad",
         "digit-preview",
         "digit-chart",
+        "train-loss",
+        "train-accuracy",
     ]
     for c in canvases:
         assert c["size"] > 0 and c["opaque"] == c["size"], c
-        # the digit pad is blank but for its hint until someone draws
-        assert c["ink"] > (0 if c["name"] == "digit-pad" else 0.01 * c["size"]), c
+        # the digit pad is blank but for its hint until someone draws, the training charts but for their axes
+        # until someone trains (e2e/test_training_panel.py)
+        blank = c["name"] in ("digit-pad", "train-loss", "train-accuracy")
+        assert c["ink"] > (0 if blank else 0.01 * c["size"]), c
 
 
 def test_activation_values_match_the_catalog(demo):
@@ -629,9 +635,9 @@ def test_still_clean_after_interaction(demo):
 LAYOUT = """() => {
     const vw = document.documentElement.clientWidth;
     const outside = [...document.querySelectorAll('body *')].filter((e) => e.offsetParent !== null
-        && !e.closest('.table-scroll') && e.getBoundingClientRect().right > vw + 0.5)
+        && !e.closest('.table-scroll, .scroll-x') && e.getBoundingClientRect().right > vw + 0.5)
         .map((e) => e.tagName + (e.id ? '#' + e.id : '') + (e.className ? '.' + e.className : ''));
-    const canvases = [...document.querySelectorAll('#activation-grid canvas, #chain-chart, #digit-chart')]
+    const canvases = [...document.querySelectorAll('#activation-grid canvas, #chain-chart, #digit-chart, #train-loss, #train-accuracy')]
         .map((c) => ({name: c.id || c.dataset.op, css: c.getBoundingClientRect().width,
                       room: c.parentElement.clientWidth, pixels: c.width}));
     const scrollers = [...document.querySelectorAll('.table-scroll')].filter((e) => e.offsetParent !== null)

@@ -2,8 +2,9 @@
 // sends with the 2-D canvas API, and wires the controls. document.body.dataset.state goes
 // "loading" -> "ready" once every panel has drawn, or "error" with the error on the page.
 
-const $ = (sel) => document.querySelector(sel);
-const COLORS = { gpu: "#3b82f6", cpu: "#f97316", axis: "#94a3b8", grid: "#e2e8f0", text: "#334155", diff: "#7c3aed" };
+import { $, COLORS, context2d, el, fmt, ms, niceTicks, plotCurve } from "./draw.mjs";
+import { drawTraining, renderTraining, setUpTraining, trainingReady } from "./training.mjs";
+
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
 const PANELS = ["env", "activations", "filters", "chain", "digits"];
 const rendered = new Set();
@@ -41,45 +42,9 @@ function markRendered(name) {
   }
 }
 
-// A number with `sig` significant digits (exponent form for very large or small magnitudes).
-function fmt(v, sig = 4) {
-  if (v === null || v === undefined || Number.isNaN(v)) return "NaN";
-  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
-  if (v === 0) return "0";
-  const a = Math.abs(v);
-  if (a >= 1e7 || a < 1e-3) return v.toExponential(Math.max(0, sig - 1));
-  return Number(v.toPrecision(sig)).toString();
-}
-
 const plural = (n, word, many = word + "s") => `${n} ${n === 1 ? word : many}`;
 const countsText = (s) => `${plural(s.uploads, "upload")} · ${plural(s.dispatches, "dispatch", "dispatches")} · ` +
   `${plural(s.submits, "submit")} · ${plural(s.downloads, "download")}`;
-const ms = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + " ms";
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v;
-    else if (k === "data") Object.entries(v).forEach(([dk, dv]) => { e.dataset[dk] = dv; });
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return e;
-}
-
-// A canvas sized in CSS pixels, drawn at the device pixel ratio.
-function context2d(canvas, cssWidth, cssHeight) {
-  const dpr = Math.max(1, Math.min(2, window.devicePixelRatio || 1));
-  canvas.style.width = cssWidth + "px";
-  canvas.style.height = cssHeight + "px";
-  canvas.width = Math.round(cssWidth * dpr);
-  canvas.height = Math.round(cssHeight * dpr);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, cssWidth, cssHeight);
-  return ctx;
-}
 
 // ------------------------------------------------------------------ badge
 
@@ -114,23 +79,6 @@ function renderEnv(env) {
 }
 
 // ------------------------------------------------------------------ panel 1: activations
-
-function plotCurve(ctx, xs, ys, sx, sy, color, width, dash) {
-  ctx.save();
-  ctx.strokeStyle = color;
-  ctx.lineWidth = width;
-  ctx.setLineDash(dash);
-  ctx.beginPath();
-  let pen = false;
-  for (let i = 0; i < xs.length; i++) {
-    const y = ys[i];
-    if (!Number.isFinite(y)) { pen = false; continue; }
-    if (pen) ctx.lineTo(sx(xs[i]), sy(y)); else ctx.moveTo(sx(xs[i]), sy(y));
-    pen = true;
-  }
-  ctx.stroke();
-  ctx.restore();
-}
 
 function plotDots(ctx, xs, ys, sx, sy, color, every) {
   ctx.fillStyle = color;
@@ -194,14 +142,6 @@ function drawDiffStrip(ctx, xs, row, sx, top, W, pad) {
   ctx.fillText(worst > 0 ? `±${fmt(worst, 2)}` : "identical", pad.l + 3, top + 7);
 }
 
-function niceTicks(lo, hi, count) {
-  const raw = (hi - lo) / count;
-  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || raw;
-  const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-  return out;
-}
 
 function paramsText(params) {
   const entries = Object.entries(params || {});
@@ -484,7 +424,20 @@ function renderDigitsReady(info) {
     `model loaded on ${info.backend} in ${ms(info.load_ms)} (and on ${info.cpu_backend} to compare)`;
   const panel = $("#panel-digits");
   panel.dataset.state = "done";
+  panel.dataset.weights = "shipped";
   markRendered("digits");
+  trainingReady(state.env);
+}
+
+// Which weights classify the drawings (the worker's answer to a switch, or to a new training run): the
+// radio buttons and the accuracy follow, and a drawing on the pad is classified again with them.
+function renderWeights(info) {
+  const panel = $("#panel-digits");
+  panel.dataset.weights = info.weights;
+  document.querySelector(`input[name='weights'][value='${info.weights}']`).checked = true;
+  $("#digit-accuracy").textContent = `${info.weights === "trained" ? "weights trained in this tab, " : ""}` +
+    `${(100 * info.weights_accuracy).toFixed(1)}% right on the ${state.digits.test_size} held-out digits`;
+  if (pad.strokes.length) strokeDone();
 }
 
 function showDigit(data) {
@@ -496,13 +449,15 @@ function showDigit(data) {
   $("#digit-predicted").textContent = empty ? "–" : String(data.predicted);
   $("#digit-confidence").textContent = empty ? "" : `p = ${fmt(data.probabilities[data.predicted], 3)}`;
   $("#digit-timing").textContent = empty ? "the ten probabilities" :
-    `on ${data.backend}: ${ms(data.ms)} (upload, one batch, read back) · drawing → 8×8 in ${ms(data.prepare_ms)}` +
+    `on ${data.backend}: ${ms(data.ms)} (upload, one batch, read back) · weights: ${data.weights_label} · ` +
+    `drawing → 8×8 in ${ms(data.prepare_ms)}` +
     (data.cpu_backend && data.cpu_backend !== data.backend ?
       ` · CPU fallback (${data.cpu_backend}): max |Δp| ${fmt(data.max_abs_diff, 2)}` : "");
   Object.assign(panel.dataset, {
     predicted: empty ? "" : String(data.predicted), backend: data.backend, ms: String(data.ms),
     pixels: data.pixels.join(","), probabilities: Array.from(data.probabilities || []).join(","),
     cpuProbabilities: Array.from(data.cpu_probabilities || []).join(","), strokes: String(data.strokes),
+    shownWeights: data.weights || "",
   });
 }
 
@@ -577,6 +532,9 @@ function setUpPad(worker) {
   canvas.addEventListener("pointerup", end);
   canvas.addEventListener("pointercancel", end);
   $("#digit-clear").addEventListener("click", clearPad);
+  document.querySelectorAll("input[name='weights']").forEach((r) => r.addEventListener("change", () => {
+    worker.postMessage({ type: "weights", weights: r.value });
+  }));
 }
 
 // ------------------------------------------------------------------ the worker
@@ -600,6 +558,8 @@ function start() {
       else if (msg.type === "chain") renderChain(msg.data);
       else if (msg.type === "digits") renderDigitsReady(msg.data);
       else if (msg.type === "digit") renderDigit(msg.data);
+      else if (msg.type === "training") renderTraining(msg.data);
+      else if (msg.type === "weights") renderWeights(msg.data);
     } catch (e) {
       showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
     }
@@ -611,6 +571,7 @@ function start() {
   worker.postMessage({ type: "start", chainSize: Number($("#chain-size").value) });
 
   setUpPad(worker);
+  setUpTraining(worker);
   // canvases are sized from their container: redraw them when it changes width (in the next frame, so
   // that the redraw's own layout change is not delivered in the same ResizeObserver round)
   let lastWidth = 0;
@@ -620,6 +581,7 @@ function start() {
     lastWidth = width;
     drawActivations();
     drawChain();
+    drawTraining();
     const d = state.digit;
     drawDigitChart(d ? d.probabilities : null, d && d.predicted !== null && d.predicted !== undefined ? d.predicted : -1);
   })).observe($("main"));

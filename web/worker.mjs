@@ -1,8 +1,11 @@
 // The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.app.demo_page.DemoSession.
-// The page (app.mjs) sends {type: "chain", n} and {type: "classify", seq, strokes}; this worker answers
+// The page (app.mjs, training.mjs) sends {type: "chain", n}, {type: "classify", seq, strokes},
+// {type: "train", action: "start" | "run" | "stop", steps} and {type: "weights", weights}; this worker answers
 //   {type: "progress", text, fraction}   while it works
 //   {type: "env" | "activations" | "filters" | "chain" | "digits", data}   one per panel
 //   {type: "digit", data}                a drawing classified (data.seq: the request's)
+//   {type: "training", data}             a training call's steps, losses and accuracies (training_panel.py)
+//   {type: "weights", data}              which weights the digit panel classifies with now
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
@@ -114,6 +117,15 @@ async function panel(type, code, args, lo, hi) {
   post(type, { data }, transferables(data));
 }
 
+// The training panel's calls: each runs a bounded number of steps, so messages queued meanwhile (a drawing
+// to classify, Stop) wait at most one call.
+const TRAIN = {
+  start: "await _session.training().start()",
+  run: "await _session.training().run(int(ARGS['steps']))",
+  stop: "await _session.training().stop()",
+};
+const WEIGHTS = "(await _session.classifier()).weights_info()";
+
 function fail(e) {
   const message = (e && (e.message || String(e))) || "unknown error";
   post("error", { message });
@@ -133,6 +145,15 @@ self.onmessage = (event) => {
       data.seq = msg.seq;
       data.strokes = msg.strokes.length;
       post("digit", { data });
+    }).catch(fail);
+  } else if (msg.type === "train" && TRAIN[msg.action]) {
+    busy = busy.then(async () => {
+      post("training", { data: await py(TRAIN[msg.action], { steps: msg.steps || 0 }) });
+      if (msg.action === "start") post("weights", { data: await py(WEIGHTS) });  // a new run: the shipped ones
+    }).catch(fail);
+  } else if (msg.type === "weights") {
+    busy = busy.then(async () => {
+      post("weights", { data: await py("await _session.training().use(ARGS['weights'])", { weights: msg.weights }) });
     }).catch(fail);
   }
 };

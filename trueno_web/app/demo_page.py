@@ -12,6 +12,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
     await session.filters()               # blur / sharpen / Sobel magnitude of make_image()
     await session.chain(n)                # one-shot vs batch vs fused vs CPU, with stats
     await session.classify(strokes)       # a drawn digit -> 8x8 -> the classifier's probabilities (digits.py)
+    await session.training().run(10)      # the training panel: the digits MLP from random weights (training_panel.py)
 
 Float arrays in results are `array.array('f')` (the worker turns them into Float32Arrays).
 """
@@ -50,6 +51,7 @@ from .demo_workloads import (
     timed,
 )
 from .digit_classifier import DigitClassifier
+from .training_panel import TrainingPanel
 
 Progress = Callable[[str, float], object] | None
 
@@ -79,6 +81,7 @@ class DemoSession:
         self.open_error = open_error
         self._inputs: dict[int, tuple] = {}
         self._digits = None  # the digit classifier, loaded on first use (digits())
+        self._training = None  # the training panel's side, made on first use (training())
 
     @property
     def compare(self) -> bool:
@@ -304,6 +307,16 @@ class DemoSession:
         if self._digits is None:
             self._digits = await DigitClassifier.load(self.dev, self.cpu)
         return self._digits.info()
+
+    async def classifier(self) -> DigitClassifier:
+        await self.digits()
+        return self._digits
+
+    def training(self) -> TrainingPanel:
+        """The training panel's side (app/training_panel.py): one per session, made on first use."""
+        if self._training is None:
+            self._training = TrainingPanel(self)
+        return self._training
 
     async def classify(self, strokes=None, pixels=None) -> dict:
         """A drawing (strokes: [[x0, y0, x1, y1, ...], ...], any units, y down), normalised and counted

@@ -1,5 +1,6 @@
 """The demo page's digit panel, its classifier side: the shipped MLP (trueno_web.models.Mlp.digits) on the
-page's device and on the CPU fallback, fed the 8x8 pictures digits.py makes of a drawing."""
+page's device and on the CPU fallback, fed the 8x8 pictures digits.py makes of a drawing; or, once the
+training panel (training_panel.py) has trained one in the tab, that one (`use`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,25 @@ def _floats(data) -> list[float]:
 
 
 class DigitClassifier:
-    """The shipped MLP on the page's device, and on the CPU fallback to compare with."""
+    """The shipped MLP (or one trained in the tab) on the page's device, and on the CPU fallback to compare with."""
 
     def __init__(self, dev, cpu, model, cpu_model, meta: dict):
         self.dev, self.cpu, self.model, self.cpu_model, self.meta = dev, cpu, model, cpu_model, meta
+        self.shipped = (model, cpu_model)
+        self.use_shipped()
+
+    def use(self, model, cpu_model, weights: str, label: str, accuracy: float | None) -> None:
+        """Classify with `model` (on the device) and `cpu_model` (on the CPU fallback, or None) from now on;
+        `weights` names them for the page ("shipped", "trained"), `label` says what they are."""
+        self.model, self.cpu_model = model, cpu_model
+        self.weights, self.weights_label, self.weights_accuracy = weights, label, accuracy
+
+    def use_shipped(self) -> None:
+        accuracy = float(self.meta.get("test_accuracy", "nan"))
+        self.use(*self.shipped, "shipped", "shipped (trained with NumPy by scripts/train_digits.py)", accuracy)
+
+    def weights_info(self) -> dict:
+        return {"weights": self.weights, "weights_label": self.weights_label, "weights_accuracy": self.weights_accuracy}
 
     @classmethod
     async def load(cls, dev, cpu) -> DigitClassifier:
@@ -70,6 +86,7 @@ class DigitClassifier:
             "prepare_ms": prepare_ms,
             "backend": self.dev.backend,
             "cpu_backend": self.cpu.backend if self.cpu else None,
+            **self.weights_info(),
             "predicted": None,
             "probabilities": [],
             "ms": 0.0,
