@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import backend_unavailable
 
 from trueno_web.app.demo_page import DemoSession
 from trueno_web.runtime import block_on
@@ -14,7 +15,8 @@ from trueno_web.runtime import block_on
 
 @pytest.fixture(scope="module")
 def session(backend):
-    s = block_on(DemoSession.open(backend=backend, cpu_backend="wasm-simd"))
+    cpu = "wasm-simd" if backend_unavailable("wasm-simd") is None else "numpy"  # the page's, where wasmtime is
+    s = block_on(DemoSession.open(backend=backend, cpu_backend=cpu))
     yield s
     s.dev.close()
     s.cpu.close()
