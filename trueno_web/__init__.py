@@ -32,6 +32,7 @@ __all__ = [
     "DeviceArray",
     "Stats",
     "ops",
+    "random",
     "runtime",
     "errors",
     "Tensor",
@@ -72,6 +73,7 @@ _LAZY = {
     "BufferId": ("batch", "BufferId"),
     "Stats": ("stats", "Stats"),
     "ops": ("ops", None),
+    "random": ("random", None),
 }
 
 

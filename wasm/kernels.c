@@ -554,6 +554,69 @@ EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *y
     for (; i < n; i++) yp[i] = cp[i] != 0.0f ? ap[i] : bp[i];
 }
 
+/* ------------------------------------------------------------------ counter-based random numbers (tw.random) */
+
+/* Threefry-2x32, 20 rounds, on 4 counters at once (trueno_web/prng.py, shaders/functions.wgsl: tw_threefry). */
+#define TF_ROUND(R)                                  \
+    do {                                             \
+        x0 += x1;                                    \
+        x1 = ((x1 << (R)) | (x1 >> (32 - (R)))) ^ x0; \
+    } while (0)
+#define TF_A TF_ROUND(13); TF_ROUND(15); TF_ROUND(26); TF_ROUND(6)
+#define TF_B TF_ROUND(17); TF_ROUND(29); TF_ROUND(16); TF_ROUND(24)
+
+INLINE void threefry4(u32 k0, u32 k1, u4 c0, u4 c1, u4 *y0, u4 *y1) {
+    u32 k2 = k0 ^ k1 ^ 0x1BD11BDAu;
+    u4 x0 = c0 + k0, x1 = c1 + k1;
+    TF_A; x0 += k1; x1 += k2 + 1u;
+    TF_B; x0 += k2; x1 += k0 + 2u;
+    TF_A; x0 += k0; x1 += k1 + 3u;
+    TF_B; x0 += k1; x1 += k2 + 4u;
+    TF_A; x0 += k2; x1 += k0 + 5u;
+    *y0 = x0;
+    *y1 = x1;
+}
+
+/* the two words of elements n .. n + 3 of a draw: key and counter offset from their 16-bit halves; the counter
+ * of element i is the 64-bit offset + i as (hi, lo) */
+typedef struct { u32 k0, k1, off; } draw_key;
+INLINE draw_key key_of(float k0h, float k0l, float k1h, float k1l, float oh, float ol) {
+    draw_key k = {((u32)k0h << 16) | (u32)k0l, ((u32)k1h << 16) | (u32)k1l, ((u32)oh << 16) | (u32)ol};
+    return k;
+}
+INLINE void draw_bits(draw_key k, u32 n, u4 *y0, u4 *y1) {
+    u4 lo = (u4){n, n + 1u, n + 2u, n + 3u} + k.off;
+    u4 hi = (u4)(lo < k.off) & 1u;
+    threefry4(k.k0, k.k1, hi, lo, y0, y1);
+}
+INLINE f4 unit4(u4 bits) { return (f4)((bits >> 9) | 0x3f800000u) - 1.0f; } /* [0, 1), exact */
+
+#define KEY_ARGS float k0h, float k0l, float k1h, float k1l, float oh, float ol
+#define GENERATOR(NAME, EXTRA, EXPR)                                                \
+    EXPORT void tw_##NAME(float *yp, int n, int start, KEY_ARGS EXTRA) {           \
+        draw_key key = key_of(k0h, k0l, k1h, k1l, oh, ol);                         \
+        for (int i = 0; i < n; i += 4) {                                           \
+            u4 b0, b1;                                                             \
+            draw_bits(key, (u32)(start + i), &b0, &b1);                            \
+            f4 v = EXPR;                                                           \
+            if (i + 4 <= n) st(yp + i, v);                                         \
+            else st_tail(yp + i, v, n - i);                                        \
+        }                                                                          \
+    }
+
+INLINE f4 box_muller(u4 b0, u4 b1) {
+    f4 r = vsqrt(-2.0f * v_log(1.0f - unit4(b0)));
+    return r * v_sincos(6.2831854820251465f * unit4(b1), 1);
+}
+INLINE f4 uniform4(u4 b0, u4 b1, float lo, float hi) {
+    f4 u = unit4(b0 ^ b1) * (hi - lo) + lo;
+    return sel(u > lo, u, splat(lo)); /* max(lo, u) */
+}
+
+GENERATOR(random_uniform, P2(lo, hi), uniform4(b0, b1, lo, hi))
+GENERATOR(random_normal, , box_muller(b0, b1))
+GENERATOR(random_bernoulli, P1(p), v1or0(unit4(b0 ^ b1) < p))
+
 /* ------------------------------------------------------------------ reductions */
 
 /* Sums accumulate in float64 (products of two floats are exact there), pairwise over blocks of RBLOCK
