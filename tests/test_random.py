@@ -243,6 +243,20 @@ def test_reductions_of_draws(dev, ref, reduce):
     np.testing.assert_allclose(run(dev), run(ref), rtol=1e-5)
 
 
+def test_views_of_draws(dev, ref):
+    """A transposed or sliced draw reads the draw's stored values (a strided load of its map step)."""
+    k = tw.random.key(8)
+
+    def run(d):
+        u = tw.random.uniform(k, (7, 5), device=d)
+        return read(u.T * 2.0 + u.T[::-1]), read(u[1:3, ::2])
+
+    for got, want in zip(run(dev), run(ref)):
+        assert (bits(got) == bits(want)).all()
+    u = read(tw.random.uniform(k, (7, 5), device=ref))
+    assert (bits(run(ref)[1]) == bits(u[1:3, ::2])).all()
+
+
 def test_new_key_compiles_nothing(gpu):
     t = tw.asarray(np.ones(1000, np.float32), device=gpu)
     for name in ("uniform", "normal", "bernoulli"):
