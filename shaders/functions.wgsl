@@ -439,3 +439,50 @@ fn tw_pow(x: f32, y: f32) -> f32 {
     }
     return select(mag, -mag, odd && bx >= 0x80000000u);
 }
+
+// ---------------------------------------------------------------- counter-based random numbers (tw.random)
+
+// Threefry-2x32, 20 rounds (Random123's threefry2x32_20, JAX's rotations and key schedule): trueno_web/prng.py
+fn tw_tf_rounds(x: vec2<u32>, r: vec4<u32>) -> vec2<u32> {
+    var v = x;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        v.x = v.x + v.y;
+        v.y = ((v.y << r[j]) | (v.y >> (32u - r[j]))) ^ v.x;
+    }
+    return v;
+}
+fn tw_threefry(k: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+    let ks = array<u32, 3>(k.x, k.y, k.x ^ k.y ^ 0x1BD11BDAu);
+    let ra = vec4<u32>(13u, 15u, 26u, 6u);
+    let rb = vec4<u32>(17u, 29u, 16u, 24u);
+    var x = c + vec2<u32>(ks[0], ks[1]);
+    x = tw_tf_rounds(x, ra) + vec2<u32>(ks[1], ks[2] + 1u);
+    x = tw_tf_rounds(x, rb) + vec2<u32>(ks[2], ks[0] + 2u);
+    x = tw_tf_rounds(x, ra) + vec2<u32>(ks[0], ks[1] + 3u);
+    x = tw_tf_rounds(x, rb) + vec2<u32>(ks[1], ks[2] + 4u);
+    x = tw_tf_rounds(x, ra) + vec2<u32>(ks[2], ks[0] + 5u);
+    return x;
+}
+// the two words of element i: the key and counter offset arrive as 16-bit halves in f32 parameters (exact);
+// the counter is the 64-bit n = offset + i as (n >> 32, n & 0xFFFFFFFF)
+fn tw_random_bits(i: u32, k0h: f32, k0l: f32, k1h: f32, k1l: f32, oh: f32, ol: f32) -> vec2<u32> {
+    let key = vec2<u32>((u32(k0h) << 16u) | u32(k0l), (u32(k1h) << 16u) | u32(k1l));
+    let off = (u32(oh) << 16u) | u32(ol);
+    let lo = off + i;
+    return tw_threefry(key, vec2<u32>(select(0u, 1u, lo < off), lo));
+}
+fn tw_unit(bits: u32) -> f32 { return bitcast<f32>((bits >> 9u) | 0x3f800000u) - 1.0; }  // [0, 1), exact
+fn tw_random_uniform(i: u32, k0h: f32, k0l: f32, k1h: f32, k1l: f32, oh: f32, ol: f32, lo: f32, hi: f32) -> f32 {
+    let b = tw_random_bits(i, k0h, k0l, k1h, k1l, oh, ol);
+    return max(lo, tw_unit(b.x ^ b.y) * (hi - lo) + lo);
+}
+// Box-Muller: radius from the first word (u1 in (0, 1]), angle from the second; the library's own log and cos
+fn tw_random_normal(i: u32, k0h: f32, k0l: f32, k1h: f32, k1l: f32, oh: f32, ol: f32) -> f32 {
+    let b = tw_random_bits(i, k0h, k0l, k1h, k1l, oh, ol);
+    let r = sqrt(-2.0 * tw_log(1.0 - tw_unit(b.x)));
+    return r * tw_cos(6.2831854820251465 * tw_unit(b.y));
+}
+fn tw_random_bernoulli(i: u32, k0h: f32, k0l: f32, k1h: f32, k1l: f32, oh: f32, ol: f32, p: f32) -> f32 {
+    let b = tw_random_bits(i, k0h, k0l, k1h, k1l, oh, ol);
+    return select(0.0, 1.0, tw_unit(b.x ^ b.y) < p);
+}

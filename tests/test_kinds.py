@@ -11,7 +11,9 @@ from trueno_web.kinds import KINDS, TEMPLATES, Kind
 
 def test_every_kind_has_a_row_and_every_op_a_kind():
     assert set(KINDS) == set(Kind)
-    assert all(op.kind in KINDS for op in ops.CATALOG)
+    assert all(op.kind in KINDS for op in ops.CATALOG + ops.GENERATORS)
+    assert all(op.generator and op.elementwise and not op.inputs for op in ops.GENERATORS)
+    assert not any(op.generator for op in ops.CATALOG)
     assert set(TEMPLATES) == {row.template for row in KINDS.values()} | {"rows"}  # rows: graph.RowStep
 
 
@@ -25,4 +27,4 @@ def test_the_wasm_module_exports_a_symbol_for_every_op():
 
     module = wasmtime.Module(wasmtime.Engine(), wasm_simd.wasm_bytes())
     exported = {e.name for e in module.exports}
-    assert {wasm_simd.symbol(op) for op in ops.CATALOG} <= exported
+    assert {wasm_simd.symbol(op) for op in ops.CATALOG + ops.GENERATORS} <= exported

@@ -32,6 +32,7 @@ __all__ = [
     "DeviceArray",
     "Stats",
     "ops",
+    "random",
     "runtime",
     "errors",
     "Tensor",
@@ -84,6 +85,7 @@ _LAZY = {
     "value_and_grad": ("autodiff", "value_and_grad"),
     "vjp": ("autodiff", "vjp"),
     "jit": ("programs", "jit"),
+    "random": ("random", None),
 }
 
 

@@ -26,6 +26,7 @@ class Kind(StrEnum):
     SOFTMAX = "softmax"
     MATMUL = "matmul"
     CONV2D = "conv2d"
+    GENERATOR = "generator"  # no inputs: each element computed from its index (tw.random's draws)
 
 
 Shape = tuple[int, ...]
@@ -49,6 +50,11 @@ class KindRow:
     def elementwise(self) -> bool:
         return self.template == "map"
 
+    @property
+    def generator(self) -> bool:
+        """No inputs: its output shape is the option `shape`, each element made from its flat index."""
+        return self.kind == Kind.GENERATOR
+
 
 # ---------------------------------------------------------------- output shapes (checked at call time)
 
@@ -65,6 +71,14 @@ def _same_length(op, shapes) -> None:
 def _map_shape(op, shapes, options):
     _same_length(op, shapes)
     return shapes[0], {}
+
+
+def _generator_shape(op, shapes, options):
+    """The option shape=(d0, d1, ...) of non-negative ints, checked; no inputs."""
+    shape = options.get("shape")
+    if not isinstance(shape, tuple) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+        raise TruenoValueError(f"{op.name} needs shape= a tuple of non-negative ints; got {shape!r:.60}")
+    return shape, {"shape": shape}
 
 
 def _reduce_shape(op, shapes, options):
@@ -276,6 +290,15 @@ KINDS: dict[Kind, KindRow] = {
         *(
             _map_row(kind, inputs)
             for kind, inputs in ((Kind.UNARY, ("x",)), (Kind.BINARY, ("a", "b")), (Kind.TERNARY, ("cond", "a", "b")))
+        ),
+        KindRow(
+            Kind.GENERATOR,
+            (),
+            "map",  # elementwise: it fuses with what reads it (kernels/map.py gives it the element index)
+            _generator_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=lambda op, arrays, params, o, out=None: op.numpy(o["shape"], *params),
+            python=lambda op, lists, shapes, params, o: op.ref(math.prod(o["shape"]), *params),
         ),
         KindRow(
             Kind.REDUCE,

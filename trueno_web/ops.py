@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import prng
 from . import references as ref
 from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
@@ -73,6 +74,11 @@ class Op:
     @cached_property
     def elementwise(self) -> bool:
         return self.row.elementwise
+
+    @cached_property
+    def generator(self) -> bool:
+        """A row of GENERATORS: no inputs, made on the device from its element index (tw.random)."""
+        return self.row.generator
 
     @cached_property
     def writes_out(self) -> bool:
@@ -216,7 +222,28 @@ CATALOG: tuple[Op, ...] = (
 )
 # fmt: on
 
-BY_NAME: dict[str, Op] = {op.name: op for op in CATALOG} | {a: op for op in CATALOG for a in op.aliases}
+# The generators: rows of kind GENERATOR, with no inputs (tw.random makes them, random.py; no device or
+# tensor methods). Their first six parameters are a Threefry key's two words and a counter offset as
+# 16-bit halves (prng.key_params); element i draws from the counter offset + i (docs/random.md).
+# A table of their own: CATALOG lists the ops called on arrays (methods, the accuracy sweep, the README).
+KEY = tuple(Param(name) for name in prng.KEY_PARAMS)
+T_RANDOM = dict(rtol=1e-6, atol=0.0, ulp=0)
+# fmt: off
+GENERATORS: tuple[Op, ...] = (
+    Op("random_uniform", Kind.GENERATOR, "tw_random_uniform", prng.np_uniform, prng.py_uniform,
+       "uniform float32 in [minval, maxval): max(minval, u * (maxval - minval) + minval), u from the top 23 bits",
+       params=(*KEY, Param("minval", 0.0), Param("maxval", 1.0)), cost=8, **T_RANDOM),
+    Op("random_normal", Kind.GENERATOR, "tw_random_normal", prng.np_normal, prng.py_normal,
+       "standard normal float32 by Box-Muller on the counter's two words (|z| <= 5.64)",
+       params=KEY, cost=16, rtol=2e-6, atol=2e-7, ulp=4),
+    Op("random_bernoulli", Kind.GENERATOR, "tw_random_bernoulli", prng.np_bernoulli, prng.py_bernoulli,
+       "1.0 where u < p, else 0.0 (u uniform in [0, 1))", params=(*KEY, Param("p", 0.5)), cost=8, **T_RANDOM),
+)
+# fmt: on
+
+BY_NAME: dict[str, Op] = (
+    {op.name: op for op in CATALOG} | {a: op for op in CATALOG for a in op.aliases} | {op.name: op for op in GENERATORS}
+)
 
 
 def get(name: str) -> Op:

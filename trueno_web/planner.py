@@ -14,7 +14,8 @@ unfused. A step closes when something it does not hold reads one of its values (
 view it cannot resolve, a node of another size), or when one more node would need more storage bindings
 than the device has; whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
-values marked `keep`.
+values marked `keep`. A generator (no inputs: a tw.random draw) starts a map step that what reads it
+joins; a group holding one stays a map step (row and reduce steps load its values).
 
 Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
 """
@@ -235,6 +236,8 @@ class Planner:
         found = self.open_inputs(node)
         step = next((f for f in found if isinstance(f, RowStep) and self.reads(node, f)), None)
         maps = [f for f in found if isinstance(f, MapStep) and self.reads(node, f)]
+        if step is not None or row_reduction(node):  # a generator's group stays a map step (see generates)
+            maps = [f for f in maps if not self.generates(f)]
         if step is None and maps and row_reduction(node):  # the chain becomes the reduction's input
             if not node.shape[0]:
                 return None
@@ -252,6 +255,12 @@ class Planner:
         for m in trial.nodes:
             self.open[m] = trial
         return trial
+
+    def generates(self, step: MapStep) -> bool:
+        """Does a map group hold a generator (a tw.random draw)? It computes its values from the element
+        index, which only the map kernel gives it: such a group never becomes part of a row or reduce step
+        (it runs as a map step first and they load its values)."""
+        return any(self.nodes[m].op.generator for m in step.nodes)
 
     # ------------------------------------------------------------ full reductions
 
@@ -284,8 +293,10 @@ class Planner:
         or None: no input is such a chain value, a chain value is needed elsewhere, or too many bindings."""
         chain, groups, aliases = self.chains(node)
         inside = chain | set(aliases) | {node.id}
-        if not chain or any(
-            self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id}
+        if (
+            not chain
+            or any(self.nodes[m].op.generator for m in chain)
+            or any(self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id})
         ):
             return None
         step = ReduceStep(self.nodes[node.inputs[0]].size, [], sorted(chain) + [node.id], [node.id], aliases)

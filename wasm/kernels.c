@@ -554,6 +554,75 @@ EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *y
     for (; i < n; i++) yp[i] = cp[i] != 0.0f ? ap[i] : bp[i];
 }
 
+/* ------------------------------------------------------------------ counter-based random numbers (tw.random) */
+
+/* Threefry-2x32, 20 rounds, on 4 counters at once (trueno_web/prng.py, shaders/functions.wgsl: tw_threefry). */
+static const u32 TF_ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+
+INLINE void threefry4(u32 k0, u32 k1, u4 c0, u4 c1, u4 *y0, u4 *y1) {
+    u32 ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
+    u4 x0 = c0 + k0, x1 = c1 + k1;
+#pragma clang loop unroll(disable) /* 5 blocks of 4 rounds, rolled: the module stays under 64 KiB */
+    for (u32 b = 0; b < 5; b++) {
+        for (int j = 0; j < 4; j++) {
+            u32 r = TF_ROT[(b & 1) * 4 + j];
+            x0 += x1;
+            x1 = ((x1 << r) | (x1 >> (32 - r))) ^ x0;
+        }
+        x0 += ks[(b + 1) % 3];
+        x1 += ks[(b + 2) % 3] + b + 1;
+    }
+    *y0 = x0;
+    *y1 = x1;
+}
+
+/* the two words of elements n .. n + 3 of a draw: key and counter offset from their 16-bit halves; the counter
+ * of element i is the 64-bit offset + i as (hi, lo) */
+typedef struct { u32 k0, k1, off; } draw_key;
+INLINE draw_key key_of(float k0h, float k0l, float k1h, float k1l, float oh, float ol) {
+    draw_key k = {((u32)k0h << 16) | (u32)k0l, ((u32)k1h << 16) | (u32)k1l, ((u32)oh << 16) | (u32)ol};
+    return k;
+}
+INLINE void draw_bits(draw_key k, u32 n, u4 *y0, u4 *y1) {
+    u4 lo = (u4){n, n + 1u, n + 2u, n + 3u} + k.off;
+    u4 hi = (u4)(lo < k.off) & 1u;
+    threefry4(k.k0, k.k1, hi, lo, y0, y1);
+}
+INLINE f4 unit4(u4 bits) { return (f4)((bits >> 9) | 0x3f800000u) - 1.0f; } /* [0, 1), exact */
+
+/* one loop for every distribution (the module stays small): f maps the two words of 4 elements to values */
+typedef f4 (*draw_fn)(u4 b0, u4 b1, float a, float b);
+static __attribute__((noinline)) void draw(draw_fn f, float *yp, int n, int start, draw_key key, float a, float b) {
+    for (int i = 0; i < n; i += 4) {
+        u4 b0, b1;
+        draw_bits(key, (u32)(start + i), &b0, &b1);
+        f4 v = f(b0, b1, a, b);
+        if (i + 4 <= n) st(yp + i, v);
+        else st_tail(yp + i, v, n - i);
+    }
+}
+
+static f4 uniform4(u4 b0, u4 b1, float lo, float hi) {
+    f4 u = unit4(b0 ^ b1) * (hi - lo) + lo;
+    return sel(u > lo, u, splat(lo)); /* max(lo, u) */
+}
+/* Box-Muller: radius from the first word (1 - u in (0, 1]), angle from the second; own log and cos */
+static f4 normal4(u4 b0, u4 b1, float a, float b) {
+    f4 r = vsqrt(-2.0f * v_log(1.0f - unit4(b0)));
+    return r * v_sincos(6.2831854820251465f * unit4(b1), 1);
+}
+static f4 bernoulli4(u4 b0, u4 b1, float p, float unused) { return v1or0(unit4(b0 ^ b1) < p); }
+
+#define KEY_ARGS float k0h, float k0l, float k1h, float k1l, float oh, float ol
+#define KEY key_of(k0h, k0l, k1h, k1l, oh, ol)
+EXPORT void tw_random_uniform(float *yp, int n, int start, KEY_ARGS, float lo, float hi) {
+    draw(uniform4, yp, n, start, KEY, lo, hi);
+}
+EXPORT void tw_random_normal(float *yp, int n, int start, KEY_ARGS) { draw(normal4, yp, n, start, KEY, 0.0f, 0.0f); }
+EXPORT void tw_random_bernoulli(float *yp, int n, int start, KEY_ARGS, float p) {
+    draw(bernoulli4, yp, n, start, KEY, p, 0.0f);
+}
+
 /* ------------------------------------------------------------------ reductions */
 
 /* Sums accumulate in float64 (products of two floats are exact there), pairwise over blocks of RBLOCK

@@ -99,7 +99,8 @@ class NumpyExecutor(CpuExecutor):
         its own (its float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is
         first to read as it goes; one whose every op writes out= runs whole (NumPy streams each op at the same
         speed either way, and chunks would only add Python calls)."""
-        chunked = step.size > CHUNK and not all(nodes[nid].op.writes_out for nid in step.nodes)
+        ops = [nodes[nid].op for nid in step.nodes]  # a generator (tw.random) draws its whole array: no chunks
+        chunked = step.size > CHUNK and not all(op.writes_out for op in ops) and not any(op.generator for op in ops)
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
         values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy

@@ -153,6 +153,9 @@ class WasmExecutor(CpuExecutor):
                 count = min(chunk, n - offset)
                 for nid in step.nodes:
                     node = nodes[nid]
+                    if node.op.generator:  # no inputs: the index of the chunk's first element instead
+                        call(symbol(node.op), at(nid, offset), count, offset, *node.params)
+                        continue
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node.op), *ins, at(nid, offset), count, *node.params)
         finally:

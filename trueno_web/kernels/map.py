@@ -1,5 +1,6 @@
 """The fused elementwise kernel (shaders/map.wgsl): one chain of catalog functions per element; a load
-that is a strided view (a broadcast, transpose or slice) is read through index arithmetic."""
+that is a strided view (a broadcast, transpose or slice) is read through index arithmetic. A generator
+(tw.random's rows) takes the element's flat index as its first argument (the ref ("idx", 0))."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     chain = []
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
-        chain.append((node.op.wgsl, tuple(local[i] for i in node.inputs), len(node.params)))
+        refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
+        chain.append((node.op.wgsl, refs, len(node.params)))
         local[nid] = ("t", k)
     return loads, tuple(chain), tuple(local[nid] for nid in step.stores)
 
@@ -123,6 +125,8 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
 
     def name(ref, lane):
         kind, j = ref
+        if kind == "idx":  # a generator's argument: the flat element index (of the lane, on vec4s)
+            return f"(i * 4u + {'xyzw'.index(lane[1:])}u)" if lane else "i"
         return f"v_in{j}{lane}" if kind == "in" else f"t{j}{'_' + lane[1:] if lane else ''}"
 
     q = 0
