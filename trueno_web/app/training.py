@@ -6,24 +6,21 @@ per epoch and uploaded whole; each step trains on the next window of it."""
 from __future__ import annotations
 
 import array
-import math
-import random
+import random as host_random
 
-from .. import autodiff, nn, optim
+from .. import autodiff, nn, optim, random
 from ..models import load_digits_data
 
 PIXEL_SCALE = 1.0 / 16  # load_digits' intensities 0..16 to 0..1
 
 
 def init_mlp(device, sizes: tuple[int, ...], seed: int) -> dict:
-    """Weights drawn from N(0, 2 / fan_in) (He/Kaiming for relu), biases 0, for layers of `sizes`."""
-    rng = random.Random(seed)
+    """He-normal weights drawn on the device from keys split off `seed` (the same on every backend), zero
+    biases, for layers of `sizes`."""
+    keys = random.split(random.key(seed), len(sizes) - 1)
     params = {}
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:]), start=1):
-        std = math.sqrt(2.0 / n_in)
-        params[f"w{i}"] = device.tensor(
-            array.array("f", (rng.gauss(0.0, std) for _ in range(n_in * n_out))), shape=(n_in, n_out)
-        )
+        params[f"w{i}"] = nn.init.kaiming_normal(keys[i - 1], (n_in, n_out), device=device)
         params[f"b{i}"] = device.tensor(array.array("f", bytes(4 * n_out)))
     return params
 
@@ -43,7 +40,7 @@ class DigitsTrainer:
     training step (forward, backward and update in one batch) and returns its loss."""
 
     def __init__(self, device, hidden: int = 32, batch: int = 256, lr: float = 1e-2, seed: int = 0):
-        self.device, self.batch, self.rng = device, batch, random.Random(seed)
+        self.device, self.batch, self.rng = device, batch, host_random.Random(seed)
         data = load_digits_data()
         self.train = [(data["train_x"][i * 64 : (i + 1) * 64], data["train_y"][i]) for i in range(data["train_n"])]
         self.test_x = device.tensor(data["test_x"], shape=(data["test_n"], 64)) * PIXEL_SCALE

@@ -7,6 +7,7 @@ from __future__ import annotations
 import array
 import math
 
+from .. import random
 from ..errors import TruenoValueError
 from ..tensor import Tensor, asarray, matmul
 from ..tensor.core import as_tensors
@@ -59,3 +60,18 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
 
 def _masked(scores: Tensor, mask) -> Tensor:
     return Tensor.where(mask, scores, -math.inf)
+
+
+def dropout(x, p: float, key, training: bool = True) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) (inverted dropout), the mask
+    drawn on the device from `key` (tw.random); `training=False` or p = 0: x itself. One fused kernel with
+    what feeds x and what uses the result."""
+    (x,) = as_tensors([x])
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise TruenoValueError(f"dropout: p is a probability in [0, 1]; got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    return x * random.bernoulli(key, 1.0 - p, x.shape, device=x) * (1.0 / (1.0 - p))
