@@ -56,6 +56,7 @@ EXECUTOR_MEMBERS = {
     "execute",
     "read",
     "free",
+    "synchronize",
     "destroy",
     "close",
 }

@@ -59,6 +59,7 @@ __all__ = [
     "nn",
     "optim",
     "jit",
+    "synchronize",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
@@ -85,6 +86,7 @@ _LAZY = {
     "value_and_grad": ("autodiff", "value_and_grad"),
     "vjp": ("autodiff", "vjp"),
     "jit": ("programs", "jit"),
+    "synchronize": ("device", "synchronize"),
     "random": ("random", None),
 }
 

@@ -7,11 +7,11 @@ import os
 from . import runtime
 from .batch import GpuCommandBatch
 from .calls import install
-from .errors import DeviceLostError, TruenoValueError, UnavailableError
+from .errors import DeviceLostError, TruenoTypeError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
 from .stats import Stats
-from .tensor import asarray
+from .tensor import Tensor, asarray, realize
 
 BACKENDS = ("auto", "webgpu", "numpy", "wasm-simd")
 
@@ -130,6 +130,12 @@ class GpuDevice:
         array.check_alive()
         return from_host(await self.executor.read(array.buffer, array.size, (self.stats,)), array.shape)
 
+    async def synchronize(self) -> None:
+        """Wait until the device has finished all work submitted so far (`tw.realize` returns before the GPU
+        is done; time with this, as with torch.cuda.synchronize)."""
+        self.check_open()
+        await self.executor.synchronize()
+
     def close(self) -> None:
         """Release the device; its batches and arrays become unusable."""
         if not self._closed:
@@ -156,3 +162,25 @@ async def _one_shot(self, op, inputs, params, options):
 
 
 install(GpuDevice, _one_shot, "One-shot and async: upload, run, read back.")
+
+
+async def synchronize(*items) -> None:
+    """Wait until the given tensors are computed on their devices (realised first, in one batch per device,
+    where they are lazy) and the given devices have finished all work submitted so far: the end of a
+    timing, as torch.cuda.synchronize."""
+    devices, lazy = {}, {}
+    for item in items:
+        if isinstance(item, Tensor):
+            devices[id(item.device)] = item.device
+            if item.expr.leaf is None or item.expr.view is not None:
+                lazy.setdefault(id(item.device), []).append(item)
+        elif isinstance(item, GpuDevice):
+            devices[id(item)] = item
+        else:
+            raise TruenoTypeError(f"synchronize() takes tensors and devices, got {type(item).__name__}")
+    if not devices:
+        raise TruenoValueError("synchronize() needs a tensor or a device to wait for")
+    for tensors in lazy.values():
+        await realize(*tensors)
+    for device in devices.values():
+        await device.synchronize()

@@ -114,6 +114,9 @@ class AutoExecutor:
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)
 
+    async def synchronize(self) -> None:
+        await self.gpu.synchronize()
+
     def destroy(self) -> None:
         self.gpu.destroy()
 

@@ -58,6 +58,9 @@ class Executor(Protocol):
     def free(self, buffer: object) -> None:
         """Give a buffer back (to a pool, or to the allocator)."""
 
+    async def synchronize(self) -> None:
+        """Return once every execute() so far has finished running (a CPU executor's have)."""
+
     def destroy(self) -> None:
         """Destroy the GPU device under it as a loss would (GpuDevice.destroy, for fault tests); a CPU
         executor has none and does nothing."""
@@ -163,6 +166,9 @@ class CpuExecutor:
 
     def check_rows(self, cols: int) -> None:
         """No loop budget on the CPU."""
+
+    async def synchronize(self) -> None:
+        """The work is done when execute() returns."""
 
     def destroy(self) -> None:
         """No GPU device here."""
