@@ -236,7 +236,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     assert len(tour_lines) == 1
     tour = json.loads(tour_lines[0][5:])
     assert tour["all_ok"] is True, tour
-    for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok", "digits_ok"):
+    for key in ("ops_ok", "batch_ok", "chain_ok", "cpu_ok", "sync_ok", "picture_ok", "digits_ok", "training_ok"):
         assert tour.get(key) is True, (key, tour)
     assert tour["cpu_backend"] == "wasm-simd"
     assert tour["sync_available"] is True  # Chromium has JSPI; notebook cells are async entries
@@ -273,6 +273,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     # --- the digit classifier: the accuracy on the 359 held-out digits, and their picture (8 digits of 8x8,
     # 1 px gaps, 8x scale, dark ink on white)
     assert tour["digits_accuracy"] > 0.95, tour
+    assert tour["trained_accuracy"] >= 0.95, tour  # the training section, from random weights
     digits = base64.b64decode("".join(pngs[1]) if isinstance(pngs[1], list) else pngs[1])
     w, h, rows = _decode_png(digits)
     assert (w, h) == (8 * (8 * 8 + 7), 8 * 8)
