@@ -60,8 +60,12 @@ def wait_steps(page, at_least: int) -> None:
 
 
 def stop_and_wait(page) -> tuple[int, dict]:
-    clicked_at = panel(page)["steps"]
-    page.click("#train-stop")
+    # the steps shown and the click in one task of the page: a chunk's result handled between reading them
+    # and a separate click (Playwright's takes a while) would already have asked for the next chunk
+    clicked_at = page.evaluate(
+        "() => { const s = +document.querySelector('#panel-train').dataset.steps;"
+        " document.querySelector('#train-stop').click(); return s; }"
+    )
     page.wait_for_function(
         "document.querySelector('#panel-train').dataset.state === 'done'", polling=50, timeout=120_000
     )

@@ -57,6 +57,12 @@ def test_one_submit_per_call_and_lazy_arguments(dev2):
     np.testing.assert_allclose(block_on(out.numpy()), block_on(((a * b).relu() + a).numpy()))
     lazy = a * 2.0  # computed first, then the program runs
     np.testing.assert_allclose(block_on(block_on(jf(lazy, b)).numpy()), block_on(((lazy * b).relu() + lazy).numpy()))
+    big = dev.tensor(data(3, 64))
+    block_on(tw.realize(big))
+    for view in (big[0], big[1], big[:, ::2].reshape(-1)[:64]):  # a prefix (identity) view, an offset, a stride
+        np.testing.assert_allclose(
+            block_on(block_on(jf(view, b)).numpy()), block_on(((view * b).relu() + view).numpy())
+        )
     host = dev.tensor(data(64))  # host data is uploaded with the program's kernels: still one submit
     before = dev.stats.submits
     block_on(jf(host, b))

@@ -133,7 +133,8 @@ class Jitted:
 
     async def __call__(self, *args):
         key, tensors, device = _signature(args, self.static)
-        if any(_storage(t) is None for t in tensors):  # lazy arguments: computed first, in one batch
+        if any(_storage(t) is None for t in tensors):  # lazy arguments and views: computed first, in one batch
+            tensors = [t if _storage(t) is not None or t.expr.view is None else t.copy() for t in tensors]
             await realize(*[t for t in tensors if _storage(t) is None])
         leaves = [_storage(t) for t in tensors]
         aliases = tuple(next(j for j, other in enumerate(leaves) if other is leaf) for leaf in leaves)
