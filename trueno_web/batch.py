@@ -16,6 +16,7 @@ from .calls import install
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
+from .kernels.caps import FUSE_BUDGET
 from .layout import View
 from .ops import Op
 from .planner import plan
@@ -221,7 +222,8 @@ class GpuCommandBatch:
         executor = self.executor
         self.device.check_open()
         pending, self._pending = self._pending, []
-        planned = plan(self._nodes, pending, self.fuse, executor.limits["max_storage_buffers_per_shader_stage"])
+        limits = executor.limits["max_storage_buffers_per_shader_stage"]
+        planned = plan(self._nodes, pending, self.fuse, limits, getattr(executor, "fuse_budget", FUSE_BUDGET))
         stats = (self.stats, self.device.stats)
         read_id = None if read is None else self._own(read).index
         self._borrow_unreachable()

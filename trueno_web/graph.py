@@ -37,12 +37,14 @@ class Node:
 
 @dataclass
 class MapStep:
-    """A fused elementwise chain: load `loads`, compute `nodes` in order, store `stores`."""
+    """A fused elementwise chain: load `loads`, compute `nodes` in order, store `stores`; `cost`: the
+    members' op costs summed (the planner bounds it)."""
 
     size: int
     loads: list[int]
     nodes: list[int]
     stores: list[int]
+    cost: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass
@@ -50,7 +52,7 @@ class RowStep:
     """Reductions along rows fused with the elementwise ops around them (kernels/rows.py): `nodes` in
     order are element values (rows x cols, row-major) and row values (`row_values`: the reductions
     and elementwise ops on their results, one per row); `aliases` maps a view that broadcasts a row
-    value along its row to that value. Loads and stores as in MapStep."""
+    value along its row to that value. Loads, stores and cost as in MapStep."""
 
     rows: int
     cols: int
@@ -59,6 +61,7 @@ class RowStep:
     aliases: dict[int, int] = field(default_factory=dict)
     loads: list[int] = field(default_factory=list)
     stores: list[int] = field(default_factory=list)
+    cost: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass

@@ -12,7 +12,8 @@ ReduceStep (each input's ancestors there; the rest of a group stays open), unles
 is needed elsewhere (kept, or read outside them): then the group runs as a map step that writes it, as
 unfused. A step closes when something it does not hold reads one of its values (an op of another kind, a
 view it cannot resolve, a node of another size), or when one more node would need more storage bindings
-than the device has; whatever reads a step's value therefore runs after it. A step writes to memory only
+than the device has, or one more node would pass the budget of op costs (`budget`, the sum of the members'
+`Op.cost`: a long chain runs as several kernels); whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
 values marked `keep`.
 
@@ -36,17 +37,19 @@ from .graph import (
     row_reduction,
     storage,
 )
+from .kernels.caps import FUSE_BUDGET
 
 PLANS: dict[Key, Plan] = {}  # graph structure -> its plan; at most PLANS_KEPT, oldest out
 PLANS_KEPT = 256
 
 
-def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Key:
+def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Key:
     """Everything planning reads of a graph: the plan cache's key (built on every execute: kept lean)."""
     return Key(
         (
             fuse,
             max_bindings,
+            budget,
             tuple(pending),
             tuple(
                 (
@@ -63,14 +66,14 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
     )
 
 
-def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Plan:
+def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Plan:
     """The plan of the pending op nodes; see the module docstring for the rules. A graph of the same
     structure as one planned before (a loop, a model's forward pass) gets that Plan again."""
-    key = structure(nodes, pending, fuse, max_bindings)
+    key = structure(nodes, pending, fuse, max_bindings, budget)
     hit = PLANS.get(key)
     if hit is not None:
         return hit
-    planner = Planner(nodes, fuse, max_bindings)
+    planner = Planner(nodes, fuse, max_bindings, budget)
     for nid in pending:
         planner.add(nodes[nid])
     planner.finish()
@@ -92,10 +95,11 @@ class Planner:
     steps and `fused_away` the members no step stores. The open steps (map and row steps that nodes may
     still join) are kept by member; the nodes are only read."""
 
-    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int):
+    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET):
         self.nodes = nodes
         self.fuse = fuse
         self.max_bindings = max_bindings
+        self.budget = budget
         self.used = consumers(nodes)
         self.steps: list[Step] = []
         self.open: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
@@ -121,6 +125,7 @@ class Planner:
             self.steps.append(step)
             return
         step.nodes.append(node.id)
+        step.cost += node.op.cost
         self.open[node.id] = step
         if isinstance(step, RowStep):
             step.aliases.update(self.aliases(step, node))
@@ -239,7 +244,7 @@ class Planner:
             if not node.shape[0]:
                 return None
             group = maps.pop(0)
-            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes))
+            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes), cost=group.cost)
             if step.cols == 1:  # one column: the chain's values are row values too
                 step.row_values |= set(group.nodes)
         elif step is None and maps:
@@ -247,7 +252,7 @@ class Planner:
         if step is None:
             return None
         trial = merged(step, maps)
-        if self.bindings(trial, node) > self.max_bindings:
+        if trial.cost + node.op.cost > self.budget or self.bindings(trial, node) > self.max_bindings:
             return None
         for m in trial.nodes:
             self.open[m] = trial
@@ -294,6 +299,7 @@ class Planner:
             return None
         for group in groups:
             group.nodes = [m for m in group.nodes if m not in chain]
+            group.cost = sum(self.nodes[m].op.cost for m in group.nodes)
         for m in chain:
             self.open.pop(m)
         self.fused_away |= chain
@@ -307,9 +313,11 @@ def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
         trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
     else:
         trial = MapStep(step.size, [], list(step.nodes), [])
+    trial.cost = step.cost
     for other in maps:
         if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
             trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
+            trial.cost += other.cost
             if isinstance(trial, RowStep) and other.size == trial.rows:
                 trial.row_values |= set(other.nodes)
     return trial

@@ -38,42 +38,61 @@ async def realize(*tensors) -> None:
             if view is not None and not view.identity:
                 t.expr = base  # a strided result is read as its row-major copy
         order = _walk(targets)
-        _emit(batch, order, ids)
+        _emit(batch, order, ids, {id(e) for e in targets})
         for e in targets:
             batch.keep(ids[id(e)])
         await batch.execute()
         uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
+        arrays: dict[int, DeviceArray] = {}  # node -> its DeviceArray (equal constants share one node)
         for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
             if not isinstance(e.leaf, DeviceArray):
-                arr = batch.detach(ids[id(e)])
+                buf = ids[id(e)]
+                arr = arrays[buf.index] = arrays.get(buf.index) or batch.detach(buf)
                 e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
     finally:
         batch.release()
 
 
 def _walk(roots):
-    """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
-    seen, order, stack = set(), [], list(roots)
+    """(id, expr) of every expression under `roots`, each once, in the order they were written (children
+    before parents; no recursion). The program's order keeps what a loop step computes together, so the
+    planner's chains split between steps of the loop, not between the loop's strands."""
+    seen, stack = {}, list(roots)
     while stack:
         e = stack.pop()
-        if e is None:  # the marker pushed under an expression's inputs: they are all in order now
-            e = stack.pop()
-            order.append((id(e), e))
-        elif id(e) not in seen:
-            seen.add(id(e))
-            stack += (e, None)
+        if id(e) not in seen:
+            seen[id(e)] = e
             stack += e.inputs
-    return order
+    return sorted(seen.items(), key=lambda item: item[1].serial)
 
 
-def _emit(batch, order, ids: dict) -> None:
-    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId."""
+def _emit(batch, order, ids: dict, targets: set[int]) -> None:
+    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId.
+    Equal expressions are recorded once, so a kernel loads and computes each value once: scalar constants
+    of the same value (`x <= 4.0` in a loop writes a new 0-d leaf each time), the same view of one node, and
+    the same elementwise op on the same nodes unless it is a target (each target keeps a DeviceArray of
+    its own)."""
+    seen: dict[tuple, object] = {}
     for key, e in order:
         if isinstance(e.leaf, DeviceArray):
             ids[key] = batch.import_buffer(e.leaf)
-        elif isinstance(e.leaf, HostData):
+            continue
+        if isinstance(e.leaf, HostData):
+            same = ("leaf", e.leaf.shape, bytes(e.leaf.data)) if e.leaf.size == 1 else None
+        elif e.view is not None:
+            same = ("view", ids[id(e.inputs[0])].index, e.view)
+        elif e.op.elementwise and not e.options and key not in targets:
+            same = ("op", e.op.name, tuple([ids[id(i)].index for i in e.inputs]), e.params)
+        else:
+            same = None
+        if same is not None and same in seen:
+            ids[key] = seen[same]
+            continue
+        if isinstance(e.leaf, HostData):
             ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
         elif e.view is not None:
             ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
             ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)
+        if same is not None:
+            seen[same] = ids[key]
