@@ -167,3 +167,20 @@ def consumers(nodes: list[Node]) -> dict[int, list[int]]:
         for i in n.inputs:
             used[i].append(n.id)
     return used
+
+
+def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
+    """A copy of open `step` with the map groups `maps` joined to it (those of its size, or for a row
+    step of its rows (as row values) or of its cells)."""
+    if isinstance(step, RowStep):
+        trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
+    else:
+        trial = MapStep(step.size, [], list(step.nodes), [])
+    trial.cost = step.cost
+    for other in maps:
+        if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
+            trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
+            trial.cost += other.cost
+            if isinstance(trial, RowStep) and other.size == trial.rows:
+                trial.row_values |= set(other.nodes)
+    return trial

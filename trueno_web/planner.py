@@ -33,6 +33,7 @@ from .graph import (
     Step,
     consumers,
     full_reduction,
+    merged,
     row_broadcast,
     row_reduction,
     storage,
@@ -103,6 +104,7 @@ class Planner:
         self.used = consumers(nodes)
         self.steps: list[Step] = []
         self.open: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
+        self.counts: dict[int, list] = {}  # id(open map step) -> [it, members, loads, stored members]
         self.fused_away: set[int] = set()
 
     # ------------------------------------------------------------ the pass
@@ -124,6 +126,8 @@ class Planner:
         if isinstance(step, (ReduceStep, OpStep)):
             self.steps.append(step)
             return
+        if isinstance(step, MapStep):
+            self.join(step, node, commit=True)
         step.nodes.append(node.id)
         step.cost += node.op.cost
         self.open[node.id] = step
@@ -159,6 +163,7 @@ class Planner:
             if m not in step.stores:
                 self.fused_away.add(m)
             self.open.pop(m, None)
+        self.counts.pop(id(step), None)
         self.steps.append(step)
 
     # ------------------------------------------------------------ what a step holds, loads and stores
@@ -186,6 +191,31 @@ class Planner:
         if isinstance(step, RowStep):
             aliases = {**step.aliases, **self.aliases(step, extra)}
         return 1 + len(self.loads(members, aliases)) + sum(self.stored(m, members, aliases) for m in members)
+
+    def counted(self, step: MapStep) -> list:
+        """[step, members, loads, how many members are stored] of an open map step, kept as nodes join: a
+        node joining a long chain costs the same as one joining a short one."""
+        got = self.counts.get(id(step))
+        if got is None or got[0] is not step:
+            members = set(step.nodes)
+            stored = sum(self.stored(m, members, {}) for m in members)
+            got = self.counts[id(step)] = [step, members, set(self.loads(members, {})), stored]
+        return got
+
+    def join(self, step: MapStep, node: Node, commit: bool = False) -> int:
+        """Storage bindings of map `step` with `node` joined (as `bindings`, from the counts); `commit`:
+        it joins, update the counts."""
+        _, members, loads, stored = self.counted(step)
+        new = {i for i in node.inputs if i not in members and i not in loads}
+        freed = 0  # members stored only for `node`, which joins them
+        for i in {i for i in node.inputs if i in members}:
+            n, used = self.nodes[i], self.used[i]
+            freed += not n.keep and bool(used) and all(c in members or c == node.id for c in used)
+        if commit:
+            members.add(node.id)
+            loads |= new
+            self.counts[id(step)][3] = stored + 1 - freed
+        return 2 + len(loads) + len(new) + stored - freed  # tw_meta, loads, stores (`node`'s own counted)
 
     def aliases(self, step: RowStep, node: Node) -> dict[int, int]:
         """The views `node` reads that a RowStep resolves to one of its members: a row value broadcast
@@ -220,7 +250,7 @@ class Planner:
                 else node.size in (step.rows, cells)
             )
             alias = self.aliases(step, node)
-        members = set(step.nodes)
+        members = self.counted(step)[1] if isinstance(step, MapStep) else set(step.nodes)
         return ok and all(
             i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
         )
@@ -249,6 +279,9 @@ class Planner:
                 step.row_values |= set(group.nodes)
         elif step is None and maps:
             step = maps.pop(0)
+            if not maps and not row_reduction(node):  # joined in place: counted without copies
+                fits = step.cost + node.op.cost <= self.budget and self.join(step, node) <= self.max_bindings
+                return step if fits else None
         if step is None:
             return None
         trial = merged(step, maps)
@@ -299,25 +332,9 @@ class Planner:
             return None
         for group in groups:
             group.nodes = [m for m in group.nodes if m not in chain]
+            self.counts.pop(id(group), None)
             group.cost = sum(self.nodes[m].op.cost for m in group.nodes)
         for m in chain:
             self.open.pop(m)
         self.fused_away |= chain
         return step
-
-
-def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
-    """A copy of open `step` with the map groups `maps` joined to it (those of its size, or for a row
-    step of its rows (as row values) or of its cells)."""
-    if isinstance(step, RowStep):
-        trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
-    else:
-        trial = MapStep(step.size, [], list(step.nodes), [])
-    trial.cost = step.cost
-    for other in maps:
-        if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
-            trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
-            trial.cost += other.cost
-            if isinstance(trial, RowStep) and other.size == trial.rows:
-                trial.row_values |= set(other.nodes)
-    return trial

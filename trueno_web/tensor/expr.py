@@ -7,7 +7,6 @@ nodes under some tensors into one batch; the Tensor methods build them.
 
 from __future__ import annotations
 
-import itertools
 from numbers import Real
 
 from .. import ops
@@ -17,18 +16,16 @@ from ..layout import contiguous_strides
 from ..resident import DeviceArray
 
 COPY = ops.get("copy")
-SERIALS = itertools.count()
 
 
 class Expr:
     """One node of a tensor expression: a leaf (host data or a DeviceArray), an op, or a view of a base."""
 
-    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf", "serial")
+    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf")
 
     def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None):
         self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
         self.options, self.view, self.leaf = options or {}, view, leaf
-        self.serial = next(SERIALS)  # creation order: a node's inputs always come before it
 
     def layout(self) -> tuple[Expr, tuple[int, ...], int]:
         """(base, strides, offset): how this node reads its base's flat storage (a node that is no view is

@@ -54,16 +54,18 @@ async def realize(*tensors) -> None:
 
 
 def _walk(roots):
-    """(id, expr) of every expression under `roots`, each once, in the order they were written (children
-    before parents; no recursion). The program's order keeps what a loop step computes together, so the
-    planner's chains split between steps of the loop, not between the loop's strands."""
-    seen, stack = {}, list(roots)
+    """(id, expr) of every expression under `roots`, each once, children before parents (no recursion)."""
+    seen, order, stack = set(), [], list(roots)
     while stack:
         e = stack.pop()
-        if id(e) not in seen:
-            seen[id(e)] = e
+        if e is None:  # the marker pushed under an expression's inputs: they are all in order now
+            e = stack.pop()
+            order.append((id(e), e))
+        elif id(e) not in seen:
+            seen.add(id(e))
+            stack += (e, None)
             stack += e.inputs
-    return sorted(seen.items(), key=lambda item: item[1].serial)
+    return order
 
 
 def _emit(batch, order, ids: dict, targets: set[int]) -> None:
