@@ -50,6 +50,7 @@ EXECUTOR_MEMBERS = {
     "backend",
     "adapter_info",
     "limits",
+    "fuse_budget",
     "check_size",
     "check_rows",
     "upload",

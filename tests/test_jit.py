@@ -155,3 +155,11 @@ def test_trainer_matches_eager_steps(dev, make):
         np.testing.assert_allclose(
             block_on(jit_params[k].numpy()), block_on(eager_params[k].numpy()), rtol=1e-5, atol=1e-6
         )
+
+
+def test_equal_host_scalars_stay_separate_arguments(dev2):
+    jf = tw.jit(lambda a, b: a - b)  # realize records equal constants once: argument slots are kept apart
+    one = np.ones(1, np.float32)
+    assert block_on(block_on(jf(dev2.tensor(one), dev2.tensor(one))).numpy()).tolist() == [0.0]
+    got = block_on(jf(dev2.tensor(one * 5), dev2.tensor(one * 2)))
+    assert block_on(got.numpy()).tolist() == [3.0]

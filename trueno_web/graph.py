@@ -37,12 +37,14 @@ class Node:
 
 @dataclass
 class MapStep:
-    """A fused elementwise chain: load `loads`, compute `nodes` in order, store `stores`."""
+    """A fused elementwise chain: load `loads`, compute `nodes` in order, store `stores`; `cost`: the
+    members' op costs summed (the planner bounds it)."""
 
     size: int
     loads: list[int]
     nodes: list[int]
     stores: list[int]
+    cost: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass
@@ -50,7 +52,7 @@ class RowStep:
     """Reductions along rows fused with the elementwise ops around them (kernels/rows.py): `nodes` in
     order are element values (rows x cols, row-major) and row values (`row_values`: the reductions
     and elementwise ops on their results, one per row); `aliases` maps a view that broadcasts a row
-    value along its row to that value. Loads and stores as in MapStep."""
+    value along its row to that value. Loads, stores and cost as in MapStep."""
 
     rows: int
     cols: int
@@ -59,6 +61,7 @@ class RowStep:
     aliases: dict[int, int] = field(default_factory=dict)
     loads: list[int] = field(default_factory=list)
     stores: list[int] = field(default_factory=list)
+    cost: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass
@@ -164,3 +167,20 @@ def consumers(nodes: list[Node]) -> dict[int, list[int]]:
         for i in n.inputs:
             used[i].append(n.id)
     return used
+
+
+def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
+    """A copy of open `step` with the map groups `maps` joined to it (those of its size, or for a row
+    step of its rows (as row values) or of its cells)."""
+    if isinstance(step, RowStep):
+        trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
+    else:
+        trial = MapStep(step.size, [], list(step.nodes), [])
+    trial.cost = step.cost
+    for other in maps:
+        if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
+            trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
+            trial.cost += other.cost
+            if isinstance(trial, RowStep) and other.size == trial.rows:
+                trial.row_values |= set(other.nodes)
+    return trial

@@ -12,7 +12,8 @@ ReduceStep (each input's ancestors there; the rest of a group stays open), unles
 is needed elsewhere (kept, or read outside them): then the group runs as a map step that writes it, as
 unfused. A step closes when something it does not hold reads one of its values (an op of another kind, a
 view it cannot resolve, a node of another size), or when one more node would need more storage bindings
-than the device has; whatever reads a step's value therefore runs after it. A step writes to memory only
+than the device has, or one more node would pass the budget of op costs (`budget`, the sum of the members'
+`Op.cost`: a long chain runs as several kernels); whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
 values marked `keep`. A generator (no inputs: a tw.random draw) starts a map step that what reads it
 joins; a group holding one stays a map step (row and reduce steps load its values).
@@ -33,21 +34,24 @@ from .graph import (
     Step,
     consumers,
     full_reduction,
+    merged,
     row_broadcast,
     row_reduction,
     storage,
 )
+from .kernels.caps import FUSE_BUDGET
 
 PLANS: dict[Key, Plan] = {}  # graph structure -> its plan; at most PLANS_KEPT, oldest out
 PLANS_KEPT = 256
 
 
-def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Key:
+def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Key:
     """Everything planning reads of a graph: the plan cache's key (built on every execute: kept lean)."""
     return Key(
         (
             fuse,
             max_bindings,
+            budget,
             tuple(pending),
             tuple(
                 (
@@ -64,14 +68,14 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
     )
 
 
-def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int) -> Plan:
+def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Plan:
     """The plan of the pending op nodes; see the module docstring for the rules. A graph of the same
     structure as one planned before (a loop, a model's forward pass) gets that Plan again."""
-    key = structure(nodes, pending, fuse, max_bindings)
+    key = structure(nodes, pending, fuse, max_bindings, budget)
     hit = PLANS.get(key)
     if hit is not None:
         return hit
-    planner = Planner(nodes, fuse, max_bindings)
+    planner = Planner(nodes, fuse, max_bindings, budget)
     for nid in pending:
         planner.add(nodes[nid])
     planner.finish()
@@ -93,13 +97,15 @@ class Planner:
     steps and `fused_away` the members no step stores. The open steps (map and row steps that nodes may
     still join) are kept by member; the nodes are only read."""
 
-    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int):
+    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET):
         self.nodes = nodes
         self.fuse = fuse
         self.max_bindings = max_bindings
+        self.budget = budget
         self.used = consumers(nodes)
         self.steps: list[Step] = []
         self.open: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
+        self.counts: dict[int, list] = {}  # id(open map step) -> [it, members, loads, stored members]
         self.fused_away: set[int] = set()
 
     # ------------------------------------------------------------ the pass
@@ -121,7 +127,10 @@ class Planner:
         if isinstance(step, (ReduceStep, OpStep)):
             self.steps.append(step)
             return
+        if isinstance(step, MapStep):
+            self.join(step, node, commit=True)
         step.nodes.append(node.id)
+        step.cost += node.op.cost
         self.open[node.id] = step
         if isinstance(step, RowStep):
             step.aliases.update(self.aliases(step, node))
@@ -155,6 +164,7 @@ class Planner:
             if m not in step.stores:
                 self.fused_away.add(m)
             self.open.pop(m, None)
+        self.counts.pop(id(step), None)
         self.steps.append(step)
 
     # ------------------------------------------------------------ what a step holds, loads and stores
@@ -182,6 +192,31 @@ class Planner:
         if isinstance(step, RowStep):
             aliases = {**step.aliases, **self.aliases(step, extra)}
         return 1 + len(self.loads(members, aliases)) + sum(self.stored(m, members, aliases) for m in members)
+
+    def counted(self, step: MapStep) -> list:
+        """[step, members, loads, how many members are stored] of an open map step, kept as nodes join: a
+        node joining a long chain costs the same as one joining a short one."""
+        got = self.counts.get(id(step))
+        if got is None or got[0] is not step:
+            members = set(step.nodes)
+            stored = sum(self.stored(m, members, {}) for m in members)
+            got = self.counts[id(step)] = [step, members, set(self.loads(members, {})), stored]
+        return got
+
+    def join(self, step: MapStep, node: Node, commit: bool = False) -> int:
+        """Storage bindings of map `step` with `node` joined (as `bindings`, from the counts); `commit`:
+        it joins, update the counts."""
+        _, members, loads, stored = self.counted(step)
+        new = {i for i in node.inputs if i not in members and i not in loads}
+        freed = 0  # members stored only for `node`, which joins them
+        for i in {i for i in node.inputs if i in members}:
+            n, used = self.nodes[i], self.used[i]
+            freed += not n.keep and bool(used) and all(c in members or c == node.id for c in used)
+        if commit:
+            members.add(node.id)
+            loads |= new
+            self.counts[id(step)][3] = stored + 1 - freed
+        return 2 + len(loads) + len(new) + stored - freed  # tw_meta, loads, stores (`node`'s own counted)
 
     def aliases(self, step: RowStep, node: Node) -> dict[int, int]:
         """The views `node` reads that a RowStep resolves to one of its members: a row value broadcast
@@ -216,7 +251,7 @@ class Planner:
                 else node.size in (step.rows, cells)
             )
             alias = self.aliases(step, node)
-        members = set(step.nodes)
+        members = self.counted(step)[1] if isinstance(step, MapStep) else set(step.nodes)
         return ok and all(
             i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
         )
@@ -242,15 +277,18 @@ class Planner:
             if not node.shape[0]:
                 return None
             group = maps.pop(0)
-            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes))
+            step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes), cost=group.cost)
             if step.cols == 1:  # one column: the chain's values are row values too
                 step.row_values |= set(group.nodes)
         elif step is None and maps:
             step = maps.pop(0)
+            if not maps and not row_reduction(node):  # joined in place: counted without copies
+                fits = step.cost + node.op.cost <= self.budget and self.join(step, node) <= self.max_bindings
+                return step if fits else None
         if step is None:
             return None
         trial = merged(step, maps)
-        if self.bindings(trial, node) > self.max_bindings:
+        if trial.cost + node.op.cost > self.budget or self.bindings(trial, node) > self.max_bindings:
             return None
         for m in trial.nodes:
             self.open[m] = trial
@@ -305,22 +343,9 @@ class Planner:
             return None
         for group in groups:
             group.nodes = [m for m in group.nodes if m not in chain]
+            self.counts.pop(id(group), None)
+            group.cost = sum(self.nodes[m].op.cost for m in group.nodes)
         for m in chain:
             self.open.pop(m)
         self.fused_away |= chain
         return step
-
-
-def merged(step: MapStep | RowStep, maps: list[MapStep]) -> MapStep | RowStep:
-    """A copy of open `step` with the map groups `maps` joined to it (those of its size, or for a row
-    step of its rows (as row values) or of its cells)."""
-    if isinstance(step, RowStep):
-        trial = RowStep(step.rows, step.cols, list(step.nodes), set(step.row_values), dict(step.aliases))
-    else:
-        trial = MapStep(step.size, [], list(step.nodes), [])
-    for other in maps:
-        if isinstance(trial, MapStep) or other.size in (trial.rows, trial.rows * trial.cols):
-            trial.nodes = sorted(set(trial.nodes) | set(other.nodes))
-            if isinstance(trial, RowStep) and other.size == trial.rows:
-                trial.row_values |= set(other.nodes)
-    return trial

@@ -61,7 +61,8 @@ class Program:
         for node in nodes:
             if node.view is not None:
                 node.done = nodes[node.inputs[0]].done
-        planned = plan(nodes, self.pending, True, executor.limits["max_storage_buffers_per_shader_stage"])
+        limit = executor.limits["max_storage_buffers_per_shader_stage"]
+        planned = plan(nodes, self.pending, True, limit, executor.fuse_budget)
         for nid in planned.fused_away:
             nodes[nid].fused_away = True
         results: dict[int, DeviceArray] = {}
@@ -161,7 +162,7 @@ class Jitted:
         batch = GpuCommandBatch(device)
         try:
             ids: dict[int, object] = {}
-            order = record(batch, targets, ids)
+            order = record(batch, targets, ids, apart=placeholders)
             for e in targets:
                 batch.keep(ids[id(e)])
             slots = [ids[id(p)].index for p in placeholders]
@@ -169,8 +170,8 @@ class Jitted:
             consts = {}
             for eid, e in order:  # closures' arrays and f's host data: resident constants of the program
                 nid = ids[eid].index
-                if nid in slots or e.op is not None or e.view is not None:
-                    continue
+                if nid in slots or nid in consts or e.op is not None or e.view is not None:
+                    continue  # (equal constants were recorded once: one node)
                 consts[nid] = e.leaf if isinstance(e.leaf, DeviceArray) else batch.detach(ids[eid])
             outs = [ids[id(e)].index for e in targets]
             program = Program(device, batch.nodes, slots, consts, outs)

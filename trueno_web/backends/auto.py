@@ -56,6 +56,11 @@ class AutoExecutor:
         self.adapter_info = dict(gpu.adapter_info, cpu_fallback=cpu.backend)
         self.limits = dict(gpu.limits)
 
+    @property
+    def fuse_budget(self) -> int:
+        """The GPU's planning budget: a plan is made before its steps are routed."""
+        return self.gpu.fuse_budget
+
     def owner(self, buffer):
         return self.gpu if isinstance(buffer, GpuBuffer) else self.cpu
 

@@ -9,6 +9,7 @@ from typing import Protocol
 from ..errors import UnavailableError
 from ..graph import Node, Plan
 from ..host import HostData
+from ..kernels.caps import FUSE_BUDGET
 from ..stats import Stats
 
 # The adapter limits every backend reports in `limits` (snake_case, as wgpu-py spells them with "-" for
@@ -35,6 +36,7 @@ class Executor(Protocol):
     backend: str  # "webgpu" | "numpy" | "wasm-simd" | "auto"
     adapter_info: dict
     limits: dict  # name -> int, one entry per LIMIT_NAMES
+    fuse_budget: int  # op costs (ops.Op.cost) one fused step holds at most: planner.plan's budget
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Raise LimitError (naming the limit) if `what` cannot fit one buffer of this backend."""
@@ -162,7 +164,10 @@ CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as ti
 
 
 class CpuExecutor:
-    """The defaults the CPU executors share: no loop budget, no GPU device to destroy."""
+    """The defaults the CPU executors share: no loop budget, no GPU device to destroy, the default planning
+    budget (an executor's `fuse_budget`: op costs one fused step holds at most; read by batch.execute)."""
+
+    fuse_budget = FUSE_BUDGET
 
     def check_rows(self, cols: int) -> None:
         """No loop budget on the CPU."""

@@ -101,6 +101,11 @@ class GpuExecutor:
         self.caps = kernels.Caps.for_driver(driver)
         self.planned: dict[Key, Planned] = {}  # plan.key -> its dispatches, for the scalars and options in it
 
+    @property
+    def fuse_budget(self) -> int:
+        """Op costs one fused step holds at most on this adapter (the planner's budget)."""
+        return self.caps.fuse_budget
+
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
         limit = self.limits["max_storage_buffer_binding_size"]

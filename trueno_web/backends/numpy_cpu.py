@@ -104,12 +104,12 @@ class NumpyExecutor(CpuExecutor):
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
         values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy
-        dest = self._destinations(nodes, step, chunked)
+        dest, dead = self._destinations(nodes, step, chunked)
         for lo in range(0, step.size, CHUNK) if chunked else (0,):
             hi = lo + CHUNK if chunked else step.size
             for to, src in copies:
                 to[lo:hi] = src[lo:hi]
-            part = {i: a[lo:hi] for i, a in values.items()} if chunked else values
+            part = {i: a[lo:hi] for i, a in values.items()} if chunked else dict(values)
             for nid in step.nodes:
                 out = dest.get(nid)
                 out = out if out is None or not chunked else out[lo:hi]
@@ -117,6 +117,8 @@ class NumpyExecutor(CpuExecutor):
                 if out is not None and result is not out:
                     out[...] = result  # an op without out= in a chunked chain: its stored value
                 part[nid] = result
+                for i in dead[nid]:  # an intermediate read for the last time: its array goes
+                    del part[i]
         for i in step.loads:
             fills.pop(i, None)  # copied in (were the loop cut short, execute's finally copies it whole)
         for nid in step.nodes:
@@ -125,20 +127,29 @@ class NumpyExecutor(CpuExecutor):
             if stored and nodes[nid].buffer.shape != nodes[nid].shape:
                 nodes[nid].buffer = nodes[nid].buffer.reshape(nodes[nid].shape)
 
-    def _destinations(self, nodes: list[Node], step: MapStep, chunked: bool) -> dict:
-        """member -> the flat array it is written to: the ops taking out=, and in a chunked chain every
-        stored value. An intermediate's array passes to the op that reads it last (in place)."""
+    def _destinations(self, nodes: list[Node], step: MapStep, chunked: bool) -> tuple[dict, dict]:
+        """(member -> the flat array it is written to: the ops taking out=, and in a chunked chain every
+        stored value; member -> the intermediates it reads last). An intermediate's array passes to the op
+        that reads it last (in place), or once dead to the next op that needs one: a deep chain cycles
+        through a few arrays that stay in cache, as NumPy's own temporaries do."""
         last = {i: nid for nid in step.nodes for i in nodes[nid].inputs}
         stores = set(step.stores)
         dest: dict = {}
+        owner: dict[int, int] = {}  # id(array) -> the member whose value it holds now
+        free: list = []
+        dead: dict[int, list[int]] = {nid: [] for nid in step.nodes}
         for nid in step.nodes:
             node = nodes[nid]
+            ended = [i for i in dict.fromkeys(node.inputs) if last[i] == nid and i in dead and i not in stores]
+            dead[nid] = ended
             if node.op.writes_out:
-                heir = next((i for i in node.inputs if i in dest and i not in stores and last[i] == nid), None)
-                dest[nid] = dest[heir] if heir is not None else self.pool.take((step.size,))
+                heir = next((i for i in ended if i in dest and owner.get(id(dest[i])) == i), None)
+                dest[nid] = dest[heir] if heir is not None else free.pop() if free else self.pool.take((step.size,))
+                owner[id(dest[nid])] = nid
             elif chunked and nid in stores:
                 dest[nid] = self.pool.take((step.size,))
-        return dest
+            free += [dest[i] for i in ended if i in dest and owner.get(id(dest[i])) == i]
+        return dest, dead
 
     def _compute(self, node: Node, args: list, out=None):
         """One op on its input arrays, the way its kind calls it, as float32; `out` (elementwise ops): written

@@ -11,6 +11,11 @@ REDUCE_MAX_PARTIALS = 1024
 # split the work (matmul's K, convolve2d's taps) or raise LimitError (rows); the others stay far below it
 # for any binding (reduce: <= 2^28 vec4s / (1024 * 256 threads) / 8 unrolled + 19; softmax: <= ~4100).
 LOOP_TRIPS = 65535
+# Op costs (ops.Op.cost, summed over a fused step's members) one map, row or reduce step holds at most: a
+# longer chain runs as several kernels. Shader compilers are super-linear in kernel size and a huge kernel
+# runs slower than a few medium ones (instruction cache), while a few hundred ops amortise the memory passes
+# (docs/benchmarks.md, "Deep programs").
+FUSE_BUDGET = 256
 
 
 def round16(nbytes: int) -> int:
@@ -37,6 +42,7 @@ class Caps:
     # unless the measured choice says scalar)
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
+    fuse_budget: int = FUSE_BUDGET  # op costs one fused step holds at most (planner.plan)
 
     @classmethod
     def for_driver(cls, driver) -> Caps:

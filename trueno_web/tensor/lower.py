@@ -42,19 +42,22 @@ async def realize(*tensors) -> None:
             batch.keep(ids[id(e)])
         await batch.execute()
         uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
+        arrays: dict[int, DeviceArray] = {}  # node -> its DeviceArray (equal constants share one node)
         for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
             if not isinstance(e.leaf, DeviceArray):
-                arr = batch.detach(ids[id(e)])
+                buf = ids[id(e)]
+                arr = arrays[buf.index] = arrays.get(buf.index) or batch.detach(buf)
                 e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
     finally:
         batch.release()
 
 
-def record(batch, roots, ids: dict) -> list:
-    """Record the expressions under `roots` into `batch`, each once; `ids` maps id(expr) to its BufferId.
-    Returns (id, expr) of each, children first."""
+def record(batch, roots, ids: dict, apart=()) -> list:
+    """Record the expressions under `roots` into `batch`, each once (and equal ones once, but for the roots
+    and the expressions in `apart`: jit's argument slots); `ids` maps id(expr) to its BufferId. Returns
+    (id, expr) of each, children first."""
     order = _walk(roots)
-    _emit(batch, order, ids)
+    _emit(batch, order, ids, {id(e) for e in roots} | {id(e) for e in apart})
     return order
 
 
@@ -73,14 +76,35 @@ def _walk(roots):
     return order
 
 
-def _emit(batch, order, ids: dict) -> None:
-    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId."""
+def _emit(batch, order, ids: dict, apart: set[int]) -> None:
+    """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId.
+    Equal expressions are recorded once, so a kernel loads and computes each value once: scalar constants
+    of the same value (`x <= 4.0` in a loop writes a new 0-d leaf each time), the same view of one node, and
+    the same elementwise op on the same nodes, except the expressions `apart` (a target keeps a DeviceArray
+    of its own; an argument slot of a jitted function takes its own value)."""
+    seen: dict[tuple, object] = {}
     for key, e in order:
         if isinstance(e.leaf, DeviceArray):
             ids[key] = batch.import_buffer(e.leaf)
+            continue
+        if key in apart:
+            same = None
         elif isinstance(e.leaf, HostData):
+            same = ("leaf", e.leaf.shape, bytes(e.leaf.data)) if e.leaf.size == 1 else None
+        elif e.view is not None:
+            same = ("view", ids[id(e.inputs[0])].index, e.view)
+        elif e.op.elementwise and not e.options:
+            same = ("op", e.op.name, tuple([ids[id(i)].index for i in e.inputs]), e.params)
+        else:
+            same = None
+        if same is not None and same in seen:
+            ids[key] = seen[same]
+            continue
+        if isinstance(e.leaf, HostData):
             ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
         elif e.view is not None:
             ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
             ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)
+        if same is not None:
+            seen[same] = ids[key]
