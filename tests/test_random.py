@@ -117,11 +117,11 @@ def test_uniform_bits_formula(dev):
 def test_scaled_uniform_bernoulli_and_normal_match_numpy(dev, ref):
     k = tw.random.fold_in(tw.random.key(5), 11)
     shape = (33, 65)
-    for make in (
-        lambda d: tw.random.uniform(k, shape, -3.0, 7.5, device=d),
-        lambda d: tw.random.bernoulli(k, 0.3, shape, device=d),
-    ):
-        assert (bits(read(make(dev))) == bits(read(make(ref)))).all()
+    flip = (bits(read(tw.random.bernoulli(k, 0.3, shape, device=d))) for d in (dev, ref))
+    assert (next(flip) == next(flip)).all()
+    scaled = [read(tw.random.uniform(k, shape, -3.0, 7.5, device=d)) for d in (dev, ref)]
+    # u * 10.5 - 3.0: a GPU may fuse the multiply and add into one rounding (the lent H100 does): 1 ulp
+    np.testing.assert_array_max_ulp(scaled[0], scaled[1], maxulp=1)
     got, want = (read(tw.random.normal(k, shape, device=d)).astype(np.float64) for d in (dev, ref))
     ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32))
     assert ulps.max() <= NORMAL_ULP
