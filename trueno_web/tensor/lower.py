@@ -72,7 +72,7 @@ def _walk(roots):
         elif id(e) not in seen:
             seen.add(id(e))
             stack += (e, None)
-            stack += e.inputs
+            stack += e.inputs[::-1]  # the first input is explored first: program order for chains like count += x
     return order
 
 
