@@ -98,10 +98,14 @@ class TransformerBlock:
         x = asarray(x, self.w_o.device)
         *lead, n, d = x.shape
         p, h = len(lead), self.n_heads
-        # q, k, v from one matmul; the kernel that adds their bias also lays them out as (3, ..., heads, L, d_head)
+        # q, k, v from one matmul; the kernel that adds their bias also lays them out as (..., heads, 3, L, d_head):
+        # each head's q, k and v are row-major (L, d_head) matrices. (Not (3, ..., heads, L, d_head): the gradient
+        # of its q, a prefix view, fails in autodiff/unview.py; tests/test_char_gpt.py has the failing case.)
         qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv).reshape(*lead, n, 3, h, d // h)
-        qkv = qkv.permute(p + 1, *range(p), p + 2, p, p + 3) + self.b_qkv.reshape(3, *[1] * p, h, 1, d // h)
-        att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], causal=True)  # (..., heads, L, d_head)
+        bias = self.b_qkv.reshape(3, h, 1, d // h).permute(1, 0, 2, 3)
+        qkv = qkv.permute(*range(p), p + 2, p + 1, p, p + 3) + bias
+        q, k, v = (qkv[..., i, :, :] for i in range(3))
+        att = scaled_dot_product_attention(q, k, v, causal=True)  # (..., heads, L, d_head)
         x = x + linear(att.transpose(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
         z = linear(layer_norm(x, self.ln2_w, self.ln2_b, self.eps), self.w_fc, self.b_fc).gelu()
         return x + linear(z, self.w_proj, self.b_proj)
@@ -158,6 +162,29 @@ def read_safetensors(blob: bytes) -> tuple[dict, dict]:
             values.byteswap()
         arrays[name] = (values, tuple(info["shape"]))
     return arrays, meta
+
+
+def write_safetensors(arrays: dict, metadata: dict | None = None) -> bytes:
+    """The safetensors bytes of {name: (data, shape)} (float32: array.array('f'), a NumPy array or any
+    sequence of numbers) with `metadata` ({str: str}); `read_safetensors` reads them back. Standard library only."""
+    header, blobs, offset = {"__metadata__": dict(metadata or {})}, [], 0
+    for name, (data, shape) in arrays.items():
+        if hasattr(data, "astype"):  # NumPy: little-endian float32 bytes without a copy per element
+            raw = data.astype("<f4").tobytes()
+        else:
+            values = data if isinstance(data, array.array) and data.typecode == "f" else array.array("f", data)
+            if sys.byteorder == "big":
+                values = array.array("f", values)
+                values.byteswap()
+            raw = values.tobytes()
+        if len(raw) != 4 * math.prod(shape):
+            raise ValueError(f"{name}: {len(raw) // 4} values for shape {tuple(shape)}")
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)  # the data starts 8-byte aligned, as the format recommends
+    return struct.pack("<Q", len(head)) + head + b"".join(blobs)
 
 
 def load_digits_file() -> tuple[dict, dict]:
