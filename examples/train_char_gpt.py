@@ -8,7 +8,10 @@ sample from it.
 The first 90% of the text trains, the last 10% is held out. AdamW with a cosine schedule (a short warm-up),
 gradients clipped to norm 1; each step is `opt.trainer(model.loss)`: forward, backward and update traced once
 and replayed, one batch per step. Prints the loss every --every steps, the held-out loss and a sample at the
-end, and writes the weights with the vocabulary, sizes and losses (safetensors) where --out says.
+end, and writes the weights with the vocabulary, sizes and losses (safetensors) where --out says; --resume
+starts from such a file. On a small CPU shared with other work, run the numpy backend with
+OPENBLAS_NUM_THREADS=1: these matmuls are small, and OpenBLAS's threads waiting for each other made steps
+~7x slower here (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -44,8 +47,12 @@ async def main(args) -> None:
     ids = vocab.encode(text)
     cut = len(ids) * 9 // 10
     train_ids, test_ids = ids[:cut], ids[cut:]
-    config = Config(d_model=args.d_model, n_layers=args.layers, n_heads=args.heads, context=args.context)
-    model = CharGpt.create(dev, vocab, config, tw.random.key(args.seed))
+    if args.resume:  # its sizes and weights (a fresh optimizer state)
+        model, _ = CharGpt.from_bytes(dev, Path(args.resume).read_bytes())
+        config = model.config
+    else:
+        config = Config(d_model=args.d_model, n_layers=args.layers, n_heads=args.heads, context=args.context)
+        model = CharGpt.create(dev, vocab, config, tw.random.key(args.seed))
     schedule = tw.optim.cosine_schedule(args.lr, args.steps, warmup=max(1, args.steps // 20), end=args.lr / 10)
     opt = tw.optim.AdamW(model.params, lr=schedule, weight_decay=0.01, clip_norm=1.0)
     step = opt.trainer(model.loss)
@@ -53,7 +60,7 @@ async def main(args) -> None:
         f"{dev.backend}: {model.n_params():,} parameters, vocabulary {len(vocab)}, {config}, batch {args.batch}, "
         f"{len(train_ids):,} training characters"
     )
-    b, n = args.batch, args.context
+    b, n = args.batch, config.context
     t0, loss_value, recent = time.perf_counter(), float("nan"), []
     for i, (x, y) in zip(range(args.steps), windows(train_ids, b, n, seed=args.seed)):
         loss = await step(dev.tensor(x, (b, n)), dev.tensor(y, (b, n)))
@@ -71,7 +78,12 @@ async def main(args) -> None:
     sample = await model.sample(args.prompt, args.sample_chars, tw.random.key(args.seed + 1), args.temperature)
     print(f"--- sample (temperature {args.temperature}) ---\n{sample}\n---")
     if args.out:
-        meta = {"steps": args.steps, "final_loss": f"{loss_value:.6f}", "held_out_loss": f"{test_loss:.6f}"}
+        meta = {
+            "steps": args.steps,
+            "resumed_from": args.resume,
+            "final_loss": f"{loss_value:.6f}",
+            "held_out_loss": f"{test_loss:.6f}",
+        }
         meta.update(batch=b, lr=args.lr, seed=args.seed, backend=dev.backend, text="trueno_web/data/macbeth.txt")
         Path(args.out).write_bytes(await model.to_bytes(meta))
         print(f"wrote {args.out} ({Path(args.out).stat().st_size:,} bytes)")
@@ -94,6 +106,7 @@ def parse(argv=None):
     ap.add_argument("--sample-chars", type=int, default=300)
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--out", default="", help="write the weights here (safetensors)")
+    ap.add_argument("--resume", default="", help="start from these weights (--out's file) instead of random ones")
     return ap.parse_args(argv)
 
 

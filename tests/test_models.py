@@ -146,7 +146,7 @@ def reference_block(weights: dict, x, n_heads: int, eps: float = 1e-5):
     return h + z @ w["w_proj"] + w["b_proj"]
 
 
-#: The block is 15 dispatches, whatever the backend, batch or size (the plan is the same graph):
+#: The block is 16 dispatches, whatever the backend, batch or size (the plan is the same graph):
 #:   6 matmul kernels: qkv, q @ k^T (all heads in one kernel), probabilities @ v, output projection, fc, proj
 #:   2 row kernels: layer_norm 1; the residual add + output bias + layer_norm 2 together
 #:   3 map kernels: the qkv bias added while laying q, k, v out as (heads, 3, L, d_head); bias + gelu;

@@ -30,6 +30,7 @@ from .models import TransformerBlock, read_safetensors, write_safetensors
 from .tensor import Tensor, asarray
 
 TEXT_FILE = "macbeth.txt"
+WEIGHTS_FILE = "char_gpt.bin"  # trained by examples/train_char_gpt.py (the command: data/README.md)
 
 
 def load_text() -> str:
@@ -201,6 +202,11 @@ class CharGpt:
             choice = gumbel_argmax(h @ self.params["w_out"], random.fold_in(key, step), temperature)
             ids.append(int(await choice.item()))
         return (prompt or self.vocab.chars[0]) + self.vocab.decode(ids[len(ids) - n_chars :])
+
+    @classmethod
+    def shipped(cls, device) -> tuple[CharGpt, dict]:
+        """The weights trained on the shipped text (data/char_gpt.bin) and their metadata (losses, steps)."""
+        return cls.from_bytes(device, resources.files(__package__).joinpath("data", WEIGHTS_FILE).read_bytes())
 
     # ------------------------------------------------------------ weights on disk (safetensors)
 
