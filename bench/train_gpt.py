@@ -144,7 +144,9 @@ async def main(args) -> None:
         row = f"| {k} | {v:.3f} | {b * n / v * 1e3:,.0f} |"
         print(row + (f" {v / ms['torch']:.2f} |" if "torch" in ms else ""))
     print("loss curves (" + ", ".join(names) + "):")
-    for i in sorted({0, 1, 4, 9, *range(0, args.steps, max(1, args.steps // 10)), args.steps - 1}):
+    for i in sorted(
+        {i for i in (0, 1, 4, 9, *range(0, args.steps, max(1, args.steps // 10))) if i < args.steps} | {args.steps - 1}
+    ):
         row = f"step {i:4d}: " + "  ".join(f"{k} {v[i]:.5f}" for k, v in losses.items())
         if theirs is not None:
             row += f"  (ours jit / torch - 1: {losses['ours jit'][i] / losses['torch'][i] - 1:+.3%})"
