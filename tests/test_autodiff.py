@@ -215,6 +215,7 @@ VIEW_CASES = {
     "slice": lambda xp, a: a[1:, ::2, 1:4],
     "negative step": lambda xp, a: a[::-1, 3:0:-2],
     "int index": lambda xp, a: a[1, :, 2],
+    "prefix": lambda xp, a: a[0] * a[:1],  # row-major from offset 0, smaller than the base
     "newaxis and ellipsis": lambda xp, a: a[None, ..., 1],
     "views of views": lambda xp, a: (
         a.transpose(2, 0, 1)[1:3].reshape(2, -1)[:, ::3] if xp is NP else a.permute(2, 0, 1)[1:3].reshape(2, -1)[:, ::3]

@@ -149,17 +149,14 @@ def reference_block(weights: dict, x, n_heads: int, eps: float = 1e-5):
 #: The block is 16 dispatches, whatever the backend, batch or size (the plan is the same graph):
 #:   6 matmul kernels: qkv, q @ k^T (all heads in one kernel), probabilities @ v, output projection, fc, proj
 #:   2 row kernels: layer_norm 1; the residual add + output bias + layer_norm 2 together
-#:   3 map kernels: the qkv bias added while laying q, k, v out as (heads, 3, L, d_head); bias + gelu;
+#:   3 map kernels: the qkv bias added while laying q, k, v out as (3, heads, L, d_head); bias + gelu;
 #:     bias + residual
 #:   1 row kernel for the scores: scale, the causal mask's comparison of positions, where, and the
 #:     softmax (max, exp, sum, divide)
-#:   4 copies: q and v (each head's matrix is row-major, but the heads are 3 matrices apart: matmul reads
-#:     row-major from offset 0 only); k^T for the scores matmul; the heads side by side again
-#:     ((heads, L, d_head) -> (L, d_model), a transposed view reshaped)
-#: = 6 + 2 + 3 + 1 + 4. Fusion is what keeps it there: unfused, layer_norm alone is 11 kernels. (15 with the
-#: layout (3, heads, L, d_head), where q is free; its gradient needs autodiff/unview.py to handle prefix views:
-#: tests/test_char_gpt.py::test_grad_of_a_prefix_view.)
-BLOCK_DISPATCHES = 16
+#:   3 copies: k^T for the scores matmul; v (a row-major view at an offset: matmul reads from offset 0
+#:     only); the heads side by side again ((heads, L, d_head) -> (L, d_model), a transposed view reshaped)
+#: = 6 + 2 + 3 + 1 + 3. Fusion is what keeps it there: unfused, layer_norm alone is 11 kernels.
+BLOCK_DISPATCHES = 15
 
 
 @needs_numpy

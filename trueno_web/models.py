@@ -98,14 +98,10 @@ class TransformerBlock:
         x = asarray(x, self.w_o.device)
         *lead, n, d = x.shape
         p, h = len(lead), self.n_heads
-        # q, k, v from one matmul; the kernel that adds their bias also lays them out as (..., heads, 3, L, d_head):
-        # each head's q, k and v are row-major (L, d_head) matrices. (Not (3, ..., heads, L, d_head): the gradient
-        # of its q, a prefix view, fails in autodiff/unview.py; tests/test_char_gpt.py has the failing case.)
+        # q, k, v from one matmul; the kernel that adds their bias also lays them out as (3, ..., heads, L, d_head)
         qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv).reshape(*lead, n, 3, h, d // h)
-        bias = self.b_qkv.reshape(3, h, 1, d // h).permute(1, 0, 2, 3)
-        qkv = qkv.permute(*range(p), p + 2, p + 1, p, p + 3) + bias
-        q, k, v = (qkv[..., i, :, :] for i in range(3))
-        att = scaled_dot_product_attention(q, k, v, causal=True)  # (..., heads, L, d_head)
+        qkv = qkv.permute(p + 1, *range(p), p + 2, p, p + 3) + self.b_qkv.reshape(3, *[1] * p, h, 1, d // h)
+        att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], causal=True)  # (..., heads, L, d_head)
         x = x + linear(att.transpose(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
         z = linear(layer_norm(x, self.ln2_w, self.ln2_b, self.eps), self.w_fc, self.b_fc).gelu()
         return x + linear(z, self.w_proj, self.b_proj)

@@ -25,7 +25,7 @@ def unview(g, view, base_shape: tuple[int, ...], zeros_like):
     `zeros_like(shape)` makes a zero tensor on g's device."""
     if math.prod(view.shape) == 0 or math.prod(base_shape) == 0:
         return zeros_like(base_shape)
-    if view.identity:
+    if view.identity and math.prod(view.shape) == math.prod(base_shape):  # a reshape (a prefix is a box)
         return g.reshape(base_shape)
     shape, strides, offset = list(view.shape), list(view.strides), view.offset
     if view.mask is not None:
