@@ -163,3 +163,47 @@ def test_equal_host_scalars_stay_separate_arguments(dev2):
     assert block_on(block_on(jf(dev2.tensor(one), dev2.tensor(one))).numpy()).tolist() == [0.0]
     got = block_on(jf(dev2.tensor(one * 5), dev2.tensor(one * 2)))
     assert block_on(got.numpy()).tolist() == [3.0]
+
+
+def test_donated_arguments_are_updated_in_place_on_a_gpu(dev2):
+    dev = dev2
+    x, g = dev.tensor(data(256)), dev.tensor(data(256))
+    block_on(tw.realize(x, g))
+    want = block_on((x - g * 0.5).numpy())
+    step = tw.jit(lambda p, grad: p - grad * 0.5, donate_argnums=0)
+    block_on(step(x, g))  # the trace
+    old = x.expr.leaf
+    y = block_on(step(x, g))  # a replay: written into x's array where the backend can
+    np.testing.assert_allclose(block_on(y.numpy()), want, rtol=1e-6)
+    if dev.backend == "webgpu":
+        assert y.expr.leaf.buffer is old.buffer
+        with pytest.raises(tw.TruenoValueError, match="released"):
+            block_on(x.numpy())  # a donated array is gone, as in JAX
+    matmul = tw.jit(lambda a, b: a @ b, donate_argnums=0)  # a matmul's output is not written in place
+    a, b = dev.tensor(data(4, 4)), dev.tensor(data(4, 4))
+    block_on(tw.realize(a, b))
+    for _ in range(2):
+        out = block_on(matmul(a, b))
+    assert out.expr.leaf.buffer is not a.expr.leaf.buffer
+    np.testing.assert_allclose(block_on(out.numpy()), block_on((a @ b).numpy()), rtol=1e-5)  # a still alive
+
+
+def test_the_trainer_allocates_nothing_once_it_runs(fresh_gpu):
+    dev = fresh_gpu
+    params, batches = _mlp(dev)
+    opt = tw.optim.AdamW(params, lr=0.05)
+    step = opt.trainer(_loss)
+    data_ = [(dev.tensor(x), dev.tensor(y)) for x, y in batches]
+    block_on(tw.realize(*(t for pair in data_ for t in pair)))
+    made, create = [], dev.executor.driver.create_buffer
+    dev.executor.driver.create_buffer = lambda n: made.append(n) or create(n)
+    try:
+        for x, y in data_[:3]:
+            block_on(block_on(step(x, y)).item())
+        weights, before = params["w"].expr.leaf.buffer, len(made)
+        for x, y in data_[3:]:
+            block_on(block_on(step(x, y)).item())
+    finally:
+        dev.executor.driver.create_buffer = create
+    assert len(made) == before  # intermediates from the program's arena, parameters and state in place
+    assert params["w"].expr.leaf.buffer is weights

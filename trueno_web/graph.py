@@ -29,6 +29,7 @@ class Node:
     done: bool = False
     fused_away: bool = False
     view: View | None = None
+    into: int | None = None  # an op whose result goes into node `into`'s storage (an argument donated to it: jit)
 
     @property
     def size(self) -> int:

@@ -139,7 +139,7 @@ class Optimizer:
             new_params, new_state = self.apply(params, _leaves(grads, "grads"), state, scalars)
             return loss, new_params, new_state
 
-        traced = jit(whole_step)
+        traced = jit(whole_step, donate_argnums=(0, 1))  # parameters and state updated in place on a GPU
 
         async def step(*batch) -> Tensor:
             packed, _ = self._hyper()

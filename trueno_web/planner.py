@@ -60,6 +60,7 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
                     n.shape,
                     n.view,
                     n.keep,
+                    n.into,
                     n.options.get("rows") if n.op is not None else None,
                 )
                 for n in nodes

@@ -22,7 +22,7 @@ import inspect
 from .autodiff.trees import flatten, unflatten
 from .batch import GpuCommandBatch
 from .errors import TruenoTypeError, TruenoValueError
-from .graph import Node
+from .graph import MapStep, Node, OpStep, storage
 from .host import HostData
 from .planner import plan
 from .resident import DeviceArray
@@ -36,11 +36,22 @@ __all__ = ["jit"]
 class Program:
     """One traced signature's batch graph, replayed with new arguments."""
 
-    def __init__(self, device, nodes: list[Node], slots: list[int], consts: dict[int, DeviceArray], outs: list[int]):
+    def __init__(
+        self, device, nodes: list[Node], slots: list[int], consts: dict[int, DeviceArray], outs: list[int], donated=()
+    ):
         self.device = device
         self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep) for n in nodes]
         self.pending = [n.id for n in nodes if n.op is not None]
         self.slots, self.consts, self.outs = slots, consts, outs
+        executor = device.executor
+        limit = executor.limits["max_storage_buffers_per_shader_stage"]
+        traced = plan(nodes, self.pending, True, limit, executor.fuse_budget)
+        # on the GPU only (the CPU executors compute into arrays of their own anyway): outputs written into donated
+        # arguments, and an arena: the buffers of intermediates kept from one run to the next, so a replay binds
+        # the same buffers (its bind groups are reused) and allocates none
+        gpu = executor.backend == "webgpu"
+        self.reuse = _reuse(nodes, traced, slots, outs, donated) if gpu else {}
+        self.arena: dict[int, object] | None = {} if gpu else None
 
     async def run(self, leaves: list) -> list[DeviceArray]:
         """The outputs for arguments `leaves` (DeviceArrays, or HostData uploaded in the same submit)."""
@@ -61,10 +72,18 @@ class Program:
         for node in nodes:
             if node.view is not None:
                 node.done = nodes[node.inputs[0]].done
+        donors = {}  # output node -> the argument whose buffer it is written into
+        for out, k in self.reuse.items():
+            if isinstance(leaves[k], DeviceArray):
+                nodes[out].buffer, nodes[out].into, donors[out] = leaves[k].buffer, self.slots[k], leaves[k]
         limit = executor.limits["max_storage_buffers_per_shader_stage"]
         planned = plan(nodes, self.pending, True, limit, executor.fuse_budget)
         for nid in planned.fused_away:
             nodes[nid].fused_away = True
+        outs = set(self.outs)
+        if self.arena is not None:
+            for nid, buffer in self.arena.items():
+                nodes[nid].buffer, nodes[nid].imported = buffer, True
         results: dict[int, DeviceArray] = {}
         try:
             await executor.execute(nodes, planned, (self.device.stats,))
@@ -74,18 +93,54 @@ class Program:
                     if isinstance(value, DeviceArray):  # an argument or constant returned as it is
                         results[nid] = value
                         continue
+                    if nid in donors:
+                        donors[nid].donate()  # its buffer holds this output now
                     results[nid] = DeviceArray(self.device, nodes[nid].buffer, nodes[nid].shape)
                     nodes[nid].imported = True  # the DeviceArray frees it now
         finally:
             for node in nodes:
                 if node.buffer is not None and not node.imported:
-                    executor.free(node.buffer)
+                    if self.arena is not None and node.op is not None and node.id not in outs:
+                        self.arena[node.id] = node.buffer  # kept for the next run
+                    else:
+                        executor.free(node.buffer)
         return [results[nid] for nid in self.outs]
+
+
+def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donated) -> dict[int, int]:
+    """Output node -> index of a donated argument its result may be written into: the first unused one of its
+    shape (JAX's matching), where that is safe: the output is written by a fused elementwise step, and every
+    other step that reads the argument runs before it, and that step itself reads it plainly, at the index it
+    writes (then the kernel binds the buffer once, read_write: kernels/map.py's `inplace`)."""
+    writer: dict[int, int] = {}
+    reads: dict[int, list[tuple[int, int]]] = {}
+    for s, step in enumerate(planned.steps):
+        for nid in [step.node] if isinstance(step, OpStep) else step.nodes:
+            writer[nid] = s
+            for i in nodes[nid].inputs:
+                reads.setdefault(storage(nodes, i).id, []).append((s, i))
+    reuse, used = {}, set()
+    for out in dict.fromkeys(outs):
+        s = writer.get(out)
+        if s is None or not isinstance(planned.steps[s], MapStep):
+            continue
+        k = next((k for k in donated if k not in used and nodes[slots[k]].shape == nodes[out].shape), None)
+        if k is None:
+            continue
+        arg = slots[k]
+        if slots.count(arg) > 1 or arg in outs:
+            continue
+        seen = reads.get(arg, [])
+        plain = all(nodes[i].view is None or nodes[i].view.identity for r, i in seen if r == s)
+        if plain and all(r <= s for r, _ in seen):
+            reuse[out] = k
+            used.add(k)
+    return reuse
 
 
 def _signature(args, static: set[int]):
     """(key, tensor leaves, structure): what a trace depends on, and the tensors to bind."""
-    tensors, parts = [], []
+    tensors, positions, parts = [], [], []
     for i, a in enumerate(args):
         if i in static:
             parts.append(("static", a))
@@ -95,6 +150,7 @@ def _signature(args, static: set[int]):
         for leaf in leaves:
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
+                positions.append(i)
                 shapes.append(leaf.shape)
             else:
                 shapes.append(("value", leaf))
@@ -109,7 +165,7 @@ def _signature(args, static: set[int]):
         hash(key)
     except TypeError as e:
         raise TruenoTypeError(f"jit: the arguments that are not tensors must be hashable ({e})") from None
-    return key, tensors, next(iter(devices.values()))
+    return key, tensors, positions, next(iter(devices.values()))
 
 
 def _storage(t: Tensor):
@@ -124,16 +180,17 @@ def _storage(t: Tensor):
 class Jitted:
     """`f` traced per signature; calling it (await) runs its Program."""
 
-    def __init__(self, f, static_argnums):
+    def __init__(self, f, static_argnums, donate_argnums):
         if inspect.iscoroutinefunction(f):
             raise TruenoTypeError("jit takes a function that builds tensors, not an async function")
         self.f = f
         self.static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+        self.donate = {donate_argnums} if isinstance(donate_argnums, int) else set(donate_argnums)
         self.programs: dict = {}
         functools.update_wrapper(self, f)
 
     async def __call__(self, *args):
-        key, tensors, device = _signature(args, self.static)
+        key, tensors, positions, device = _signature(args, self.static)
         if any(_storage(t) is None for t in tensors):  # lazy arguments and views: computed first, in one batch
             tensors = [t if _storage(t) is not None or t.expr.view is None else t.copy() for t in tensors]
             await realize(*[t for t in tensors if _storage(t) is None])
@@ -141,10 +198,11 @@ class Jitted:
         aliases = tuple(next(j for j, other in enumerate(leaves) if other is leaf) for leaf in leaves)
         program, out_structure = self.programs.get((key, aliases), (None, None))
         if program is None or program.device is not device:  # a new signature, or another device
-            return await self._trace(args, leaves, device, (key, aliases))
+            donated = [j for j, pos in enumerate(positions) if pos in self.donate]
+            return await self._trace(args, leaves, device, (key, aliases), donated)
         return unflatten(out_structure, [Tensor(device, Expr(a.shape, leaf=a)) for a in await program.run(leaves)])
 
-    async def _trace(self, args, leaves, device, key):
+    async def _trace(self, args, leaves, device, key, donated):
         """Run f on placeholders of the arguments, record and execute the batch, keep its Program."""
         placeholders = [Expr(leaf.shape, leaf=leaf) for leaf in leaves]  # one node per argument slot
         it = iter(placeholders)
@@ -174,7 +232,7 @@ class Jitted:
                     continue  # (equal constants were recorded once: one node)
                 consts[nid] = e.leaf if isinstance(e.leaf, DeviceArray) else batch.detach(ids[eid])
             outs = [ids[id(e)].index for e in targets]
-            program = Program(device, batch.nodes, slots, consts, outs)
+            program = Program(device, batch.nodes, slots, consts, outs, donated)
             results = {}
             for e in targets:
                 nid = ids[id(e)].index
@@ -202,10 +260,13 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def jit(f=None, static_argnums=()):
+def jit(f=None, static_argnums=(), donate_argnums=()):
     """`f` (a function of tensors and pytrees of them, returning tensors) traced once per signature and
     replayed after; the jitted function is awaited: `out = await step(x, y)` (its outputs are computed).
-    `static_argnums`: positions of arguments that are not tensors and select a trace by their value."""
+    `static_argnums`: positions of arguments that are not tensors and select a trace by their value.
+    `donate_argnums`: positions of arguments whose arrays a replay may write outputs of their shape into, on
+    a GPU (JAX's donation: the arrays passed there are released by the call); an update in place, with no
+    new buffer, where the graph allows it."""
     if f is None:
-        return functools.partial(jit, static_argnums=static_argnums)
-    return Jitted(f, static_argnums)
+        return functools.partial(jit, static_argnums=static_argnums, donate_argnums=donate_argnums)
+    return Jitted(f, static_argnums, donate_argnums)

@@ -29,6 +29,11 @@ class DeviceArray:
         """Download the data (one transfer)."""
         return await self.device.read(self)
 
+    def donate(self) -> None:
+        """Hand the buffer over to another owner (a jitted function's output written into it, in place): this
+        array is released without freeing it."""
+        self._finalizer.detach()
+
     def release(self) -> None:
         """Give the device memory back now rather than at garbage collection."""
         self._finalizer()

@@ -20,7 +20,8 @@ def strided(step: MapStep, nodes: list[Node]) -> list:
 def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     """The structure of a fused chain: what the WGSL text depends on (never values or sizes): the loads
     (each one's view_key), the chain of functions, the stores."""
-    loads = tuple(view_key(v) for v in strided(step, nodes))
+    views = strided(step, nodes)
+    loads = tuple(view_key(v) for v in views)
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     chain = []
     for k, nid in enumerate(step.nodes):
@@ -28,7 +29,15 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
         refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
         chain.append((node.op.wgsl, refs, len(node.params)))
         local[nid] = ("t", k)
-    return loads, tuple(chain), tuple(local[nid] for nid in step.stores)
+    return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views)
+
+
+def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
+    """Per store, the load it writes through (its result goes into a node the step also reads plainly, at
+    the index it writes: WebGPU binds such a buffer once, read_write), else None."""
+    views = strided(step, nodes) if views is None else views
+    plain = {nid: j for j, nid in enumerate(step.loads) if views[j] is None}
+    return tuple(plain.get(nodes[nid].into) for nid in step.stores)
 
 
 # ---------------------------------------------------------------- loads through a view (shared with other
@@ -105,13 +114,15 @@ def load_expr(j: int, key, i_expr: str) -> str:
 @lru_cache(maxsize=512)
 def map_source(key: tuple, vec: bool, vpt: int) -> str:
     """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on f32."""
-    loads, chain, stores = key
+    loads, chain, stores, through = key
     n_loads = len(loads)
     elem = "vec4<f32>" if vec else "f32"
-    decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{elem}>;" for j in range(n_loads)]
+    access = ["read_write" if j in through else "read" for j in range(n_loads)]
+    decls = [f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{elem}>;" for j in range(n_loads)]
     base = n_loads + 1
+    outs = [j for j, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({base + j}) var<storage, read_write> out{j}: array<{elem}>;" for j in range(len(stores))
+        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{elem}>;" for k, j in enumerate(outs)
     ]
     n_params = sum(p for _, _, p in chain)
     at, index_fns = META_WORDS + n_params, []
@@ -138,7 +149,8 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
     for j, ref in enumerate(stores):
         value = f"vec4<f32>({', '.join(name(ref, lane) for lane in lanes)})" if vec and ref[0] == "t" else name(ref, "")
-        body.append(f"    out{j}[i] = {value};")
+        target = f"out{j}" if through[j] is None else f"in{through[j]}"
+        body.append(f"    {target}[i] = {value};")
     loop = "\n".join(
         f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
     )
@@ -174,7 +186,8 @@ def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     source = map_source(chain_key(step, nodes), vec, vpt)
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     loads = [storage(nodes, i).id for i in step.loads]
-    binds = tuple(enumerate([*loads, *step.stores], start=1))
+    stores = [nid for nid, t in zip(step.stores, inplace(step, nodes, views)) if t is None]  # others: through a load
+    binds = tuple(enumerate([*loads, *stores], start=1))
     count = -(-step.size // 4) if vec else step.size
     groups = -(-count // (WORKGROUP * vpt))
     meta = pack_meta([count], params) + struct.pack(f"<{len(words := view_meta(views))}I", *words)
