@@ -54,16 +54,7 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
             budget,
             tuple(pending),
             tuple(
-                (
-                    n.op.name if n.op is not None else None,
-                    n.inputs,
-                    n.shape,
-                    n.view,
-                    n.keep,
-                    n.into,
-                    n.options.get("rows") if n.op is not None else None,
-                )
-                for n in nodes
+                (n.op and n.op.name, n.inputs, n.shape, n.view, n.keep, n.into, n.options.get("rows")) for n in nodes
             ),
         )
     )
