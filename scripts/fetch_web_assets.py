@@ -4,9 +4,10 @@
     build/web/pyodide/   the npm `pyodide` package (core: pyodide.mjs, pyodide.asm.wasm, stdlib, lock)
     build/web/wheels/    pure wheels for Pyodide (micropip, packaging, pytest and its deps),
                          the project wheel, and manifest.json (name -> file, version, sha256)
-    build/web/tfjs/      TF.js for the browser transformer benchmark (bench/browser_transformer.py):
+    build/web/tfjs/      TF.js for the browser benchmarks (bench/browser_transformer.py, browser_train.py):
                          the UMD builds of @tensorflow/tfjs-core, -backend-webgpu and -backend-wasm
-                         (with its .wasm binaries), from the npm registry
+                         (with its .wasm binaries) and the union bundle's tf.min.js (core with its
+                         gradients, for training), from the npm registry
 
 Usage:
     python scripts/fetch_web_assets.py                 # fetch what is missing, rebuild a stale project wheel
@@ -70,13 +71,19 @@ WHEELS = {
     "pygments": ("2.20.0", "81a9e26dd42fd28a23a2d169d86d7ac03b46e2f8b59ed4698fb4785f946d0176"),
 }
 
-# TF.js, for the browser benchmark's comparison block (bench/tfjs_block.mjs). Exact versions; the sha512
+# TF.js, for the browser benchmarks' comparisons (bench/tfjs_block.mjs, bench/tfjs_train.mjs). Exact versions; the sha512
 # is the registry's `npm view @tensorflow/<name>@4.22.0 dist.integrity`. The UMD builds: tf-core sets the
 # global `tf`, the backends extend it (the webgpu build carries the CPU kernels it shares; the wasm build
 # loads its .wasm from the URL given to tf.wasm.setWasmPaths).
 TFJS_VERSION = "4.22.0"
 TFJS_DIR = WEB / "tfjs"
 TFJS_PACKAGES = {
+    # the union bundle, for bench/tfjs_train.mjs: tf-core's UMD build registers no gradients (tf.variableGrads
+    # fails), tf.min.js is tf-core with all of them (plus layers, converter and the cpu/webgl backends)
+    "tfjs": (
+        "sha512-0TrIrXs6/b7FLhLVNmfh8Sah6JgjBPH4mZ8JGb7NU6WW+cx00qK5BcAZxw7NCzxj6N8MRAIfHq+oNbPUNG5VAg==",
+        ("tf.min.js",),
+    ),
     "tfjs-core": (
         "sha512-LEkOyzbknKFoWUwfkr59vSB68DMJ4cjwwHgicXN0DUi3a0Vh1Er3JQqCI1Hl86GGZQvY8ezVrtDIvqR1ZFW55A==",
         ("tf-core.min.js",),
