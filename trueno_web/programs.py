@@ -22,7 +22,7 @@ import inspect
 from .autodiff.trees import flatten, unflatten
 from .batch import GpuCommandBatch
 from .errors import TruenoTypeError, TruenoValueError
-from .graph import MapStep, Node, OpStep, storage
+from .graph import MapStep, Node, OpStep, RowStep, storage
 from .host import HostData
 from .planner import plan
 from .resident import DeviceArray
@@ -109,9 +109,10 @@ class Program:
 
 def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donated) -> dict[int, int]:
     """Output node -> index of a donated argument its result may be written into: the first unused one of its
-    shape (JAX's matching), where that is safe: the output is written by a fused elementwise step, and every
-    other step that reads the argument runs before it, and that step itself reads it plainly, at the index it
-    writes (then the kernel binds the buffer once, read_write: kernels/map.py's `inplace`)."""
+    shape (JAX's matching), where that is safe: every step that reads the argument runs before the step that
+    writes the output, or is that step itself, where it reads the argument plainly at the index it writes: a
+    fused elementwise step or a row step (the kernel then binds the buffer once, read_write: `inplace` of
+    kernels/map.py and kernels/rows.py)."""
     writer: dict[int, int] = {}
     reads: dict[int, list[tuple[int, int]]] = {}
     for s, step in enumerate(planned.steps):
@@ -122,8 +123,10 @@ def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donate
     reuse, used = {}, set()
     for out in dict.fromkeys(outs):
         s = writer.get(out)
-        if s is None or not isinstance(planned.steps[s], MapStep):
+        if s is None:
             continue
+        step = planned.steps[s]
+        through_ok = isinstance(step, (MapStep, RowStep))
         k = next((k for k in donated if k not in used and nodes[slots[k]].shape == nodes[out].shape), None)
         if k is None:
             continue
@@ -131,8 +134,10 @@ def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donate
         if slots.count(arg) > 1 or arg in outs:
             continue
         seen = reads.get(arg, [])
-        plain = all(nodes[i].view is None or nodes[i].view.identity for r, i in seen if r == s)
-        if plain and all(r <= s for r, _ in seen):
+        here = [i for r, i in seen if r == s]
+        if here and not (through_ok and all(nodes[i].view is None for i in here)):
+            continue
+        if all(r <= s for r, _ in seen):
             reuse[out] = k
             used.add(k)
     return reuse

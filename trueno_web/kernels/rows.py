@@ -41,7 +41,20 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
             members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
         else:
             members.append(("r" if nid in step.row_values else "e", node.op.wgsl, refs, len(node.params)))
-    return loads, tuple(members), tuple(local[nid] for nid in step.stores)
+    return loads, tuple(members), tuple(local[nid] for nid in step.stores), inplace(step, nodes)
+
+
+def inplace(step: RowStep, nodes: list[Node]) -> tuple:
+    """Per store, the load it writes through, else None: a value whose result goes into a node the step loads
+    plainly at its own level (an element value: elements, read by the thread that writes them; a row value:
+    one per row, read before the row's folds, written after them): WebGPU binds such a buffer once,
+    read_write."""
+    plain = {nid: j for j, nid in enumerate(step.loads) if nodes[nid].view is None}
+    out = []
+    for nid in step.stores:
+        j = plain.get(nodes[nid].into)
+        out.append(j if j is not None and nodes[step.loads[j]].size == nodes[nid].size else None)
+    return tuple(out)
 
 
 def row_split(view, cols: int) -> int | None:
@@ -88,11 +101,13 @@ def split_load(j: int, rank: int, outer: int, at: int) -> str:
 @lru_cache(maxsize=256)
 def rows_source(key: tuple) -> str:
     """WGSL of one row-step structure."""
-    loads, members, stores = key
-    decls = [f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<f32>;" for j in range(len(loads))]
+    loads, members, stores, through = key
+    access = ["read_write" if j in through else "read" for j in range(len(loads))]
+    decls = [f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<f32>;" for j in range(len(loads))]
+    outs = [s for s, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({len(loads) + 1 + s}) var<storage, read_write> out{s}: array<f32>;"
-        for s in range(len(stores))
+        f"@group(0) @binding({len(loads) + 1 + k}) var<storage, read_write> out{s}: array<f32>;"
+        for k, s in enumerate(outs)
     ]
     at = META_WORDS + sum(m[3] for m in members)
     element_load = {}
@@ -157,7 +172,11 @@ def rows_source(key: tuple) -> str:
             )
             shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
-    row_stores = [f"out{s}[row] = r{r[1]};" for s, r in enumerate(stores) if members[r[1]][0] != "e"]
+    row_stores = [
+        f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
+        for s, r in enumerate(stores)
+        if members[r[1]][0] != "e"
+    ]
     if row_stores:
         body.append("    if (live && lane == 0u) { " + " ".join(row_stores) + " }")
     elem_stores = [(s, r) for s, r in enumerate(stores) if members[r[1]][0] == "e"]
@@ -166,7 +185,10 @@ def rows_source(key: tuple) -> str:
             loop.format(
                 "\n".join(
                     elements([r for _, r in elem_stores], " " * 12)
-                    + [f"            out{s}[i] = e{r[1]};" for s, r in elem_stores]
+                    + [
+                        f"            {'out' + str(s) if through[s] is None else 'in' + str(through[s])}[i] = e{r[1]};"
+                        for s, r in elem_stores
+                    ]
                 )
             )
         )
@@ -206,12 +228,13 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     cols = step.cols
     tpr = threads_per_row(cols)
     key = rows_key(step, nodes)
-    _, members, stores = key
+    _, members, stores, through = key
     folds = sum(m[0] == "red" for m in members)
     check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
-    binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + step.stores, start=1))
+    stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
+    binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
     return [Dispatch(rows_source(key), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
