@@ -22,6 +22,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from grid import torch_cuda  # TF32 off: cuBLAS computes in float32 as we do
 
 import trueno_web as tw
 
@@ -89,18 +92,6 @@ class Torch:
         return loss.item()
 
 
-def torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch
-
-
 async def main(args) -> None:
     sizes = tuple(int(s) for s in args.sizes.split(","))
     layers = len(sizes) - 1
@@ -132,7 +123,7 @@ async def main(args) -> None:
     print("| | ms/step (median) |" + (" / torch |" if "torch" in ms else ""))
     for k, v in ms.items():
         print(f"| {k} | {v:.3f} |" + (f" {v / ms['torch']:.2f} |" if "torch" in ms else ""))
-    for i in sorted({0, 9, args.steps // 2, args.steps - 1}):
+    for i in sorted({0, 9, args.steps // 2, args.steps - 1} & set(range(args.steps))):
         row = f"step {i:4d}: " + "  ".join(f"{k} {v[i]:.5f}" for k, v in losses.items() if v)
         if losses["torch"]:
             row += f"  (ours / torch - 1: {losses['ours'][i] / losses['torch'][i] - 1:+.2%})"

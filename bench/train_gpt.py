@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from grid import torch_cuda  # TF32 off: cuBLAS computes in float32 as we do
 
 import trueno_web as tw
 from trueno_web.char_gpt import CharGpt, Config, Vocab, load_text, named, windows
@@ -85,18 +88,6 @@ class Torch:
         loss.backward()
         self.opt.step()
         return loss.item()
-
-
-def torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch
 
 
 async def main(args) -> None:
