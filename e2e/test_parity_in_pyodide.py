@@ -21,6 +21,7 @@ SUITE = [
     "test_batch.py",
     "test_errors.py",
     "test_host.py",
+    "test_ndresult.py",
     "test_tensor.py",
     "test_tensor_fusion.py",
     "test_tensor_join.py",

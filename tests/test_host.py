@@ -1,5 +1,5 @@
 """Host data in and out: every accepted input form becomes float32 of the right shape; outputs are
-float32 NumPy arrays of the natural shape (array.array('f') where NumPy is absent); bad data raises
+float32 NumPy arrays of the natural shape (an NDResult of that shape where NumPy is absent); bad data raises
 TruenoTypeError / TruenoValueError."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from _cases import HAVE_NUMPY, flat, has_shape, run
 
 import trueno_web as tw
 from trueno_web import host
+from trueno_web.ndresult import NDResult
 
 needs_numpy = pytest.mark.skipif(not HAVE_NUMPY, reason="NumPy input/output forms")
 
@@ -94,7 +95,7 @@ def test_to_host_shape_argument():
 
 
 def test_outputs_without_numpy(dev, monkeypatch):
-    """Where NumPy is absent, inputs are converted in pure Python and outputs are flat array('f')."""
+    """Where NumPy is absent, inputs are converted in pure Python and outputs are NDResults of their shape."""
     monkeypatch.setattr(host, "numpy_available", lambda: False)
     h = host.to_host(memoryview(array.array("d", [1.5, -2.0])))
     assert h.data.format == "f" and list(h.data) == [1.5, -2.0]
@@ -103,12 +104,13 @@ def test_outputs_without_numpy(dev, monkeypatch):
     h = host.to_host(memoryview(array.array("i", [1, 2, 3]))[::2])
     assert list(h.data) == [1.0, 3.0]
     out = host.from_host(array.array("f", [1.0, 2.0, 3.0, 4.0]), (2, 2))
-    assert isinstance(out, array.array) and out.typecode == "f" and list(out) == [1.0, 2.0, 3.0, 4.0]
+    assert isinstance(out, NDResult) and out.shape == (2, 2) and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert isinstance(out, array.array) and out.typecode == "f" and list(memoryview(out)) == [1.0, 2.0, 3.0, 4.0]
     with pytest.raises(tw.TruenoTypeError, match="cannot use"):
         host.to_host(memoryview(b"ab").cast("c"))
     if dev.backend != "numpy":
         got = run(dev.relu([[-1.0, 2.0], [3.0, -4.0]]))
-        assert isinstance(got, array.array) and list(got) == [0.0, 2.0, 3.0, 0.0]
+        assert isinstance(got, NDResult) and got == [[0.0, 2.0], [3.0, 0.0]]
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,12 @@ axis, matmul, realisation in one batch, and the errors at expression time.
 
 The reference is _pyref.Ref (pure Python, float64; test_the_reference_matches_numpy checks it against
 NumPy on the desktop) and the inputs come from a seeded random.Random, so these bodies also run inside
-Pyodide (e2e/test_parity_in_pyodide.py), where results come back as array.array('f'). The tests that
+Pyodide (e2e/test_parity_in_pyodide.py), where results come back as NDResults (no NumPy). The tests that
 need NumPy itself (np.asarray of a tensor, the cross-check) are marked `needs_numpy` with their reason.
 """
 
 from __future__ import annotations
 
-import array
 import math
 import random
 
@@ -50,10 +49,7 @@ def check(t, want: Ref, rtol=2e-6, atol=2e-6):
     """t's result is float32 of want's shape, and within rtol/atol of it (NaN == NaN, infinities exact)."""
     got = block_on(t.numpy())
     assert t.shape == want.shape, (t.shape, want.shape)
-    if hasattr(got, "dtype"):  # NumPy here
-        assert tuple(got.shape) == want.shape and got.dtype.name == "float32", (got.shape, want.shape)
-    else:
-        assert isinstance(got, array.array) and got.typecode == "f" and len(got) == want.size, (len(got), want.size)
+    assert tuple(got.shape) == want.shape and got.dtype.name == "float32", (got.shape, want.shape)  # NumPy or NDResult
     assert_close(got, want, rtol=rtol, atol=atol)
 
 

@@ -146,7 +146,7 @@ def float64_reference(op, inputs, params: dict):
 
 
 def _flat(values) -> list:
-    """A result (a NumPy array of any shape, an array('f'), a list) as a flat list."""
+    """A result (a NumPy array or NDResult of any shape, an array('f'), a list) as a flat list."""
     return values.reshape(-1).tolist() if hasattr(values, "reshape") else list(values)
 
 

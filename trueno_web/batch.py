@@ -245,7 +245,7 @@ class GpuCommandBatch:
         self._executed = True
 
     async def read(self, buf: BufferId):
-        """Download one buffer: a float32 NumPy array (or array.array('f')), a Python float for reductions."""
+        """Download one buffer: a float32 NumPy array (an NDResult without NumPy), a Python float for reductions."""
         shape = self._own(buf).shape
         node = self._computed(buf, "read()")
         data = await self.executor.read(

@@ -3,7 +3,7 @@
 In: NumPy arrays, `array.array`, memoryviews and other buffers, (nested) lists of numbers, and in the
 browser JS typed arrays. Everything becomes contiguous little-endian float32 (float64, ints and
 non-contiguous inputs are converted). Out: a float32 `numpy.ndarray` of the natural shape where NumPy
-imports, else a flat row-major `array.array('f')`.
+imports, else an `NDResult` of that shape (ndresult.py: an array.array('f') that looks like a small array).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from functools import lru_cache
 from numbers import Real
 
 from .errors import TruenoTypeError, TruenoValueError
+from .ndresult import NDResult
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,9 @@ def to_host(x, shape: tuple[int, ...] | None = None) -> HostData:
             "or a JS typed array"
         )
     kind = type(x).__module__.split(".")[0]
-    if kind == "numpy":
+    if isinstance(x, NDResult):  # a read-back: its buffer is flat, its shape is its own
+        host = HostData(memoryview(x), x.shape)
+    elif kind == "numpy":
         host = _from_numpy(x)
     elif kind in ("pyodide", "_pyodide", "js") and hasattr(x, "to_py"):
         host = _from_js(x)
@@ -139,7 +142,7 @@ def to_host(x, shape: tuple[int, ...] | None = None) -> HostData:
 
 
 def from_host(data, shape: tuple[int, ...]):
-    """float32 bytes to the user-facing array: NumPy where it imports, else array.array('f').
+    """float32 bytes to the user-facing array: NumPy where it imports, else an NDResult of `shape`.
     Writable `data` is taken over (backends' reads return fresh memory); read-only data is copied."""
     view = memoryview(data).cast("B")
     if numpy_available():
@@ -147,6 +150,4 @@ def from_host(data, shape: tuple[int, ...]):
 
         out = np.frombuffer(view, dtype=np.float32).reshape(shape)
         return out.copy() if view.readonly else out  # backends hand over fresh memory the caller owns
-    out = array.array("f")
-    out.frombytes(view)
-    return out
+    return NDResult(view, shape)

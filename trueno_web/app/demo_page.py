@@ -14,7 +14,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
     await session.classify(strokes)       # a drawn digit -> 8x8 -> the classifier's probabilities (digits.py)
     await session.training().run(10)      # the training panel: the digits MLP from random weights (training_panel.py)
 
-Float arrays in results are `array.array('f')` (the worker turns them into Float32Arrays).
+Float arrays in results are plain flat `array.array('f')` (the worker turns them into Float32Arrays).
 """
 
 from __future__ import annotations

@@ -141,8 +141,8 @@ async def chain_batch(dev: GpuDevice, x, y, fuse: bool):
 
 
 def f32(values) -> array.array:
-    """Any float32 result (array.array or NumPy array) as a flat array.array('f')."""
-    if isinstance(values, array.array) and values.typecode == "f":
+    """Any float32 result (NDResult, array.array or NumPy array) as a flat array.array('f')."""
+    if type(values) is array.array and values.typecode == "f":  # not an NDResult: the worker wants a plain one
         return values
     out = array.array("f")
     out.frombytes(memoryview(values).cast("B") if hasattr(values, "tobytes") else array.array("f", values).tobytes())

@@ -12,7 +12,7 @@ from .digits import BLOCK, CELLS, INK, SIZE, bitmap_from_strokes, downsample
 
 
 def _floats(data) -> list[float]:
-    """A read-back (NumPy array, or array.array without NumPy) as a flat list of floats."""
+    """A read-back (NumPy array, or NDResult without NumPy) as a flat list of floats."""
     return [float(v) for v in (data.reshape(-1).tolist() if hasattr(data, "reshape") else data)]
 
 

@@ -24,7 +24,7 @@ HIDDEN, BATCH, LR = 32, 256, 1e-2
 
 
 def _floats(data) -> array.array:
-    """A read-back (NumPy array, or array.array without NumPy) as a flat float32 array.array."""
+    """A read-back (NumPy array, or NDResult without NumPy) as a flat float32 array.array."""
     return array.array("f", data.reshape(-1).tolist() if hasattr(data, "reshape") else data)
 
 

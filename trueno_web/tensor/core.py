@@ -127,7 +127,7 @@ class Tensor(Views, Reductions, Linalg):
 
     async def numpy(self):
         """Run what this tensor needs (one batch) and download it: a float32 NumPy array of its shape
-        (a flat array.array('f') where NumPy is missing)."""
+        (an NDResult of its shape where NumPy is missing)."""
         await realize(self)
         base = self.expr.layout()[0]
         data = await base.leaf.read()
