@@ -221,17 +221,26 @@ def test_notebook_runs_every_cell(mode, site_server, request):
     everything = "".join(_text(outs) for _c, outs in cells)
     for line in (
         "installed trueno_web 0.1.0 from this site's pypi/",  # what %pip installed
-        "relu     [0.0, 0.0, 0.0, 0.5, 2.0]",
+        "relu     array([0.0, 0.0, 0.0, 0.5, 2.0], dtype=float32)",  # a tw.NDResult: no NumPy here
         "gelu     [-0.0454, -0.1543, 0.0, 0.3457, 1.9546]",
-        "a + b    [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]",
+        "a + b    array([1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5], dtype=float32)",
         "a . b    18.0",
         "softmax  [0.09003, 0.24473, 0.66524]",
-        "matmul   [4.0, 5.0, 10.0, 11.0]",
+        "matmul   shape (2, 2) row 1: [10.0, 11.0]",
+        "array([[ 4.0,  5.0],\n       [10.0, 11.0]], dtype=float32)",
+        "without await: <pending relu(...): await it>",
         "in the browser: True",
         "numpy backend: NumPy is not installed here",
         "total_sync([1.0, 2.0, 3.5]) = 6.5",
     ):
         assert line in everything, f"missing output line {line!r}"
+    # --- the tour ends with the device open and a "your turn" cell, whose value shows as an array
+    last, last_outs = cells[-1]
+    assert "dev.tensor" in "".join(last["source"]) and "close()" not in "".join(cells[-2][0]["source"])
+    shown = [o["data"]["text/plain"] for o in last_outs if o["output_type"] == "execute_result"]
+    shown = ["".join(t) if isinstance(t, list) else t for t in shown]
+    assert len(shown) == 1 and shown[0].startswith("array([[") and shown[0].endswith("]], dtype=float32)"), shown
+    assert len(shown[0].splitlines()) == 2, shown
     tour_lines = [ln for ln in everything.splitlines() if ln.startswith("TOUR ")]
     assert len(tour_lines) == 1
     tour = json.loads(tour_lines[0][5:])

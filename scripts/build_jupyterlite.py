@@ -473,17 +473,24 @@ def build(force: bool = False) -> Path:
 # --------------------------------------------------------------------------------------- serve
 
 
-def serve(host: str, port: int) -> None:
+def serve(host: str, port: int) -> int:
     """Serve the site with the project's one static-file server (trueno_web.app.server)."""
     sys.path.insert(0, str(ROOT))  # the checkout's package, also when it is not installed
-    from trueno_web.app.server import make_server, run_until_interrupted
+    from trueno_web.app.server import make_server_near, run_until_interrupted
 
-    httpd = make_server(host, port, {"/": OUT}, quiet=True, cache_control="no-store")
+    try:
+        httpd, note = make_server_near(host, port, {"/": OUT}, quiet=True, cache_control="no-store")
+    except OSError as e:
+        log(f"error: cannot listen on {host}:{port}: {e}; pick another with --port N")
+        return 1
+    if note:
+        log(note)
     url = httpd.url.rstrip("/")
     log(f"serving {OUT.relative_to(ROOT)} on {url}/")
     log(f"  notebook: {url}/lab/index.html?path={NOTEBOOKS[0].name}")
     log(f"  REPL:     {url}/repl/index.html?kernel=python")
     run_until_interrupted(httpd)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -502,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.serve and args.no_build):
         build(force=args.force)
     if args.serve:
-        serve(args.host, args.port)
+        return serve(args.host, args.port)
     return 0
 
 

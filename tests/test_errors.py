@@ -29,7 +29,7 @@ def test_exception_hierarchy():
     assert issubclass(tw.TruenoValueError, ValueError) and issubclass(tw.TruenoValueError, tw.TruenoError)
     assert issubclass(tw.TruenoTypeError, TypeError) and issubclass(tw.TruenoTypeError, tw.TruenoError)
     assert issubclass(tw.LimitError, tw.TruenoValueError)
-    assert issubclass(tw.DeviceLostError, tw.GpuError)
+    assert issubclass(tw.DeviceLostError, tw.GpuError) and issubclass(tw.DeviceClosedError, tw.DeviceLostError)
     for cls in (tw.BatchError, tw.GpuError, tw.UnavailableError):
         assert issubclass(cls, tw.TruenoError) and issubclass(cls, RuntimeError)
 

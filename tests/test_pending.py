@@ -115,3 +115,30 @@ def test_full_tracebacks_on_request_and_for_other_exceptions(cpu, monkeypatch):
 class BrokenFloat(float):
     def __float__(self):
         return 1 / 0
+
+
+def test_tensor_reads_without_await_say_await_it(dev):
+    t = dev.tensor([[1.0, 2.0], [3.0, 4.5]])
+    pending, one = t.numpy(), t.sum().item()
+    assert repr(pending) == "<pending t.numpy(): await it>" and str(one) == "<pending t.item(): await it>"
+    assert asyncio.iscoroutine(pending) and f"{one}" == "<pending t.item(): await it>"
+    for mistake in (lambda: pending[0], lambda: one * 2, lambda: one > 0, lambda: float(one), lambda: f"{one:.3f}"):
+        with pytest.raises(tw.TruenoTypeError, match=r"has not run yet.*write `await` before it"):
+            mistake()
+    with pytest.raises(tw.TruenoTypeError, match=r"`await dev.relu\(...\)`"):
+        cpu_pending = dev.relu([1.0])
+        try:
+            cpu_pending + 1
+        finally:
+            cpu_pending.close()
+    assert flat(run(pending)) == [1.0, 2.0, 3.0, 4.5] and run(one) == 10.5
+
+
+def test_a_closed_device_says_it_was_closed(backend):
+    dev = run(tw.GpuDevice.create(backend))
+    t = dev.tensor([1.0, 2.0])
+    dev.close()
+    for call in (lambda: run(dev.relu([1.0])), lambda: run(t.numpy()), dev.batch, lambda: dev.tensor([1.0])):
+        with pytest.raises(tw.DeviceClosedError, match=r"closed by dev\.close\(\).*create a new one") as info:
+            call()
+        assert isinstance(info.value, tw.DeviceLostError)

@@ -6,6 +6,7 @@ import http.client
 import inspect
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -248,9 +249,9 @@ def test_binds_loopback_by_default():
     assert re.search(r'"--host",\s*default="127\.0\.0\.1"', src)
 
 
-def _start_cli(env=None):
+def _start_cli(env=None, args=("-m", "trueno_web", "serve", "--port", "0")):
     return subprocess.Popen(
-        [sys.executable, "-m", "trueno_web", "serve", "--port", "0"],
+        [sys.executable, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -375,3 +376,56 @@ def test_there_is_one_static_server():
             continue
         text = path.read_text()
         assert not re.search(r"\bhttp\.server\b|\bSimpleHTTPRequestHandler\b|\bmimetypes\b|extensions_map", text), path
+
+
+def _busy_port():
+    """A listening socket on a free loopback port (the other server), and its port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock, sock.getsockname()[1]
+
+
+def test_a_busy_port_moves_to_the_next_free_one(layout):
+    sock, port = _busy_port()
+    with sock:
+        server, note = serve.make_server_near("127.0.0.1", port, layout, quiet=True)
+        with server:
+            got = server.server_address[1]
+            assert got != port and port < got <= port + serve.PORT_TRIES
+            assert note == f"port {port} is in use (another server?); using {got} instead"
+        server, note = serve.make_server_near("127.0.0.1", 0, layout, quiet=True)
+        with server:
+            assert note is None and server.server_address[1] not in (0, port)
+
+
+@pytest.mark.skipif(not (ROOT / "web" / "index.html").is_file(), reason="needs the checkout's web/")
+@pytest.mark.parametrize(
+    "args",
+    [("-m", "trueno_web", "serve"), (str(ROOT / "scripts" / "build_jupyterlite.py"), "--serve", "--no-build")],
+    ids=["serve", "build_jupyterlite"],
+)
+def test_a_second_server_says_so_in_one_line_and_serves(args):
+    """Two servers on one port (the demo page and the notebook site both default to 8000): the second
+    says it moved, in one line, and serves on the next port; no traceback."""
+    sock, port = _busy_port()
+    with sock:
+        proc = _start_cli(args=(*args, "--port", str(port)))
+        try:
+            lines, urls = [], []
+            while not urls and len(lines) < 5:  # up to the line with the URL
+                lines.append(proc.stdout.readline())
+                urls = [int(m) for m in re.findall(r"http://127\.0\.0\.1:(\d+)/", lines[-1])]
+            moved = [line for line in lines if "in use" in line]
+            assert urls and urls[0] != port, lines
+            conn = http.client.HTTPConnection("127.0.0.1", urls[0], timeout=10)
+            conn.request("HEAD", "/")
+            assert conn.getresponse().status in (200, 404)
+            conn.close()
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=10)
+        said = [line for line in err.splitlines() if not line.startswith("[serve]")]  # less the request log
+        note = moved[0].strip() if moved else said[0]
+        assert note.endswith(f"port {port} is in use (another server?); using {urls[0]} instead"), (lines, err)
+        assert "Traceback" not in err and len(said) <= 1, err

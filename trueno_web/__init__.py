@@ -15,6 +15,7 @@ from importlib.util import find_spec
 from . import errors, runtime
 from .errors import (
     BatchError,
+    DeviceClosedError,
     DeviceLostError,
     GpuError,
     LimitError,
@@ -53,6 +54,7 @@ __all__ = [
     "BatchError",
     "GpuError",
     "DeviceLostError",
+    "DeviceClosedError",
     "UnavailableError",
     "grad",
     "value_and_grad",

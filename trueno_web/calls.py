@@ -27,19 +27,36 @@ def _at_the_call(error: TruenoError) -> TruenoError:
 
 
 class Pending(collections.abc.Coroutine):
-    """What a one-shot device call returns: the call, not run yet; `await` it for the result.
+    """What a one-shot device call (and `t.numpy()`, `t.item()`) returns: the call, not run yet; `await` it.
 
     A coroutine (asyncio.run, create_task, gather and block_on take it) whose repr says what it is,
-    `<pending relu(...): await it>`, and whose trueno_web errors end at the line that awaited it."""
+    `<pending relu(...): await it>`, and whose trueno_web errors end at the line that awaited it. Using it
+    as the result (indexing, arithmetic, comparisons, float(), a format spec) raises TruenoTypeError that
+    says to await it."""
 
-    __slots__ = ("_coro", "name")
+    __slots__ = ("_coro", "name", "call")
 
-    def __init__(self, name: str, coro):
+    def __init__(self, name: str, coro, call: str | None = None):
         self.name = name
         self._coro = coro
+        self.call = call or f"{name}(...)"  # how the call reads: "relu(...)", "t.numpy()"
 
     def __repr__(self) -> str:
-        return f"<pending {self.name}(...): await it>"
+        return f"<pending {self.call}: await it>"
+
+    def _not_awaited(self, *args):
+        raise TruenoTypeError(
+            f"{self.call} has not run yet: it is a pending call, not its result; write `await` before it "
+            f"(`await {self.call if self.call.startswith('t.') else 'dev.' + self.call}`)"
+        )
+
+    __getitem__ = __float__ = __int__ = __lt__ = __le__ = __gt__ = __ge__ = _not_awaited
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _not_awaited
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            self._not_awaited()
+        return repr(self)
 
     def __await__(self):
         __tracebackhide__ = True

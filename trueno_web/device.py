@@ -7,7 +7,7 @@ import os
 from . import runtime
 from .batch import GpuCommandBatch
 from .calls import install
-from .errors import DeviceLostError, TruenoTypeError, TruenoValueError, UnavailableError
+from .errors import DeviceClosedError, DeviceLostError, TruenoTypeError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
 from .stats import Stats
@@ -71,6 +71,7 @@ class GpuDevice:
         self.executor = executor  # the backend that runs this device's batches (backends/)
         self.stats = Stats()
         self._closed = False
+        self._destroyed = False  # destroy() stands for a loss: its error says lost, not closed
 
     @classmethod
     async def create(cls, backend: str = "auto") -> GpuDevice:
@@ -105,9 +106,16 @@ class GpuDevice:
         return dict(self.executor.limits)
 
     def check_open(self) -> None:
-        """Raise DeviceLostError once the device is closed."""
+        """Raise DeviceClosedError once the device is closed (DeviceLostError once destroyed)."""
+        if self._destroyed:
+            raise DeviceLostError(
+                "this GpuDevice was lost or destroyed; create a new one with `await GpuDevice.create()`"
+            )
         if self._closed:
-            raise DeviceLostError("this GpuDevice was closed; create a new one with `await GpuDevice.create()`")
+            raise DeviceClosedError(
+                "this GpuDevice was closed by dev.close() earlier in this program; create a new one with "
+                "`dev = await tw.GpuDevice.create()` (or remove the close())"
+            )
 
     def batch(self, fuse: bool = True) -> GpuCommandBatch:
         """A new command batch on this device (fuse=False runs every op as its own kernel)."""
@@ -145,7 +153,7 @@ class GpuDevice:
     def destroy(self) -> None:
         """Destroy the underlying GPU device as a loss would (for fault tests); later calls raise DeviceLostError."""
         self.executor.destroy()
-        self._closed = True
+        self._closed = self._destroyed = True
 
     def __repr__(self) -> str:
         return f"<GpuDevice {self.backend}: {self.executor.adapter_info.get('device', '')}>"

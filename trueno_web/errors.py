@@ -29,5 +29,9 @@ class DeviceLostError(GpuError):
     """The GPU device was lost or destroyed; create a new one with `await GpuDevice.create()`."""
 
 
+class DeviceClosedError(DeviceLostError):
+    """The device was closed by `dev.close()` (this program's own call, not a loss); open a new one."""
+
+
 class UnavailableError(TruenoError, RuntimeError):
     """Something asked for is not available here (no WebGPU adapter, no sync bridge, no NumPy)."""

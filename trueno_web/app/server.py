@@ -31,6 +31,7 @@ point it at other folders (the page's files; the folder holding pyodide/ and whe
 from __future__ import annotations
 
 import email.utils
+import errno
 import http.server
 import os
 import shutil
@@ -305,6 +306,26 @@ def make_server(
     return StaticServer((host, port), layout, quiet=quiet, **options)
 
 
+PORT_TRIES = 20  # a busy port: try this many after it
+
+
+def make_server_near(
+    host: str = "127.0.0.1", port: int = 8000, layout: MountSpec | None = None, **options
+) -> tuple[StaticServer, str | None]:
+    """make_server() on `port`, or on the next free port after it where it is taken (another server, a
+    second `serve`): (server, a one-line note saying so, or None). Other errors raise OSError."""
+    last = port + PORT_TRIES - 1 if port else port
+    for candidate in range(port, last + 1):
+        try:
+            server = make_server(host, candidate, layout, **options)
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE or candidate == last:
+                raise
+            continue
+        note = None if candidate == port else f"port {port} is in use (another server?); using {candidate} instead"
+        return server, note
+
+
 def run_until_interrupted(server: StaticServer) -> None:
     """serve_forever() until Ctrl-C, then close the socket."""
     try:
@@ -336,10 +357,12 @@ def serve_forever(host: str = "127.0.0.1", port: int = 8000) -> int:
             flush=True,
         )
     try:
-        server = make_server(host, port, layout)
+        server, note = make_server_near(host, port, layout)
     except OSError as e:
-        print(f"error: cannot listen on {host}:{port}: {e}", file=sys.stderr)
+        print(f"error: cannot listen on {host}:{port}: {e}; pick another with --port N", file=sys.stderr)
         return 1
+    if note:
+        print(note, file=sys.stderr, flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {host}, not only on this machine's loopback", file=sys.stderr, flush=True)
     print(f"trueno_web demo page: {server.url}  (Ctrl-C stops)", flush=True)

@@ -18,7 +18,7 @@ import math
 from numbers import Real
 
 from .. import ops
-from ..calls import install
+from ..calls import Pending, install
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -125,9 +125,12 @@ class Tensor(Views, Reductions, Linalg):
 
     # ------------------------------------------------------------ running
 
-    async def numpy(self):
+    def numpy(self) -> Pending:
         """Run what this tensor needs (one batch) and download it: a float32 NumPy array of its shape
-        (an NDResult of its shape where NumPy is missing)."""
+        (an NDResult of its shape where NumPy is missing). Await it: `await t.numpy()`."""
+        return Pending("numpy", self._numpy(), "t.numpy()")
+
+    async def _numpy(self):
         await realize(self)
         base = self.expr.layout()[0]
         data = await base.leaf.read()
@@ -139,11 +142,14 @@ class Tensor(Views, Reductions, Linalg):
 
     read = numpy
 
-    async def item(self) -> float:
-        """The value of a one-element tensor, as a Python float."""
+    def item(self) -> Pending:
+        """The value of a one-element tensor, as a Python float. Await it: `await t.item()`."""
         if self.size != 1:
             raise TruenoValueError(f"item() needs a tensor of one element; this one has shape {self.shape}")
-        data = await self.numpy()
+        return Pending("item", self._item(), "t.item()")
+
+    async def _item(self) -> float:
+        data = await self._numpy()
         return float(data.reshape(-1)[0] if hasattr(data, "reshape") else data[0])
 
     def numpy_sync(self):
