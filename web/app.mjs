@@ -32,8 +32,55 @@ function showError(message) {
     .forEach((p) => { p.dataset.state = "error"; });
 }
 
+// ------------------------------------------------------------------ start-up stages
+
+const stages = [];  // {name, label, start, ms} in the order they began; document.body.dataset.stages
+
+function renderStage(msg) {
+  let row = document.querySelector(`#stages li[data-stage='${msg.name}']`);
+  if (!row) {
+    row = el("li", { "data-stage": msg.name });
+    row.append(el("span", { class: "stage-label" }, msg.label), el("progress", { max: "1" }), el("span", { class: "stage-ms" }, ""));
+    $("#stages").append(row);
+    stages.push({ name: msg.name, label: msg.label, start: Math.round(msg.start), ms: null });
+  }
+  row.dataset.state = msg.state;
+  if (msg.state === "done") {
+    row.querySelector("progress").value = 1;
+    row.querySelector(".stage-ms").textContent = ms(msg.ms);
+    stages.find((s) => s.name === msg.name).ms = Math.round(msg.ms);
+  }
+  document.body.dataset.stages = JSON.stringify(stages);
+}
+
+// navigator.gpu answers in milliseconds: the badge says what is here before Python starts
+function renderAdapter(data) {
+  if (state.env) return;
+  const info = data.info || {};
+  const name = [info.vendor, info.architecture, info.description || info.device].filter(Boolean).join(" · ");
+  $("#badge").className = "badge " + (data.adapter ? "gpu" : "cpu");
+  $(".badge-backend").textContent = data.adapter ? "WebGPU adapter" : "no WebGPU: CPU fallback";
+  $(".badge-adapter").textContent = data.adapter ? (name || "adapter") + ` · found in ${ms(data.ms)}` : "starting Python…";
+}
+
+function renderFirst(data) {
+  const p = $("#first-result");
+  p.hidden = false;
+  if (data.error) {
+    p.textContent = `WebGPU from JS did not run a first kernel: ${data.error}`;
+    return;
+  }
+  p.dataset.output = JSON.stringify(data.output);
+  document.body.dataset.firstResultMs = String(Math.round(performance.now()));
+  p.textContent = `First result, from JS on WebGPU in ${ms(data.ms)}: 2 × [${data.input.join(", ")}] = ` +
+    `[${data.output.join(", ")}] (one WGSL kernel, while Python loads)`;
+}
+
 function markRendered(name) {
   rendered.add(name);
+  if (name !== "env" && !document.body.dataset.firstPanelMs) {
+    document.body.dataset.firstPanelMs = String(Math.round(performance.now()));
+  }
   if (document.body.dataset.state === "loading" && PANELS.every((p) => rendered.has(p))) {
     document.body.dataset.state = "ready";
     document.body.dataset.readyMs = String(Math.round(performance.now()));
@@ -551,6 +598,9 @@ function start() {
     const msg = event.data;
     try {
       if (msg.type === "progress") setStatus(msg.text, msg.fraction);
+      else if (msg.type === "stage") renderStage(msg);
+      else if (msg.type === "adapter") renderAdapter(msg.data);
+      else if (msg.type === "first") renderFirst(msg.data);
       else if (msg.type === "error") showError(msg.message);
       else if (msg.type === "env") renderEnv(msg.data);
       else if (msg.type === "activations") renderActivations(msg.data);

@@ -2,6 +2,9 @@
 // The page (app.mjs, training.mjs) sends {type: "chain", n}, {type: "classify", seq, strokes},
 // {type: "train", action: "start" | "run" | "stop", steps} and {type: "weights", weights}; this worker answers
 //   {type: "progress", text, fraction}   while it works
+//   {type: "stage", name, label, state, start, ms}   a start-up stage begins ("run") or ends ("done", ms)
+//   {type: "adapter", data}              navigator.gpu's answer at once: {navigator_gpu, adapter, info, ms}
+//   {type: "first", data}                a first result computed in JS with WebGPU, before Python is up
 //   {type: "env" | "activations" | "filters" | "chain" | "digits", data}   one per panel
 //   {type: "digit", data}                a drawing classified (data.seq: the request's)
 //   {type: "training", data}             a training call's steps, losses and accuracies (training_panel.py)
@@ -47,22 +50,144 @@ async function py(code, args = {}) {
   return result;
 }
 
+// Start-up stages, in order: the page shows each with its own bar and time (document.body.dataset.stages).
+const STAGES = [
+  ["adapter", "WebGPU adapter"],
+  ["first", "a first result in JS"],
+  ["pyodide", "Pyodide: fetch, compile, start Python"],
+  ["install", "install trueno_web"],
+  ["import", "import trueno_web"],
+  ["device", "open the device"],
+  ["panel", "first panel computed"],
+];
+const LABELS = Object.fromEntries(STAGES);
+
+async function stage(name, fn) {
+  const start = performance.now();
+  post("stage", { name, label: LABELS[name], state: "run", start, ms: 0 });
+  const out = await fn();
+  post("stage", { name, label: LABELS[name], state: "done", start, ms: performance.now() - start });
+  return out;
+}
+
+let adapterPromise = null;
+
 async function webgpuStatus() {
   const gpu = self.navigator && self.navigator.gpu;
-  if (!gpu) return { navigator_gpu: false, adapter: false };
+  const t0 = performance.now();
+  if (!gpu) return { navigator_gpu: false, adapter: false, ms: 0 };
   try {
     const adapter = await gpu.requestAdapter();
-    return { navigator_gpu: true, adapter: !!adapter };
+    const info = adapter && adapter.info ? { vendor: adapter.info.vendor, architecture: adapter.info.architecture,
+      device: adapter.info.device, description: adapter.info.description } : {};
+    return { navigator_gpu: true, adapter: !!adapter, info, ms: performance.now() - t0, handle: adapter };
   } catch (e) {
-    return { navigator_gpu: true, adapter: false, error: String(e) };
+    return { navigator_gpu: true, adapter: false, error: String(e), ms: performance.now() - t0 };
   }
+}
+
+// A first result while Pyodide loads: eight numbers doubled by a WGSL kernel on the adapter, in JS.
+async function firstResult(adapter) {
+  const t0 = performance.now();
+  const device = await adapter.requestDevice();
+  try {
+    const input = new Float32Array([1, 2, 3, 4, 5, 6, 7, 8.5]);
+    const module = device.createShaderModule({ code: `
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(8) fn main(@builtin(global_invocation_id) i: vec3u) { x[i.x] = 2.0 * x[i.x]; }` });
+    const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    const usage = GPUBufferUsage;
+    const data = device.createBuffer({ size: input.byteLength, usage: usage.STORAGE | usage.COPY_SRC | usage.COPY_DST });
+    const read = device.createBuffer({ size: input.byteLength, usage: usage.MAP_READ | usage.COPY_DST });
+    device.queue.writeBuffer(data, 0, input);
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: data } }] }));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    encoder.copyBufferToBuffer(data, 0, read, 0, input.byteLength);
+    device.queue.submit([encoder.finish()]);
+    await read.mapAsync(GPUMapMode.READ);
+    const out = Array.from(new Float32Array(read.getMappedRange()));
+    read.unmap();
+    return { input: Array.from(input), output: out, ms: performance.now() - t0 };
+  } finally {
+    device.destroy();
+  }
+}
+
+async function fetchWheel() {
+  const response = await fetch(wheelsURL + "manifest.json");
+  if (!response.ok) throw new Error(`${wheelsURL}manifest.json: HTTP ${response.status} (run scripts/fetch_web_assets.py)`);
+  const manifest = await response.json();
+  const wheel = manifest.wheels && manifest.wheels.trueno_web;
+  if (!wheel) throw new Error(`${wheelsURL}manifest.json names no trueno_web wheel`);
+  const body = await fetch(wheelsURL + wheel.file);
+  if (!body.ok) throw new Error(`${wheelsURL}${wheel.file}: HTTP ${body.status} (run scripts/fetch_web_assets.py)`);
+  return { file: wheel.file, bytes: new Uint8Array(await body.arrayBuffer()) };
+}
+
+// Resource timing of Pyodide's big files: how much of its stage was the network.
+function fetchTimes() {
+  const out = {};
+  for (const e of performance.getEntriesByType("resource")) {
+    const name = e.name.split("/").pop();
+    if (/^pyodide|^python_stdlib|^trueno_web-|^manifest/.test(name)) {
+      out[name] = { ms: Math.round(e.responseEnd - e.startTime), bytes: e.transferSize };
+    }
+  }
+  return out;
 }
 
 async function boot() {
   const t0 = performance.now();
+  // the wheel downloads while Pyodide loads; the adapter (and a first result) come first, in milliseconds
+  const wheelPromise = fetchWheel();
+  wheelPromise.catch(() => {});
   progress("looking for WebGPU", 0.02);
-  const webgpu = await webgpuStatus();
+  const webgpu = await stage("adapter", webgpuStatus);
+  const adapter = webgpu.handle;
+  delete webgpu.handle;
+  post("adapter", { data: webgpu });
+  if (adapter) {
+    try {
+      post("first", { data: await stage("first", () => firstResult(adapter)) });
+    } catch (e) {
+      post("first", { data: { error: String(e && e.message || e) } });
+    }
+  }
   progress("loading Pyodide", 0.05);
+  await stage("pyodide", () => startPyodide());
+  progress("installing trueno_web", 0.3);
+  await stage("install", async () => {
+    const { bytes } = await wheelPromise;
+    // a pure wheel with no dependencies: unpacked from memory into site-packages (no second download,
+    // no package resolver)
+    const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+    pyodide.unpackArchive(bytes, "wheel", { extractDir: site });
+  });
+  pyodide.globals.set("_progress", progress);
+  await stage("import", () => py("import importlib; importlib.invalidate_caches()\nimport trueno_web.app.demo_page as _dp"));
+  progress("opening the device", 0.35);
+  const env = await stage("device", () => py(`
+_session = await _dp.DemoSession.open(webgpu=ARGS["webgpu"])
+_session.environment()
+`, { webgpu: { navigator_gpu: webgpu.navigator_gpu, adapter: webgpu.adapter, ...(webgpu.error ? { error: webgpu.error } : {}) } }));
+  env.webgpu = webgpu;
+  env.pyodide = pyodide.version;
+  env.boot_ms = performance.now() - t0;
+  env.fetches = fetchTimes();
+  post("env", { data: env });
+  await stage("panel", () => panel("activations", "await _session.activations(progress=_progress)", {}, 0.4, 0.55));
+  await panel("filters", "await _session.filters(progress=_progress)", {}, 0.55, 0.8);
+  await panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)", { n: defaultSize }, 0.8, 0.95);
+  progress("loading the digit classifier", 0.95);
+  await panel("digits", "await _session.digits()", {}, 0.95, 1.0);
+}
+
+async function startPyodide() {
   const { loadPyodide } = await import(pyodideURL + "pyodide.mjs").catch((e) => {
     throw new Error(`Pyodide did not load from ${pyodideURL}pyodide.mjs (${e && e.message || e}).\n\n` +
       "The page needs Pyodide's core files (pyodide.mjs, pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, " +
@@ -78,34 +203,6 @@ async function boot() {
     stdout: (s) => console.log("[python]", s),
     stderr: (s) => console.warn("[python]", s),
   });
-  progress("installing trueno_web", 0.3);
-  const response = await fetch(wheelsURL + "manifest.json");
-  if (!response.ok) throw new Error(`${wheelsURL}manifest.json: HTTP ${response.status} (run scripts/fetch_web_assets.py)`);
-  const manifest = await response.json();
-  const wheel = manifest.wheels && manifest.wheels.trueno_web;
-  if (!wheel) throw new Error(`${wheelsURL}manifest.json names no trueno_web wheel`);
-  const failures = [];
-  await pyodide.loadPackage(wheelsURL + wheel.file, {
-    messageCallback: () => {},
-    errorCallback: (s) => failures.push(s),
-  });
-  if (failures.length) throw new Error("installing the trueno_web wheel failed: " + failures.join("\n"));
-  pyodide.globals.set("_progress", progress);
-  progress("opening the device", 0.35);
-  const env = await py(`
-import trueno_web.app.demo_page as _dp
-_session = await _dp.DemoSession.open(webgpu=ARGS["webgpu"])
-_session.environment()
-`, { webgpu });
-  env.webgpu = webgpu;
-  env.pyodide = pyodide.version;
-  env.boot_ms = performance.now() - t0;
-  post("env", { data: env });
-  await panel("activations", "await _session.activations(progress=_progress)", {}, 0.4, 0.55);
-  await panel("filters", "await _session.filters(progress=_progress)", {}, 0.55, 0.8);
-  await panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)", { n: defaultSize }, 0.8, 0.95);
-  progress("loading the digit classifier", 0.95);
-  await panel("digits", "await _session.digits()", {}, 0.95, 1.0);
 }
 
 let defaultSize = 65536;
