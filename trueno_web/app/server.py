@@ -9,23 +9,19 @@ routes (exact path -> (MIME type, bytes)). The demo page's mounts (`Layout`):
     /pyodide/<file>   build/web/pyodide/      Pyodide's core (scripts/fetch_web_assets.py puts it there)
     /wheels/<file>    build/web/wheels/       the project wheel + manifest.json (same script)
 
-Caching (`Layout.cache_control`): Pyodide and the pinned third-party wheels never change under their
-URL (a new Pyodide is a new pin in scripts/fetch_web_assets.py; after one, reload once with the cache
-cleared), so they are sent with `Cache-Control: public, max-age=31536000, immutable` and a reload takes
-them from the browser's cache without asking; the page, its code, manifest.json and the trueno_web wheel
-(rebuilt under the same name) are `no-cache`: revalidated on every load (304 while unchanged).
+Caching (`Layout.cache_control`): Pyodide and the pinned wheels never change under their URL (a new one is a
+new pin in scripts/fetch_web_assets.py), so they are `public, max-age=31536000, immutable`; the page, its
+code, manifest.json and the trueno_web wheel (rebuilt under one name) are `no-cache` (304 while unchanged).
 
-Only files under the mounts, and nothing else: no directory listings (a path ending in `/` serves
-that folder's index.html, if there is one), no dotfiles, GET and HEAD only. A path with `..` or `.`
-segments, a backslash, a NUL, or an encoded slash/backslash (`%2f`, `%5c`) is refused with 403
-(percent-encoding is decoded once, so `%2e%2e` is `..`); anything else that does not name a file under
-a mount (symlinks included, checked after resolving) is 404. Content types come from one table
-(`MIME`). Binds 127.0.0.1 unless told otherwise; the page makes no request that leaves the origin it
-was served from (with the default web/config.mjs).
+Only files under the mounts: no directory listings (a path ending in `/` serves that folder's index.html),
+no dotfiles, GET and HEAD only. A path with `..` or `.` segments, a backslash, a NUL, or an encoded slash or
+backslash (`%2f`, `%5c`) is 403 (percent-encoding is decoded once: `%2e%2e` is `..`); anything else that
+names no file under a mount (symlinks resolved first) is 404. Content types come from one table (`MIME`).
+Binds 127.0.0.1 unless told otherwise; the page makes no request off its origin (default web/config.mjs).
 
-The demo page's files live in a git checkout (web/ and build/web/ next to the package). Installed from
-a wheel, there is no web/: the server says so and how to get it. TRUENO_WEB_DIR and TRUENO_WEB_ASSETS
-point it at other folders (the page's files; the folder holding pyodide/ and wheels/).
+The page's files live in a git checkout (web/ and build/web/ next to the package); installed from a wheel,
+there is no web/, and the server says how to get it. TRUENO_WEB_DIR and TRUENO_WEB_ASSETS point it at other
+folders (the page's files; the folder holding pyodide/ and wheels/).
 """
 
 from __future__ import annotations
@@ -45,37 +41,23 @@ from urllib.parse import unquote, urlsplit
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
+# One line per kind, so the table reads as one:
+# fmt: off
 MIME = {
-    ".html": "text/html; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".json": "application/json",
-    ".map": "application/json",
-    ".ipynb": "application/json",
-    ".webmanifest": "application/manifest+json",
-    ".wasm": "application/wasm",
+    ".html": "text/html; charset=utf-8", ".mjs": "text/javascript; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+    ".json": "application/json", ".map": "application/json", ".ipynb": "application/json",
+    ".webmanifest": "application/manifest+json", ".wasm": "application/wasm",
     ".whl": "application/zip",  # what PyPI serves them as; micropip/pyodide only fetch bytes
-    ".zip": "application/zip",
-    ".tar": "application/x-tar",
-    ".gz": "application/gzip",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".svg": "image/svg+xml",
-    ".ico": "image/x-icon",
-    ".woff": "font/woff",
-    ".woff2": "font/woff2",
-    ".ttf": "font/ttf",
-    ".otf": "font/otf",
+    ".zip": "application/zip", ".tar": "application/x-tar", ".gz": "application/gzip",
+    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+    ".svg": "image/svg+xml", ".ico": "image/x-icon",
+    ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
     ".eot": "application/vnd.ms-fontobject",
-    ".txt": "text/plain; charset=utf-8",
-    ".md": "text/plain; charset=utf-8",
-    ".py": "text/x-python; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8", ".md": "text/plain; charset=utf-8", ".py": "text/x-python; charset=utf-8",
     ".wgsl": "text/plain; charset=utf-8",
 }
+# fmt: on
 FORBIDDEN_RAW = ("\\", "%5c", "%2f", "%00")  # checked case-insensitively on the raw path
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
