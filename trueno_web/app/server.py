@@ -41,9 +41,8 @@ from urllib.parse import unquote, urlsplit
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
-# One line per kind, so the table reads as one:
 # fmt: off
-MIME = {
+MIME = {  # several kinds per line: the table reads as one
     ".html": "text/html; charset=utf-8", ".mjs": "text/javascript; charset=utf-8",
     ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
     ".json": "application/json", ".map": "application/json", ".ipynb": "application/json",
@@ -59,8 +58,7 @@ MIME = {
 }
 # fmt: on
 FORBIDDEN_RAW = ("\\", "%5c", "%2f", "%00")  # checked case-insensitively on the raw path
-IMMUTABLE = "public, max-age=31536000, immutable"
-REVALIDATE = "no-cache"
+IMMUTABLE, REVALIDATE = "public, max-age=31536000, immutable", "no-cache"  # Cache-Control values (Layout)
 
 Mounts = tuple[tuple[str, Path], ...]
 
