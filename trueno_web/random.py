@@ -10,7 +10,7 @@ A `Key` is two uint32 words on the host; `split` and `fold_in` make new keys in 
 Threefry-2x32 (trueno_web/prng.py). A draw is a generator row of the catalog (ops.GENERATORS) computed on
 the device where its tensor runs: element i gets the Threefry-2x32 words of the key and counter i (JAX's
 partitionable scheme), so the same key and shape give the same bits on every backend (webgpu, numpy,
-wasm-simd), and uniform values on [0, 1) are bit-identical across them (a scaled range within an ulp). A key is never consumed: drawing twice with
+wasm-simd), and uniform values on [0, 1) are bit-identical across them (a scaled range within one rounding). A key is never consumed: drawing twice with
 the same key gives the same values; split it for independent streams. docs/random.md has the details.
 
 There is no default device: every draw takes `device=`, a GpuDevice, or a Tensor whose device it uses
