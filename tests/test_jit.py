@@ -85,6 +85,16 @@ def test_identity_outputs_aliases_and_pytrees():
     assert len(jf.programs) == 2
 
 
+def test_views_as_outputs(dev2):
+    jf = tw.jit(lambda a: (a[0], a.T, a[1:, ::2]))  # a prefix, a transpose, a strided slice: arrays of their own
+    x = dev2.tensor(data(3, 4))
+    block_on(tw.realize(x))
+    for _ in range(2):
+        outs = block_on(jf(x))
+        for got, want in zip(outs, (x[0], x.T, x[1:, ::2])):
+            np.testing.assert_array_equal(block_on(got.numpy()), block_on(want.numpy()))
+
+
 def test_a_new_device_traces_again():
     x = data(8)
     first = block_on(tw.GpuDevice.create("numpy"))

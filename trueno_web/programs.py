@@ -224,7 +224,7 @@ class Jitted:
         outputs, out_structure = flatten(self.f(*traced_args), "the jitted function's output", _is_tensor)
         if not outputs:
             raise TruenoValueError("a jitted function returns at least one tensor")
-        targets = [o.expr.contiguous() if o.expr.view is not None else o.expr for o in outputs]
+        targets = [o.copy().expr if o.expr.view is not None else o.expr for o in outputs]  # a view: its own array
         batch = GpuCommandBatch(device)
         try:
             ids: dict[int, object] = {}
