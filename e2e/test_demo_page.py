@@ -248,6 +248,7 @@ def test_reaches_ready_without_problems(demo):
         "/app.mjs",
         "/draw.mjs",
         "/training.mjs",
+        "/gpt.mjs",
         "/worker.mjs",
         "/config.mjs",
         "/pyodide/pyodide.asm.wasm",

@@ -189,19 +189,23 @@ class CharGpt:
         return loss(params, x, y, self.config.n_heads)
 
     async def sample(self, prompt: str, n_chars: int, key, temperature: float = 1.0) -> str:
-        """`prompt` followed by `n_chars` characters drawn one at a time: each step runs the model on the last
-        `context` characters (padded on the right to the context: the causal mask keeps the padding unseen),
-        draws the next one on the device (`gumbel_argmax` with the key folded with the step) and reads its
-        index (one batch per character). The same key gives the same text."""
+        """`prompt` followed by `n_chars` characters drawn one at a time (`next_id`, step 0, 1, ...). The same
+        key gives the same text."""
         ids = self.vocab.encode(prompt or self.vocab.chars[0])
-        n = self.config.context
         for step in range(n_chars):
-            window = ids[-n:]
-            tokens = asarray(array.array("f", window + [0] * (n - len(window))), self.device, (1, n))
-            h = hidden(self.params, tokens, self.config.n_heads)[0, len(window) - 1]
-            choice = gumbel_argmax(h @ self.params["w_out"], random.fold_in(key, step), temperature)
-            ids.append(int(await choice.item()))
+            ids.append(await self.next_id(ids, key, step, temperature))
         return (prompt or self.vocab.chars[0]) + self.vocab.decode(ids[len(ids) - n_chars :])
+
+    async def next_id(self, ids: list[int], key, step: int, temperature: float = 1.0) -> int:
+        """The index of the character after `ids`: the model runs on the last `context` of them (padded on the
+        right to the context: the causal mask keeps the padding unseen), draws the next one on the device
+        (`gumbel_argmax` with `key` folded with `step`) and reads its index (one batch per character)."""
+        n = self.config.context
+        window = ids[-n:]
+        tokens = asarray(array.array("f", window + [0] * (n - len(window))), self.device, (1, n))
+        h = hidden(self.params, tokens, self.config.n_heads)[0, len(window) - 1]
+        choice = gumbel_argmax(h @ self.params["w_out"], random.fold_in(key, step), temperature)
+        return int(await choice.item())
 
     @classmethod
     def shipped(cls, device) -> tuple[CharGpt, dict]:

@@ -3,6 +3,7 @@
 // "loading" -> "ready" once every panel has drawn, or "error" with the error on the page.
 
 import { $, COLORS, context2d, el, fmt, ms, niceTicks, plotCurve } from "./draw.mjs";
+import { gptReady, renderGpt, setUpGpt } from "./gpt.mjs";
 import { drawTraining, renderTraining, setUpTraining, trainingReady } from "./training.mjs";
 
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
@@ -474,6 +475,7 @@ function renderDigitsReady(info) {
   panel.dataset.weights = "shipped";
   markRendered("digits");
   trainingReady(state.env);
+  gptReady(state.env);
 }
 
 // Which weights classify the drawings (the worker's answer to a switch, or to a new training run): the
@@ -610,6 +612,7 @@ function start() {
       else if (msg.type === "digit") renderDigit(msg.data);
       else if (msg.type === "training") renderTraining(msg.data);
       else if (msg.type === "weights") renderWeights(msg.data);
+      else if (msg.type === "gpt") renderGpt(msg.data);
     } catch (e) {
       showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
     }
@@ -622,6 +625,7 @@ function start() {
 
   setUpPad(worker);
   setUpTraining(worker);
+  setUpGpt(worker);
   // canvases are sized from their container: redraw them when it changes width (in the next frame, so
   // that the redraw's own layout change is not delivered in the same ResizeObserver round)
   let lastWidth = 0;

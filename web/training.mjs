@@ -12,7 +12,7 @@ const ACC_COLOR = "#16a34a";
 const tr = { worker: null, env: null, loss: [], acc: [], last: null, stop: false, t0: 0, wallSteps: 0, budget: 400 };
 
 // What the steps run on, said honestly: a software GPU is named as such, the CPU fallback is not a GPU.
-function backendText(env, backend) {
+export function backendText(env, backend) {
   if (backend !== "webgpu" || !env || !env.on_gpu) return `the CPU fallback (${backend}, no GPU)`;
   if (env.swiftshader) return "WebGPU on SwiftShader (a software GPU: it runs on the CPU)";
   return env.software ? "WebGPU on a software GPU (it runs on the CPU)" : "WebGPU (the GPU)";

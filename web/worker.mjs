@@ -1,6 +1,7 @@
 // The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.app.demo_page.DemoSession.
-// The page (app.mjs, training.mjs) sends {type: "chain", n}, {type: "classify", seq, strokes},
-// {type: "train", action: "start" | "run" | "stop", steps} and {type: "weights", weights}; this worker answers
+// The page (app.mjs, training.mjs, gpt.mjs) sends {type: "chain", n}, {type: "classify", seq, strokes},
+// {type: "train", action: "start" | "run" | "stop", steps}, {type: "weights", weights} and
+// {type: "gpt", action: "start" | "run" | "stop", prompt, seed, temperature, chars, n}; this worker answers
 //   {type: "progress", text, fraction}   while it works
 //   {type: "stage", name, label, state, start, ms}   a start-up stage begins ("run") or ends ("done", ms)
 //   {type: "adapter", data}              navigator.gpu's answer at once: {navigator_gpu, adapter, info, ms}
@@ -9,6 +10,8 @@
 //   {type: "digit", data}                a drawing classified (data.seq: the request's)
 //   {type: "training", data}             a training call's steps, losses and accuracies (training_panel.py)
 //   {type: "weights", data}              which weights the digit panel classifies with now
+//   {type: "gpt", data}                  a tiny-GPT call's new characters and the text so far (gpt_panel.py);
+//                                        bad input: {error} (the page goes on)
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
@@ -221,6 +224,17 @@ const TRAIN = {
   run: "await _session.training().run(int(ARGS['steps']))",
   stop: "await _session.training().stop()",
 };
+// The tiny-GPT panel's calls, a few characters each; a start with bad input answers {error}.
+const GPT = {
+  start: `
+try:
+    _r = await _session.gpt().start(ARGS['prompt'], ARGS['seed'], ARGS['temperature'], ARGS['chars'])
+except _dp.TruenoError as _e:
+    _r = {"error": f"{type(_e).__name__}: {_e}"}
+_r`,
+  run: "await _session.gpt().run(int(ARGS['n']))",
+  stop: "await _session.gpt().stop()",
+};
 const WEIGHTS = "(await _session.classifier()).weights_info()";
 
 function fail(e) {
@@ -247,6 +261,11 @@ self.onmessage = (event) => {
     busy = busy.then(async () => {
       post("training", { data: await py(TRAIN[msg.action], { steps: msg.steps || 0 }) });
       if (msg.action === "start") post("weights", { data: await py(WEIGHTS) });  // a new run: the shipped ones
+    }).catch(fail);
+  } else if (msg.type === "gpt" && GPT[msg.action]) {
+    busy = busy.then(async () => {
+      post("gpt", { data: await py(GPT[msg.action], { prompt: msg.prompt ?? "", seed: msg.seed ?? 0,
+        temperature: msg.temperature ?? 1, chars: msg.chars ?? 1, n: msg.n || 0 }) });
     }).catch(fail);
   } else if (msg.type === "weights") {
     busy = busy.then(async () => {

@@ -13,6 +13,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
     await session.chain(n)                # one-shot vs batch vs fused vs CPU, with stats
     await session.classify(strokes)       # a drawn digit -> 8x8 -> the classifier's probabilities (digits.py)
     await session.training().run(10)      # the training panel: the digits MLP from random weights (training_panel.py)
+    await session.gpt().run(4)            # the tiny-GPT panel: the shipped char GPT samples text (gpt_panel.py)
 
 Float arrays in results are plain flat `array.array('f')` (the worker turns them into Float32Arrays).
 """
@@ -51,6 +52,7 @@ from .demo_workloads import (
     timed,
 )
 from .digit_classifier import DigitClassifier
+from .gpt_panel import GptPanel
 from .training_panel import TrainingPanel
 
 Progress = Callable[[str, float], object] | None
@@ -82,6 +84,7 @@ class DemoSession:
         self._inputs: dict[int, tuple] = {}
         self._digits = None  # the digit classifier, loaded on first use (digits())
         self._training = None  # the training panel's side, made on first use (training())
+        self._gpt = None  # the tiny-GPT panel's side, made on first use (gpt())
 
     @property
     def compare(self) -> bool:
@@ -317,6 +320,12 @@ class DemoSession:
         if self._training is None:
             self._training = TrainingPanel(self)
         return self._training
+
+    def gpt(self) -> GptPanel:
+        """The tiny-GPT panel's side (app/gpt_panel.py): one per session, made on first use."""
+        if self._gpt is None:
+            self._gpt = GptPanel(self)
+        return self._gpt
 
     async def classify(self, strokes=None, pixels=None) -> dict:
         """A drawing (strokes: [[x0, y0, x1, y1, ...], ...], any units, y down), normalised and counted
