@@ -356,11 +356,16 @@ def _check_filter(demo, ref: dict, name: str) -> None:
     else:  # the CPU fallback is the device's backend: nothing to compare
         assert "max_abs_diff" not in shown and "cpu_ms" not in shown, shown
     s = want["stats"]
-    assert shown["stats"] == (
-        f"{s['uploads']} upload{'s' * (s['uploads'] != 1)} · {s['dispatches']} dispatch"
-        f"{'es' * (s['dispatches'] != 1)} · {s['submits']} submit{'s' * (s['submits'] != 1)} · "
-        f"{s['downloads']} download{'s' * (s['downloads'] != 1)}"
+    counts = (
+        f"{s['dispatches']} dispatch{'es' * (s['dispatches'] != 1)} · {s['submits']} submit{'s' * (s['submits'] != 1)}"
     )
+    if s["uploads"] or s["downloads"]:
+        assert shown["stats"] == (
+            f"{s['uploads']} upload{'s' * (s['uploads'] != 1)} · {counts} · "
+            f"{s['downloads']} download{'s' * (s['downloads'] != 1)}"
+        )
+    else:  # a CPU backend moves nothing: the page names no transfers
+        assert shown["stats"] == f"{counts} · nothing to transfer", shown["stats"]
     assert re.match(r"[\d.]+ ms warm \(first run [\d.]+ ms", shown["gpu_ms"]), shown["gpu_ms"]
 
 
@@ -428,6 +433,31 @@ def test_comparisons_only_between_two_backends(demo):
         assert shown["variants"] == ["one-shot", "batch", "batch + fusion"], shown
         assert shown["strips"] == 0 and shown["compareOnly"] == 0 and "CPU fallback" not in shown["meta"], shown
     assert ") (" not in env["footer"] and ") (" not in env["badge"], env
+
+
+# What the fallback page may still say about GPUs: why there is none, and that the GPT's text is the same
+# on WebGPU and on the CPU fallback (the library's one-line description in the header is no claim either).
+ALLOWED_GPU_MENTIONS = ("no GPU", "WebGPU")
+
+
+def test_fallback_labels_claim_no_gpu(demo):
+    """Without WebGPU nothing visible says the work runs on a GPU, names transfers (uploads) that a CPU
+    backend does not make, or sets wasm-simd against itself; the banner explaining why is exempt."""
+    if demo.mode != NO_WEBGPU:
+        pytest.skip("the GPU labels are checked in the no-WebGPU mode")
+    text = demo.page.evaluate("""() => {
+        const exempt = [...document.querySelectorAll('#no-webgpu, header .title')];
+        exempt.forEach((e) => { e.dataset.display = e.style.display; e.style.display = 'none'; });
+        const t = document.body.innerText;
+        exempt.forEach((e) => { e.style.display = e.dataset.display; });
+        return t;
+    }""")
+    rest = text
+    for allowed in ALLOWED_GPU_MENTIONS:
+        rest = rest.replace(allowed, "")
+    claims = [rest[max(0, m.start() - 50) : m.end() + 50] for m in re.finditer(r"GPU|upload|read back", rest, re.I)]
+    assert not claims, claims
+    assert "to compare" not in text and "wasm-simd (wasm-simd" not in text, text
 
 
 def test_plot_headers_stay_on_one_line(demo):
@@ -592,6 +622,8 @@ def _check_digit(demo, shown: dict, label: int) -> None:
         assert len(got) == 10 and abs(sum(got) - 1) < 1e-5, (side, got)
         assert all(close(g, w, rel=1e-4, abs_=1e-6) for g, w in zip(got, want)), (side, got, want)
     assert shown["ms"] > 0 and re.search(r"on (webgpu|wasm-simd): [\d.]+ ms", shown["timing"]), shown["timing"]
+    if shown["backend"] != "webgpu":  # the CPU fallback uploads nothing: its label says no such thing
+        assert "upload" not in shown["timing"] and "read back" not in shown["timing"], shown["timing"]
 
 
 def test_digit_panel_classifies_what_the_mouse_draws(demo):

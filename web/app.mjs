@@ -91,8 +91,12 @@ function markRendered(name) {
 }
 
 const plural = (n, word, many = word + "s") => `${n} ${n === 1 ? word : many}`;
-const countsText = (s) => `${plural(s.uploads, "upload")} · ${plural(s.dispatches, "dispatch", "dispatches")} · ` +
-  `${plural(s.submits, "submit")} · ${plural(s.downloads, "download")}`;
+// The counts of one run; on a CPU backend nothing crosses a bus, so it names no transfers at all.
+const countsText = (s) => (s.uploads || s.downloads) ?
+  `${plural(s.uploads, "upload")} · ${plural(s.dispatches, "dispatch", "dispatches")} · ` +
+  `${plural(s.submits, "submit")} · ${plural(s.downloads, "download")}` :
+  `${plural(s.dispatches, "dispatch", "dispatches")} · ${plural(s.submits, "submit")} · nothing to transfer`;
+const onGpu = () => !!(state.env && state.env.on_gpu);
 
 // ------------------------------------------------------------------ badge
 
@@ -103,6 +107,7 @@ function renderEnv(env) {
   badge.className = "badge " + (env.on_gpu ? (env.software ? "gpu software" : "gpu") : "cpu");
   badge.dataset.backend = env.backend;
   document.body.dataset.compare = env.compare ? "yes" : "no";
+  document.body.dataset.gpu = env.on_gpu ? "yes" : "no";  // .gpu-only / .cpu-only text follows it
   $(".badge-backend").textContent = env.on_gpu ? `WebGPU · ${env.backend}` : `CPU fallback · ${env.backend}`;
   const adapterText = [a.vendor, a.device || a.architecture, a.description].filter(Boolean)
     .filter((v, i, all) => all.indexOf(v) === i).join(" · ");
@@ -119,7 +124,7 @@ function renderEnv(env) {
     note.hidden = false;
     note.textContent = env.software_note;
   }
-  document.querySelectorAll(".backend-name").forEach((e) => { e.textContent = env.on_gpu ? "the GPU (" + env.backend + ")" : env.backend; });
+  document.querySelectorAll(".backend-name").forEach((e) => { e.textContent = env.on_gpu ? "the GPU (" + env.backend + ")" : `the CPU fallback (${env.backend})`; });
   document.querySelectorAll(".cpu-name").forEach((e) => { e.textContent = env.cpu_backend; });
   $("#footer-env").textContent = `trueno_web ${env.trueno_web} · Python ${env.python} on Pyodide ${env.pyodide} in a Web Worker · ` +
     `CPU fallback: ${(env.cpu_adapter || {}).device || env.cpu_backend} · worker ready in ${ms(env.boot_ms)}`;
@@ -305,18 +310,20 @@ function renderChain(data) {
   $("#chain-text").textContent = data.chain;
   drawChain();
   const keys = ["uploads", "downloads", "bytes_up", "bytes_down", "dispatches", "submits"];
+  const transfer = new Set(keys.slice(0, 4));  // all 0 on a CPU backend: those columns show only on a GPU
+  const cls = (k) => (transfer.has(k) ? { class: "gpu-only" } : {});
   const columns = ["variant", "backend", "median ms", "fastest", "slowest", "runs", ...keys,
     ...(data.compare ? ["max |Δ| vs CPU"] : [])];
   const table = $("#chain-table");
   table.replaceChildren(
-    el("thead", {}, el("tr", {}, ...columns.map((t) => el("th", {}, t)))),
+    el("thead", {}, el("tr", {}, ...columns.map((t) => el("th", cls(t), t)))),
     el("tbody", {}, ...data.variants.map((v) => el("tr", { data: { variant: v.name } },
       el("th", {}, v.name), el("td", { data: { key: "backend" } }, v.backend),
       el("td", { data: { key: "ms" } }, v.ms.toFixed(2)),
       el("td", { data: { key: "ms_min" } }, v.ms_min.toFixed(2)),
       el("td", { data: { key: "ms_max" } }, v.ms_max.toFixed(2)),
       el("td", { data: { key: "runs" } }, String(v.runs)),
-      ...keys.map((k) => el("td", { data: { key: k } }, String(v.stats[k]))),
+      ...keys.map((k) => el("td", { ...cls(k), data: { key: k } }, String(v.stats[k]))),
       ...(data.compare ? [el("td", { data: { key: "max_abs_diff" } }, fmt(v.max_abs_diff, 2))] : [])))));
   table.dataset.n = String(data.n);
   $("#chain-note").hidden = data.variants.some((v) => v.stats.uploads > 0);
@@ -368,8 +375,8 @@ function drawChain() {
     const s = v.stats;
     ctx.fillStyle = "#64748b";
     if (narrow) ctx.font = "11px system-ui, sans-serif";
-    ctx.fillText(narrow ? countsText(s) :
-      `${v.backend}: ${countsText(s)} · ${((s.bytes_up + s.bytes_down) / 1048576).toFixed(2)} MiB moved`, left, y + 36);
+    const moved = s.bytes_up + s.bytes_down ? ` · ${((s.bytes_up + s.bytes_down) / 1048576).toFixed(2)} MiB moved` : "";
+    ctx.fillText(narrow ? countsText(s) : `${v.backend}: ${countsText(s)}${moved}`, left, y + 36);
   });
 }
 
@@ -468,8 +475,8 @@ function renderDigitsReady(info) {
   state.digits = info;
   $("#digit-accuracy").textContent =
     `${(100 * info.test_accuracy).toFixed(1)}% right on the ${info.test_size} held-out digits`;
-  $("#digit-meta").textContent =
-    `model loaded on ${info.backend} in ${ms(info.load_ms)} (and on ${info.cpu_backend} to compare)`;
+  $("#digit-meta").textContent = `model loaded on ${info.backend} in ${ms(info.load_ms)}` +
+    (info.cpu_backend && info.cpu_backend !== info.backend ? ` (and on ${info.cpu_backend} to compare)` : "");
   const panel = $("#panel-digits");
   panel.dataset.state = "done";
   panel.dataset.weights = "shipped";
@@ -498,7 +505,7 @@ function showDigit(data) {
   $("#digit-predicted").textContent = empty ? "–" : String(data.predicted);
   $("#digit-confidence").textContent = empty ? "" : `p = ${fmt(data.probabilities[data.predicted], 3)}`;
   $("#digit-timing").textContent = empty ? "the ten probabilities" :
-    `on ${data.backend}: ${ms(data.ms)} (upload, one batch, read back) · weights: ${data.weights_label} · ` +
+    `on ${data.backend}: ${ms(data.ms)} (${onGpu() ? "upload, one batch, read back" : "one batch"}) · weights: ${data.weights_label} · ` +
     `drawing → 8×8 in ${ms(data.prepare_ms)}` +
     (data.cpu_backend && data.cpu_backend !== data.backend ?
       ` · CPU fallback (${data.cpu_backend}): max |Δp| ${fmt(data.max_abs_diff, 2)}` : "");

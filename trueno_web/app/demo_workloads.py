@@ -45,7 +45,7 @@ SOBEL_Y = [[-1, -2, -1], [0, 0, 0], [1, 2, 1]]
 FILTERS = {
     "blur": "5x5 Gaussian blur (binomial, sums to 1)",
     "sharpen": "3x3 sharpen (5 at the centre, -1 at the edges)",
-    "edges": "Sobel: gx^2 + gy^2 on the GPU (two convolve2d, then mul/mul/add fused); drawn as its sqrt",
+    "edges": "Sobel: gx^2 + gy^2 on the device (two convolve2d, then mul/mul/add fused); drawn as its sqrt",
 }
 
 
