@@ -262,8 +262,10 @@ def test_badge_names_backend_and_adapter(demo):
     if demo.mode == NO_WEBGPU:
         assert env["backend"] == "wasm-simd"
         assert env["banner"] and "no adapter" in env["banner"] and "CPU fallback" in env["banner"]
-        # and how to get WebGPU: which browsers, and the flag
-        assert "chrome://flags/#enable-unsafe-webgpu" in env["banner"] and "Safari" in env["banner"], env["banner"]
+        # and how to get WebGPU: the flag for this Chromium on Linux, the other browsers behind a disclosure
+        assert "chrome://flags/#enable-unsafe-webgpu" in env["banner"], env["banner"]
+        others = demo.page.text_content("#no-webgpu details")
+        assert "Safari" in others and "Firefox" in others and "Android" in others, others
         assert "CPU fallback" in env["badge"] and "wasm-simd" in env["badge"]
     else:
         # WebGPU where trueno_web's browser driver opens the SwiftShader adapter; else the page says why
@@ -273,6 +275,52 @@ def test_badge_names_backend_and_adapter(demo):
             assert env["software"] and "software GPU" in env["software"]
         else:
             assert env["banner"] and "CPU fallback" in env["banner"]
+
+
+# navigator stand-ins and the banner advice web/browser.mjs picks for them
+BROWSERS = {
+    "chrome-linux": {"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/140.0 Safari/537.36"},
+    "chrome-desktop": {
+        "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/140.0 Safari/537.36 Edg/140.0",
+        "userAgentData": {"brands": [{"brand": "Microsoft Edge"}], "platform": "Windows"},
+    },
+    "chrome-android": {
+        "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/140.0 Mobile Safari/537.36"
+    },
+    "safari": {
+        "userAgent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 CriOS/140.0 "
+        "Mobile/15E148 Safari/604.1",
+        "vendor": "Apple Computer, Inc.",
+    },
+    "firefox": {"userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:141.0) Gecko/20100101 Firefox/141.0"},
+    "other": {"userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 Epiphany/46 Safari/605.1.15"},
+}
+
+
+def test_no_webgpu_banner_is_one_line_for_this_browser(demo):
+    """Without WebGPU the banner is one line: why, and how to turn WebGPU on in this browser; the other
+    browsers' instructions stay behind a closed "other browsers" disclosure."""
+    from trueno_web.app.webgpu_advice import ENABLE_WEBGPU
+
+    keys = demo.page.evaluate(
+        "async (navs) => { const { browserKey } = await import('./browser.mjs');"
+        " return Object.fromEntries(Object.entries(navs).map(([k, n]) => [k, browserKey(n)])); }",
+        BROWSERS,
+    )
+    assert keys == {k: k for k in BROWSERS}, keys
+    assert {k for k, _, _ in ENABLE_WEBGPU} == set(BROWSERS)
+    if demo.mode != NO_WEBGPU:
+        pytest.skip("the banner shows only without WebGPU")
+    shown = demo.page.evaluate("""() => {
+        const b = document.querySelector('#no-webgpu'), d = b.querySelector('details');
+        return {browser: b.dataset.browser, open: d.open, summary: d.querySelector('summary').innerText,
+                line: b.querySelector('.banner-line').innerText, text: b.innerText,
+                others: [...d.querySelectorAll('li')].map((li) => li.dataset.browser)};
+    }""")
+    assert shown["browser"] == "chrome-linux" and not shown["open"] and shown["summary"] == "other browsers", shown
+    assert "\n" not in shown["line"].strip() and shown["text"].strip() == shown["line"] + "\nother browsers", shown
+    assert "(Chrome or Edge on Linux)" in shown["line"], shown
+    assert sorted(shown["others"]) == sorted(k for k in BROWSERS if k != "chrome-linux"), shown
 
 
 def test_every_canvas_has_drawn_pixels(demo):

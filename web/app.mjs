@@ -3,6 +3,7 @@
 // "loading" -> "ready" once every panel has drawn, or "error" with the error on the page.
 
 import { $, COLORS, context2d, el, fmt, ms, niceTicks, plotCurve } from "./draw.mjs";
+import { browserKey } from "./browser.mjs";
 import { gptReady, renderGpt, setUpGpt } from "./gpt.mjs";
 import { drawTraining, renderTraining, setUpTraining, trainingReady } from "./training.mjs";
 
@@ -98,6 +99,22 @@ const countsText = (s) => (s.uploads || s.downloads) ?
   `${plural(s.dispatches, "dispatch", "dispatches")} · ${plural(s.submits, "submit")} · nothing to transfer`;
 const onGpu = () => !!(state.env && state.env.on_gpu);
 
+// ------------------------------------------------------------------ no-WebGPU banner
+
+// One line: why there is no WebGPU and the advice for this browser; the others behind a disclosure.
+function renderBanner(note, advice) {
+  const banner = $("#no-webgpu");
+  const key = browserKey();
+  const mine = advice.find((a) => a.key === key) || advice.find((a) => a.key === "other");
+  const line = el("span", { class: "banner-line" }, note + (mine ? ` To get WebGPU (${mine.browser}): ${mine.text}` : ""));
+  const others = advice.filter((a) => a !== mine);
+  banner.replaceChildren(line, ...(others.length ? [el("details", { class: "banner-others" },
+    el("summary", {}, "other browsers"),
+    el("ul", {}, ...others.map((a) => el("li", { data: { browser: a.key } }, el("b", {}, a.browser), ": ", a.text))))] : []));
+  banner.dataset.browser = key;
+  banner.hidden = false;
+}
+
 // ------------------------------------------------------------------ badge
 
 function renderEnv(env) {
@@ -114,11 +131,7 @@ function renderEnv(env) {
   $(".badge-adapter").textContent = (adapterText || "adapter") + (env.swiftshader ? " · SwiftShader (software GPU)" :
     env.software ? " · software" : "");
   badge.title = Object.entries(a).map(([k, v]) => `${k}: ${v}`).join("\n");
-  if (env.fallback_note) {
-    const banner = $("#no-webgpu");
-    banner.hidden = false;
-    banner.textContent = env.fallback_note;
-  }
+  if (env.fallback_note) renderBanner(env.fallback_note, env.enable_webgpu || []);
   if (env.software_note) {
     const note = $("#software-note");
     note.hidden = false;

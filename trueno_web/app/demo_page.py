@@ -54,6 +54,7 @@ from .demo_workloads import (
 from .digit_classifier import DigitClassifier
 from .gpt_panel import GptPanel
 from .training_panel import TrainingPanel
+from .webgpu_advice import advice
 
 Progress = Callable[[str, float], object] | None
 
@@ -62,15 +63,6 @@ Progress = Callable[[str, float], object] | None
 
 def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
-
-
-ENABLE_WEBGPU = (
-    "To get WebGPU: Chrome or Edge 113+ on Windows, macOS or ChromeOS and Chrome 121+ on Android have it "
-    "on; on Linux open chrome://flags/#enable-unsafe-webgpu (and #enable-vulkan), enable, relaunch "
-    "(or start Chrome with --enable-unsafe-webgpu); Safari 26 has it on (earlier: Develop > Feature "
-    "Flags > WebGPU); Firefox 141+ on Windows has it on, elsewhere set dom.webgpu.enabled in "
-    "about:config (Nightly)."
-)
 
 
 class DemoSession:
@@ -132,7 +124,7 @@ class DemoSession:
         else:
             note = "No WebGPU device here."
         if not on_gpu:
-            note += f" Everything on this page runs on the CPU fallback ({self.dev.backend}). {ENABLE_WEBGPU}"
+            note += f" Everything on this page runs on the CPU fallback ({self.dev.backend})."
         if swiftshader:
             software_note = (
                 "SwiftShader is a software GPU: WebGPU runs on the CPU here, so the 'GPU' timings "
@@ -150,6 +142,7 @@ class DemoSession:
             "swiftshader": swiftshader,
             "software_note": software_note,
             "fallback_note": note,
+            "enable_webgpu": None if on_gpu else advice(),  # the banner's line per browser
             "cpu_backend": self.cpu.backend,
             "compare": self.compare,
             "cpu_adapter": self.cpu.adapter_info,
