@@ -150,3 +150,28 @@ def fresh_pyodide_page(request, _pyodide_pool):
         yield from _checked(page)
     finally:
         page.close()
+
+
+@pytest.fixture(scope="module")
+def demo_server(web_assets, tmp_path_factory):
+    """`python -m trueno_web serve` for one test module (e2e/test_demo_page.py's ServeProcess)."""
+    from e2e.test_demo_page import ServeProcess
+
+    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module", params=["webgpu", "no-webgpu"])
+def demo(request, demo_server):
+    """The demo page opened once per test module, with WebGPU and without (e2e/test_demo_page.py's DemoPage)."""
+    from e2e.test_demo_page import WEBGPU, DemoPage
+
+    browser = request.getfixturevalue("browser" if request.param == WEBGPU else "browser_no_webgpu")
+    page = DemoPage(browser, demo_server)
+    page.mode = request.param
+    try:
+        page.open()
+        yield page
+    finally:
+        page.close()

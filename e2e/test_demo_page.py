@@ -80,13 +80,6 @@ class ServeProcess:
             self._stderr.close()
 
 
-@pytest.fixture(scope="module")
-def demo_server(web_assets, tmp_path_factory):
-    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
-    yield server
-    server.stop()
-
-
 # ------------------------------------------------------------------------------------ the page
 
 
@@ -147,18 +140,6 @@ class DemoPage:
 
     def close(self) -> None:
         self.context.close()
-
-
-@pytest.fixture(scope="module", params=[WEBGPU, NO_WEBGPU])
-def demo(request, demo_server):
-    browser = request.getfixturevalue("browser" if request.param == WEBGPU else "browser_no_webgpu")
-    page = DemoPage(browser, demo_server)
-    page.mode = request.param
-    try:
-        page.open()
-        yield page
-    finally:
-        page.close()
 
 
 def env_of(demo: DemoPage) -> dict:

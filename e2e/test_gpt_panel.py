@@ -9,30 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_demo_page import NO_WEBGPU, WEBGPU, DemoPage, ServeProcess, _in_thread, env_of
+from e2e.test_demo_page import _in_thread, env_of
 
 PROMPT, SEED, TEMPERATURE, N = "MACBETH.", 7, 0.8, 40
 CHUNK = 4  # characters per message round-trip (web/gpt.mjs)
 GEN_TIMEOUT_MS = 300_000
-
-
-@pytest.fixture(scope="module")
-def serve(web_assets, tmp_path_factory):
-    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module", params=[WEBGPU, NO_WEBGPU])
-def demo(request, serve):
-    browser = request.getfixturevalue("browser" if request.param == WEBGPU else "browser_no_webgpu")
-    page = DemoPage(browser, serve)
-    page.mode = request.param
-    try:
-        page.open()
-        yield page
-    finally:
-        page.close()
 
 
 @pytest.fixture(scope="module")

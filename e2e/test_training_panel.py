@@ -10,33 +10,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from e2e.harness import ROOT
-from e2e.test_demo_page import NO_WEBGPU, WEBGPU, DemoPage, ServeProcess, draw_on_pad, env_of
+from e2e.test_demo_page import draw_on_pad, env_of
 
 STEPS = 300  # Stop once the page reports at least this many steps
 CHUNK = 10  # steps per message round-trip (web/training.mjs)
 TRAIN_TIMEOUT_MS = 900_000
-
-
-@pytest.fixture(scope="module")
-def serve(web_assets, tmp_path_factory):
-    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module", params=[WEBGPU, NO_WEBGPU])
-def demo(request, serve):
-    browser = request.getfixturevalue("browser" if request.param == WEBGPU else "browser_no_webgpu")
-    page = DemoPage(browser, serve)
-    page.mode = request.param
-    try:
-        page.open()
-        yield page
-    finally:
-        page.close()
 
 
 def panel(page) -> dict:
