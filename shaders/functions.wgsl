@@ -239,14 +239,20 @@ fn tw_div(a: f32, b: f32) -> f32 {
 
 // Comparisons give 1.0 or 0.0; NaN compares false (ne: true), tested on the bits.
 fn tw_ordered(a: f32, b: f32) -> bool { return !(tw_isnan(a) || tw_isnan(b)); }
-fn tw_lt(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a < b && tw_ordered(a, b)); }
-fn tw_le(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a <= b && tw_ordered(a, b)); }
-fn tw_gt(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a > b && tw_ordered(a, b)); }
-fn tw_ge(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a >= b && tw_ordered(a, b)); }
-fn tw_eq(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a == b && tw_ordered(a, b)); }
-fn tw_ne(a: f32, b: f32) -> f32 { return select(1.0, 0.0, a == b && tw_ordered(a, b)); }
-// a where cond != 0 (NaN counts as true, as in np.where(cond != 0, a, b)), else b
-fn tw_where(c: f32, a: f32, b: f32) -> f32 { return select(b, a, c != 0.0 || tw_isnan(c)); }
+// comparisons give bool (a u32 word: 1 or 0)
+fn tw_lt(a: f32, b: f32) -> u32 { return select(0u, 1u, a < b && tw_ordered(a, b)); }
+fn tw_le(a: f32, b: f32) -> u32 { return select(0u, 1u, a <= b && tw_ordered(a, b)); }
+fn tw_gt(a: f32, b: f32) -> u32 { return select(0u, 1u, a > b && tw_ordered(a, b)); }
+fn tw_ge(a: f32, b: f32) -> u32 { return select(0u, 1u, a >= b && tw_ordered(a, b)); }
+fn tw_eq(a: f32, b: f32) -> u32 { return select(0u, 1u, a == b && tw_ordered(a, b)); }
+fn tw_ne(a: f32, b: f32) -> u32 { return select(1u, 0u, a == b && tw_ordered(a, b)); }
+// a where the bool cond, else b
+fn tw_where(c: u32, a: f32, b: f32) -> f32 { return select(b, a, c != 0u); }
+// float classes, on the bits (a GPU may flush subnormals in arithmetic)
+fn tw_isnan_of(x: f32) -> u32 { return select(0u, 1u, tw_isnan(x)); }
+fn tw_isinf_of(x: f32) -> u32 { return select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u); }
+fn tw_isfinite_of(x: f32) -> u32 { return select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u); }
+fn tw_signbit(x: f32) -> u32 { return bitcast<u32>(x) >> 31u; }
 
 // ---------------------------------------------------------------- sin, cos
 // Own argument reduction and polynomials (WGSL leaves the builtins' accuracy to the implementation, and

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from trueno_web import accuracy, ops, references
+from trueno_web.dtypes import float32, signature
 from trueno_web.host import numpy_available
 from trueno_web.runtime import block_on
 
@@ -30,8 +31,11 @@ F32_MAX = references.F32_MAX
 NAN, INF = math.nan, math.inf
 
 #: every catalog row, with its aliases, as (method name, row)
-NAMES = tuple((name, op) for op in ops.CATALOG for name in (op.name, *op.aliases))
-ELEMENTWISE = tuple(op for op in ops.CATALOG if op.elementwise)
+#: the ops that compute in float32 (the float harness here: float32 inputs, their references in float64); the
+#: others, and every op on its other dtypes, are tests/test_dtypes.py's
+FLOAT_CATALOG = tuple(op for op in ops.CATALOG if float32 in op.dtypes and op.returns != "target")
+NAMES = tuple((name, op) for op in FLOAT_CATALOG for name in (op.name, *op.aliases))
+ELEMENTWISE = tuple(op for op in FLOAT_CATALOG if op.elementwise and op.returns == "same")  # float32 to float32
 
 #: values for scalar parameters the caller must give (others use the catalog default)
 PARAM_VALUES = {"lo": -0.5, "hi": 0.75, "s": -1.5}
@@ -168,6 +172,10 @@ class Case:
 
     def out_shape(self) -> tuple:
         return self.resolved()[0]
+
+    def out_dtype(self) -> str:
+        """The result's dtype for float32 inputs (bool for comparisons)."""
+        return signature(self.op, [float32] * self.op.arity)[1].name
 
     def __repr__(self) -> str:
         shapes = "x".join(str(s) for _, s in self.inputs)
@@ -319,14 +327,14 @@ def shape_of(result) -> tuple:
     return tuple(getattr(result, "shape", (len(result),)))
 
 
-def has_shape(result, shape: tuple) -> bool:
-    """A float32 array of the natural shape (NumPy, or an NDResult where NumPy is absent), or a Python
+def has_shape(result, shape: tuple, dtype: str = "float32") -> bool:
+    """An array of `dtype` of the natural shape (NumPy, or an NDResult where NumPy is absent), or a Python
     float for shape ()."""
     if isinstance(result, float):
         return tuple(shape) == ()
     if not hasattr(result, "shape"):  # a flat array('f') made by a test: the element count is all it has
         return result.typecode == "f" and tuple(shape) != () and len(result) == math.prod(shape)
-    return tuple(result.shape) == tuple(shape) and str(result.dtype) == "float32"
+    return tuple(result.shape) == tuple(shape) and str(result.dtype) == dtype
 
 
 def _alternatives(case: Case, n: int) -> list:
@@ -443,7 +451,10 @@ def _inputs_at(case: Case, i: int) -> str:
 
 
 def assert_matches(case: Case, got, **tol) -> None:
-    assert has_shape(got, case.out_shape()), f"{case!r}: shape {shape_of(got)}, expected {case.out_shape()}"
+    assert has_shape(got, case.out_shape(), case.out_dtype()), (
+        f"{case!r}: shape {shape_of(got)} of {getattr(got, 'dtype', '?')}, expected {case.out_shape()} of "
+        f"{case.out_dtype()}"
+    )
     bad = mismatches(case, got, **tol)
     assert not bad, f"{case!r}: {len(bad)} mismatches:\n  " + "\n  ".join(bad[:8])
 

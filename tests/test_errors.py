@@ -87,7 +87,6 @@ def test_kernel_larger_than_image(dev):
         ["1.0", 2.0],
         [None, 1.0],
         [1.0, object()],
-        [True, False],
         2j,
     ],
     ids=[
@@ -101,7 +100,6 @@ def test_kernel_larger_than_image(dev):
         "list-of-str",
         "list-with-None",
         "list-with-object",
-        "bools",
         "complex",
     ],
 )

@@ -6,6 +6,7 @@ import pytest
 
 from trueno_web import kernels, ops
 from trueno_web.backends import auto, wasm_simd
+from trueno_web.dtypes import DTYPES, signature
 from trueno_web.kinds import KINDS, TEMPLATES, Kind
 
 
@@ -27,4 +28,10 @@ def test_the_wasm_module_exports_a_symbol_for_every_op():
 
     module = wasmtime.Module(wasmtime.Engine(), wasm_simd.wasm_bytes())
     exported = {e.name for e in module.exports}
-    assert {wasm_simd.symbol(op) for op in ops.CATALOG + ops.GENERATORS} <= exported
+    wanted = {
+        wasm_simd.export(op, compute, target if op.returns == "target" else signature(op, [compute] * op.arity)[1])
+        for op in ops.CATALOG + ops.GENERATORS
+        for compute in op.dtypes
+        for target in (DTYPES if op.returns == "target" else (None,))
+    }
+    assert wanted <= exported, sorted(wanted - exported)

@@ -87,7 +87,7 @@ def test_classifier_dispatches(dev):
     """probabilities: matmul, (bias + relu) map kernel, matmul, and ONE row kernel for the bias add and the
     softmax (max, exp, sum, divide) = 4; predict: matmul, map, matmul, and ONE row kernel for bias + argmax (max, compare, index min) = 4."""
     mlp = block_on(Mlp.digits(dev))
-    x = dev.tensor(TEST_X[: 64 * 20], shape=(20, 64))
+    x = dev.tensor(TEST_X[: 64 * 20], shape=(20, 64), dtype=tw.float32)  # the pixels as floats (not a kernel)
     assert dispatches(dev, mlp(x)) == 4
     assert dispatches(dev, mlp.predict(x)) == 4
 

@@ -12,6 +12,7 @@ import pytest
 from _cases import (
     F32_MAX,
     F32_OVERFLOW,
+    FLOAT_CATALOG,
     HAVE_NUMPY,
     INF,
     NAMES,
@@ -40,7 +41,7 @@ import trueno_web as tw
 from trueno_web import ops
 
 SIZES = (1, 3, 4, 255, 256, 257, 4097, 1 << 17)
-op_params = pytest.mark.parametrize("op", ops.CATALOG, ids=lambda op: op.name)
+op_params = pytest.mark.parametrize("op", FLOAT_CATALOG, ids=lambda op: op.name)
 
 
 # ---------------------------------------------------------------- every op, awkward sizes
@@ -59,7 +60,7 @@ def test_every_name_and_alias_runs(dev, name, op):
     assert_matches(case, run(case.call(dev, name)))
 
 
-@pytest.mark.parametrize("op", [op for op in ops.CATALOG if op.params], ids=lambda op: op.name)
+@pytest.mark.parametrize("op", [op for op in FLOAT_CATALOG if op.params], ids=lambda op: op.name)
 def test_scalar_params_positional_and_keyword(dev, op):
     """Non-default parameter values reach the kernel, given by keyword or by position."""
     values = {p.name: v for p, v in zip(op.params, (0.3, 1.75, 2.5))}
@@ -282,7 +283,7 @@ def test_empty_inputs(dev, op):
                 run(case.call(dev))
             continue
         got = run(case.call(dev))
-        assert has_shape(got, case.out_shape()), case
+        assert has_shape(got, case.out_shape(), case.out_dtype()), case
         assert not mismatches(case, got), case
 
 
@@ -348,6 +349,25 @@ KNOWN = {
     "ne": [(([1.0, 2.0, NAN, -0.0], [2.0, 2.0, NAN, 0.0]), {}, [1.0, 0.0, 1.0, 0.0])],
     # a NaN condition counts as true, -0.0 as false
     "where": [(([1.0, 0.0, NAN, -0.0], [1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, -3.0, -4.0]), {}, [1.0, -2.0, 3.0, -4.0])],
+    "isnan": [(([1.0, NAN, INF, -0.0],), {}, [False, True, False, False])],
+    "isinf": [(([1.0, NAN, INF, -INF],), {}, [False, False, True, True])],
+    "isfinite": [(([1.0, NAN, INF, -1e-45],), {}, [True, False, False, True])],
+    "signbit": [(([1.0, -0.0, -INF, 0.0, -2.0],), {}, [False, True, True, False, True])],
+    "astype": [
+        (([1.9, -1.9, NAN, 3e9, -0.0],), {"dtype": "int32"}, [1, -1, 0, 2**31 - 1, 0]),
+        (([0.0, -0.0, NAN, 1e-45],), {"dtype": "bool"}, [False, False, True, True]),
+        (([-1, 7],), {"dtype": "uint32"}, [2**32 - 1, 7]),
+    ],
+    "logical_and": [(([True, True, False], [True, False, False]), {}, [True, False, False])],
+    "logical_or": [(([True, True, False], [True, False, False]), {}, [True, True, False])],
+    "logical_xor": [(([True, True, False], [True, False, False]), {}, [False, True, False])],
+    "logical_not": [(([True, False],), {}, [False, True])],
+    "bitwise_and": [(([12, -1, 5], [10, 7, 0]), {}, [8, 7, 0])],
+    "bitwise_or": [(([12, -8, 5], [10, 3, 0]), {}, [14, -5, 5])],
+    "bitwise_xor": [(([12, -1, 5], [10, 7, 5]), {}, [6, -8, 0])],
+    "bitwise_invert": [(([0, -1, 5],), {}, [-1, 0, -6]), (([True, False],), {}, [False, True])],
+    "bitwise_left_shift": [(([1, -3, 1, 1], [4, 1, 31, 32]), {}, [16, -6, -(2**31), 0])],
+    "bitwise_right_shift": [(([16, -16, -1, 5], [2, 2, 40, 32]), {}, [4, -4, -1, 0])],
     "dot": [(([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]), {}, [32.0])],
     "sum": [(([1.0, 2.0, 3.0, 4.0],), {}, [10.0]), (([1.0] * 100000,), {}, [100000.0])],
     "max": [(([-1.0, 5.0, 3.0],), {}, [5.0]), (([-INF, -7.0],), {}, [-7.0]), (([1.0, NAN, 2.0],), {}, [NAN])],
@@ -390,11 +410,15 @@ def test_known_values_cover_catalog():
     assert set(KNOWN) == {op.name for op in ops.CATALOG}, "add known values for new ops to KNOWN"
 
 
-@op_params
+@pytest.mark.parametrize("op", ops.CATALOG, ids=lambda op: op.name)
 def test_known_values(dev, op):
+    """Every op (the integer and bool ones on lists of Python ints and bools: int32 and bool arrays)."""
     for args, kwargs, want in KNOWN[op.name]:
         got = flat(run(getattr(dev, op.name)(*args, **kwargs)))
-        assert got == pytest.approx(want, rel=max(op.rtol, 1e-6), abs=max(op.atol, 1e-7), nan_ok=True), (args, kwargs)
+        if isinstance(want[0], float):
+            assert got == pytest.approx(want, rel=max(op.rtol, 1e-6), abs=max(op.atol, 1e-7), nan_ok=True), args
+        else:  # exact, and of the kind expected (a bool is no int here)
+            assert got == want and [type(v) for v in got] == [type(v) for v in want], (args, kwargs)
 
 
 def test_reductions_return_python_floats(dev):

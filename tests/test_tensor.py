@@ -45,11 +45,12 @@ data = refs(RNG, -3.0, 3.0)
 SPECIAL_VALUES = (NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1.5, -2.75, 0.375)
 
 
-def check(t, want: Ref, rtol=2e-6, atol=2e-6):
-    """t's result is float32 of want's shape, and within rtol/atol of it (NaN == NaN, infinities exact)."""
+def check(t, want: Ref, rtol=2e-6, atol=2e-6, dtype="float32"):
+    """t's result is of `dtype` and want's shape, and within rtol/atol of it (NaN == NaN, infinities exact;
+    a bool result against want's 1.0 and 0.0)."""
     got = block_on(t.numpy())
-    assert t.shape == want.shape, (t.shape, want.shape)
-    assert tuple(got.shape) == want.shape and got.dtype.name == "float32", (got.shape, want.shape)  # NumPy or NDResult
+    assert t.shape == want.shape and t.dtype == dtype, (t.shape, want.shape, t.dtype)
+    assert tuple(got.shape) == want.shape and got.dtype.name == dtype, (got.shape, want.shape)  # NumPy or NDResult
     assert_close(got, want, rtol=rtol, atol=atol)
 
 
@@ -80,17 +81,17 @@ def test_binary_ops_broadcast_like_numpy(dev, sa, sb):
 
 @pytest.mark.parametrize("sa,sb", SHAPE_PAIRS, ids=str)
 def test_division_power_comparisons_and_where_broadcast_with_specials(dev, sa, sb):
-    """/ and ** (NaN, +-inf, +-0, negative bases), the six comparisons (1.0 / 0.0; NaN compares false but
-    for !=), unary -, abs() and tw.where (a NaN condition counts as true), all broadcasting."""
+    """/ and ** (NaN, +-inf, +-0, negative bases), the six comparisons (bool; NaN compares false but for
+    !=), unary -, abs() and tw.where (a NaN condition counts as true), all broadcasting."""
     a, b, ta, tb = _pair(dev, sa, sb, lambda s: choice(RNG, s, SPECIAL_VALUES))
     check(ta / tb, a / b)
     check(ta**tb, a**b)
-    check(ta < tb, a < b)
-    check(ta <= tb, a <= b)
-    check(ta > tb, a > b)
-    check(ta >= tb, a >= b)
-    check(ta == tb, a == b)
-    check(ta != tb, a != b)
+    check(ta < tb, a < b, dtype="bool")
+    check(ta <= tb, a <= b, dtype="bool")
+    check(ta > tb, a > b, dtype="bool")
+    check(ta >= tb, a >= b, dtype="bool")
+    check(ta == tb, a == b, dtype="bool")
+    check(ta != tb, a != b, dtype="bool")
     check(-ta + tb, -a + b)
     check(abs(ta - tb), abs(a - b))
     check(abs(tb) * -ta, abs(b) * -a)
@@ -108,12 +109,12 @@ def test_scalar_operands_of_division_power_and_comparisons(dev):
     check(t**3, x**3)
     check(t**-1, x**-1)
     check(2**t, 2**x)
-    check(t < 0.5, x < 0.5)
-    check(1.0 <= t, 1.0 <= x)
-    check(t > -1, x > -1)
-    check(t >= 2, x >= 2)
-    check(t == 0, x == 0)
-    check(t != 1, x != 1)
+    check(t < 0.5, x < 0.5, dtype="bool")
+    check(1.0 <= t, 1.0 <= x, dtype="bool")
+    check(t > -1, x > -1, dtype="bool")
+    check(t >= 2, x >= 2, dtype="bool")
+    check(t == 0, x == 0, dtype="bool")
+    check(t != 1, x != 1, dtype="bool")
     check(tw.where(t, 1.0, -1.0), where(x, 1.0, -1.0))
     check(-(-t), x)
     check(abs(t), abs(x))

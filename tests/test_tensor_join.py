@@ -385,7 +385,7 @@ def test_wgsl_depends_on_whether_a_load_is_masked_never_on_its_values():
     assert map_kernel.view_key(View((9, 2), (1, 9), 3)) == (2, False)
     assert map_kernel.view_key(View((9, 2), (2, 1), 0)) is None
     text = map_kernel.index_fn(1, key, 20)
-    assert "fn tw_ld1(i: u32) -> f32" in text and "select(0.0, in1[u32(max(at, 0))], ok)" in text
+    assert "fn tw_ld1(i: u32) -> f32" in text and "select(f32(0), in1[u32(max(at, 0))], ok)" in text
     assert map_kernel.load_expr(1, key, "i") == "tw_ld1(i)"
     assert map_kernel.load_expr(0, (2, False), "i") == "in0[tw_at0(i)]"
     assert map_kernel.load_expr(0, None, "k") == "in0[k]"

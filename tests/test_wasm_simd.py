@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cases import FLOAT_CATALOG
 from _helpers import floats
 
 np = pytest.importorskip("numpy")
@@ -63,9 +64,9 @@ SPECIALS = [
     -F32_MAX,
 ]
 PARAMS = {"lo": -0.5, "hi": 0.75, "s": -1.5}
-UNARY = [op for op in ops.CATALOG if op.kind == "unary"]
-BINARY = [op for op in ops.CATALOG if op.kind == "binary"]
-TERNARY = [op for op in ops.CATALOG if op.kind == "ternary"]
+UNARY = [op for op in FLOAT_CATALOG if op.kind == "unary"]
+BINARY = [op for op in FLOAT_CATALOG if op.kind == "binary"]
+TERNARY = [op for op in FLOAT_CATALOG if op.kind == "ternary"]
 REDUCE = [op for op in ops.CATALOG if op.kind == "reduce"]
 
 
@@ -128,7 +129,7 @@ def test_elementwise_sizes(dev, op, n):
     xs = inputs(op, n)
     params = params_of(op)
     got = block_on(getattr(dev, op.name)(*xs, **params))
-    assert got.shape == (n,) and got.dtype == np.float32
+    assert got.shape == (n,) and got.dtype == tw.dtypes.signature(op, [tw.float32] * op.arity)[1]
     check(got, reference(op, *xs, **params), op.rtol, op.atol, op.name)
 
 
@@ -518,13 +519,15 @@ def _build_module():
 
 def test_shipped_wasm_matches_its_source():
     """kernels.wasm.sha256 records the hash of wasm/kernels.c + flags and of the built module: a source
-    edit without `python wasm/build.py` (or a stale .wasm) fails here, no clang needed."""
+    edit without `python wasm/build.py` (or a stale .wasm) fails here, no clang needed. The module stays
+    small beside Pyodide's megabytes: under 128 KiB (64 KiB held the float32 kernels alone; every op on
+    int32, uint32 and bool, vectorised but not unrolled, took it to 82 KiB)."""
     build = _build_module()
     recorded = build.read_hash_file()
     assert recorded["source"] == build.source_hash(), "wasm/kernels.c changed: run `python wasm/build.py`"
     shipped = (ROOT / "trueno_web" / "kernels.wasm").read_bytes()
     assert recorded["wasm"] == hashlib.sha256(shipped).hexdigest(), "kernels.wasm is not the recorded build"
-    assert len(shipped) < 64 * 1024
+    assert len(shipped) < 128 * 1024
     from trueno_web.backends.wasm_simd import wasm_bytes
 
     assert wasm_bytes() == shipped  # what the package loads (importlib.resources)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.util import find_spec
 
-from . import errors, runtime
+from . import dtypes, errors, runtime
+from .dtypes import can_cast, finfo, float32, iinfo, int32, isdtype, result_type, uint32
 from .errors import (
     BatchError,
     DeviceClosedError,
@@ -63,6 +64,16 @@ __all__ = [
     "optim",
     "jit",
     "synchronize",
+    "dtypes",
+    "bool",
+    "int32",
+    "uint32",
+    "float32",
+    "result_type",
+    "can_cast",
+    "finfo",
+    "iinfo",
+    "isdtype",
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
@@ -93,6 +104,9 @@ _LAZY = {
     "synchronize": ("device", "synchronize"),
     "random": ("random", None),
 }
+
+
+globals()["bool"] = dtypes.bool_  # tw.bool, as the array API names it (the builtin stays `bool` elsewhere)
 
 
 def __getattr__(name: str):

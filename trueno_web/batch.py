@@ -13,20 +13,28 @@ import math
 import weakref
 
 from .calls import install
+from .dtypes import DType, dtype_of, signature
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
 from .layout import View
-from .ops import Op
+from .ops import Op, get
 from .planner import plan
 from .resident import DeviceArray
 from .stats import Stats
+
+ASTYPE = get("astype")
+DTYPE_BOOL = dtype_of("bool")
 
 
 class BufferId:
     """A handle to one buffer of one batch: an upload or an op's result."""
 
     __slots__ = ("batch", "index", "shape", "__weakref__")
+
+    @property
+    def dtype(self) -> DType:
+        return self.batch._nodes[self.index].dtype
 
     def __init__(self, batch: GpuCommandBatch, index: int, shape: tuple[int, ...]):
         self.batch = batch
@@ -39,7 +47,9 @@ class BufferId:
 
     def __repr__(self) -> str:
         node = self.batch._nodes[self.index]
-        return f"BufferId({self.index}, {node.op.name if node.op else 'upload'}, shape={self.shape})"
+        return (
+            f"BufferId({self.index}, {node.op.name if node.op else 'upload'}, shape={self.shape}, dtype={node.dtype})"
+        )
 
 
 def _release(executor, nodes: list[Node]) -> None:
@@ -105,17 +115,18 @@ class GpuCommandBatch:
                 self._nodes[nid].host = HostData(host.data, host.shape, borrowed=True)
         self._handles.clear()
 
-    def upload(self, data, shape: tuple[int, ...] | None = None) -> BufferId:
-        """Queue host data for upload at the next execute(); a DeviceArray is imported instead."""
+    def upload(self, data, shape: tuple[int, ...] | None = None, dtype=None) -> BufferId:
+        """Queue host data for upload at the next execute() (of its dtype, or converted to `dtype`); a
+        DeviceArray is imported instead."""
         if isinstance(data, DeviceArray):
             return self.import_buffer(data)
         if isinstance(data, BufferId):
             return self._own(data)
-        host = to_host(data, shape)
+        host = to_host(data, shape, dtype)
         self.executor.check_size(host.size * 4, "this input")
         if self.private:
-            host = HostData(host.data, host.shape, borrowed=True)
-        return self._add(Node(len(self._nodes), None, (), (), host.shape, host=host))
+            host = HostData(host.data, host.shape, borrowed=True, dtype=host.dtype)
+        return self._add(Node(len(self._nodes), None, (), (), host.shape, host=host, dtype=host.dtype))
 
     def import_buffer(self, array) -> BufferId:
         """Use a device-resident DeviceArray (from `await dev.upload(x)`) without uploading it again."""
@@ -127,7 +138,17 @@ class GpuCommandBatch:
             return BufferId(self, nid, self._nodes[nid].shape)
         self._imports[id(array.buffer)] = len(self._nodes)
         return self._add(
-            Node(len(self._nodes), None, (), (), array.shape, buffer=array.buffer, imported=True, done=True)
+            Node(
+                len(self._nodes),
+                None,
+                (),
+                (),
+                array.shape,
+                buffer=array.buffer,
+                imported=True,
+                done=True,
+                dtype=array.dtype,
+            )
         )
 
     def view(
@@ -153,7 +174,9 @@ class GpuCommandBatch:
                 f"a view of shape {shape}, strides {strides}, offset {offset} reaches "
                 f"elements {reach[0]}..{reach[1]}, outside the {base.size} elements of its base"
             )
-        return self._add(Node(len(self._nodes), None, (base.id,), (), shape, view=view, done=base.done))
+        return self._add(
+            Node(len(self._nodes), None, (base.id,), (), shape, view=view, done=base.done, dtype=base.dtype)
+        )
 
     def _flat(self, buf: BufferId, what: str) -> Node:
         """The node whose storage holds `buf` row-major from its start (itself, or the base of a reshape)."""
@@ -195,28 +218,42 @@ class GpuCommandBatch:
         return self.upload(x)
 
     def record(self, op: Op, inputs: tuple, params: tuple[float, ...] = (), options: dict | None = None) -> BufferId:
-        """Queue one op of the catalog on bound arguments (what every op method calls); returns its BufferId."""
+        """Queue one op of the catalog on bound arguments (what every op method calls); returns its BufferId.
+        Inputs of other dtypes than the op computes in are converted first (dtypes.signature)."""
         first_new = len(self._nodes)
         try:
             ids = [self._input(x) for x in inputs]
+            target = (options or {}).get("dtype")  # astype's
             shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
-            return self.record_checked(op, ids, params, shape, options)
+            compute, out = signature(op, [b.dtype for b in ids], None if target is None else dtype_of(target))
+            wanted = [DTYPE_BOOL if op.name == "where" and j == 0 else compute for j in range(len(ids))]
+            ids = [b if b.dtype == d else self._cast(b, d) for b, d in zip(ids, wanted)]
+            return self.record_checked(op, ids, params, shape, options, out)
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
             for nid in [n for n in self._handles if n >= first_new]:
                 del self._handles[nid]
             raise
 
-    def record_checked(self, op: Op, ids: list, params: tuple, shape: tuple, options: dict) -> BufferId:
+    def _cast(self, buf: BufferId, dtype: DType) -> BufferId:
+        """Queue `buf` converted to `dtype` (the catalog's astype: an input of another dtype than its op's)."""
+        return self.record_checked(ASTYPE, [buf], (), buf.shape, {}, dtype)
+
+    def record_checked(
+        self, op: Op, ids: list, params: tuple, shape: tuple, options: dict, dtype: DType | None = None
+    ) -> BufferId:
         """record() of inputs that are this batch's BufferIds and of the output shape and options that
-        `op.row.shape` gave for them: the tensor layer's entry, its expressions checked when written."""
+        `op.row.shape` gave for them, of the input dtypes the op computes on, returning `dtype` (default:
+        dtypes.signature's): the tensor layer's entry, its expressions checked when written."""
+        if dtype is None:
+            dtype = signature(op, [self._nodes[b.index].dtype for b in ids])[1]
         rows = options.get("rows")
         if not op.elementwise and rows is None:  # only these kernels read strided views
             for b in ids:
                 self._flat(b, f"{op.name}'s input")
         if rows:  # a row too long for even one reduction's own pass raises here, not at execute
             self.executor.check_rows(math.prod(ids[0].shape) // rows)
-        return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options))
+        return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options, dtype=dtype))
 
     # ------------------------------------------------------------ running and reading
 
@@ -245,15 +282,16 @@ class GpuCommandBatch:
         self._executed = True
 
     async def read(self, buf: BufferId):
-        """Download one buffer: a float32 NumPy array (an NDResult without NumPy), a Python float for reductions."""
+        """Download one buffer: a NumPy array of its dtype (an NDResult without NumPy), a Python scalar for a
+        0-d buffer (a full reduction's)."""
         shape = self._own(buf).shape
         node = self._computed(buf, "read()")
         data = await self.executor.read(
             node.buffer, math.prod(shape), (self.stats, self.device.stats), take=self.private
         )
         if shape == ():
-            return float(memoryview(data).cast("B").cast("f")[0])
-        return from_host(data, shape)
+            return from_host(data, (1,), node.dtype).tolist()[0]
+        return from_host(data, shape, node.dtype)
 
     def detach(self, buf: BufferId) -> DeviceArray:
         """Hand a computed buffer over to a DeviceArray that outlives the batch (no copy)."""
@@ -261,7 +299,7 @@ class GpuCommandBatch:
         if node.view is not None or node.imported or node.size != buf.size:
             raise BatchError(f"{buf!r} is not a buffer of this batch's own; only uploads and op results detach")
         node.imported = True  # the DeviceArray frees it now, not the batch
-        return DeviceArray(self.device, node.buffer, node.shape)
+        return DeviceArray(self.device, node.buffer, node.shape, node.dtype)
 
     def _computed(self, buf: BufferId, what: str) -> Node:
         node = self._flat(buf, what)

@@ -13,6 +13,7 @@ import os
 from numbers import Real
 from types import CoroutineType
 
+from .dtypes import dtype_of
 from .errors import TruenoError, TruenoTypeError
 from .ops import CATALOG, Op
 
@@ -116,6 +117,9 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
     for name in op.options:
         if name in kwargs:
             value = kwargs.pop(name)
+            if name == "dtype":  # astype's target
+                options[name] = dtype_of(value)
+                continue
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise TruenoTypeError(f"{op.name}(): {name} must be a non-negative int, got {value!r:.40}")
             options[name] = value

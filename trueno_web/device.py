@@ -121,22 +121,24 @@ class GpuDevice:
         """A new command batch on this device (fuse=False runs every op as its own kernel)."""
         return GpuCommandBatch(self, fuse=fuse)
 
-    def tensor(self, data, shape: tuple[int, ...] | None = None):
-        """A lazy Tensor on this device from host data or a DeviceArray (nothing runs yet)."""
-        return asarray(data, self, shape)
+    def tensor(self, data, shape: tuple[int, ...] | None = None, dtype=None):
+        """A lazy Tensor on this device from host data or a DeviceArray (nothing runs yet): of its dtype, or
+        converted to `dtype`."""
+        return asarray(data, self, shape, dtype=dtype)
 
-    async def upload(self, data, shape: tuple[int, ...] | None = None) -> DeviceArray:
+    async def upload(self, data, shape: tuple[int, ...] | None = None, dtype=None) -> DeviceArray:
         """Upload once; use the DeviceArray in any batch or one-shot op without uploading again."""
         self.check_open()
-        host = to_host(data, shape)
+        host = to_host(data, shape, dtype)
         self.executor.check_size(host.size * 4, "this input")
-        return DeviceArray(self, self.executor.upload(host, (self.stats,)), host.shape)
+        return DeviceArray(self, self.executor.upload(host, (self.stats,)), host.shape, host.dtype)
 
     async def read(self, array: DeviceArray):
         """Download a DeviceArray."""
         self.check_open()
         array.check_alive()
-        return from_host(await self.executor.read(array.buffer, array.size, (self.stats,)), array.shape)
+        data = await self.executor.read(array.buffer, array.size, (self.stats,))
+        return from_host(data, array.shape, array.dtype)
 
     async def synchronize(self) -> None:
         """Wait until the device has finished all work submitted so far (`tw.realize` returns before the GPU

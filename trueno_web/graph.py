@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .dtypes import DType, float32
 from .layout import View, contiguous_strides
 from .ops import Op
 
@@ -30,6 +31,7 @@ class Node:
     fused_away: bool = False
     view: View | None = None
     into: int | None = None  # an op whose result goes into node `into`'s storage (an argument donated to it: jit)
+    dtype: DType = float32  # of its elements (a view's is its base's)
 
     @property
     def size(self) -> int:
@@ -127,6 +129,12 @@ def storage(nodes: list[Node], i: int) -> Node:
     """The node whose buffer holds node i's data (its base, for a view)."""
     node = nodes[i]
     return nodes[node.inputs[0]] if node.view is not None else node
+
+
+def function(node: Node, nodes: list[Node]) -> str:
+    """The kernel function of an elementwise node for its dtypes (ops.Op.function): it computes in its last
+    input's dtype (a where's values; a generator's float32)."""
+    return node.op.function(nodes[node.inputs[-1]].dtype if node.inputs else float32, node.dtype)
 
 
 def template(step: Step, nodes: list[Node]) -> str:

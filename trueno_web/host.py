@@ -1,9 +1,11 @@
 """Host arrays in and out.
 
 In: NumPy arrays, `array.array`, memoryviews and other buffers, (nested) lists of numbers, and in the
-browser JS typed arrays. Everything becomes contiguous little-endian float32 (float64, ints and
-non-contiguous inputs are converted). Out: a float32 `numpy.ndarray` of the natural shape where NumPy
-imports, else an `NDResult` of that shape (ndresult.py: an array.array('f') that looks like a small array).
+browser JS typed arrays. Everything becomes contiguous little-endian 32-bit words of a trueno_web dtype
+(dtypes.py): floats float32, signed integers int32, unsigned uint32, bools bool (as the standard's asarray
+infers them: a list of Python ints is int32); `dtype=` converts. A 64-bit integer out of its 32-bit
+dtype's range raises. Out: a `numpy.ndarray` of the dtype and the natural shape where NumPy imports, else
+an `NDResult` of that shape (ndresult.py: an array.array that looks like a small array).
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from numbers import Real
 
+from .dtypes import DType, bool_, dtype_of, float32, int32, uint32
 from .errors import TruenoTypeError, TruenoValueError
 from .ndresult import NDResult
 
 
 @dataclass(frozen=True)
 class HostData:
-    """float32 bytes plus a shape: what a backend uploads."""
+    """32-bit words of a dtype plus a shape: what a backend uploads."""
 
-    data: memoryview  # format 'f', 1-D, contiguous
+    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i' or 'I'; bool: 'I' of 0 and 1)
     shape: tuple[int, ...]
     borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input, or a conversion nobody
     # else holds): a CPU backend may use it in place
+    dtype: DType = float32
 
     @property
     def size(self) -> int:
@@ -39,32 +43,48 @@ def numpy_available() -> bool:
     return importlib.util.find_spec("numpy") is not None
 
 
-def _from_numpy(x) -> HostData:
+NUMPY_KINDS = {"f": float32, "i": int32, "u": uint32, "b": bool_}  # a NumPy dtype's kind -> the dtype it becomes
+FORMATS = {"f": float32, "d": float32, "e": float32, "?": bool_}  # a buffer's format -> the dtype it becomes
+FORMATS.update({c: int32 for c in "bhilq"} | {c: uint32 for c in "BHILQ"})
+
+
+def _from_numpy(x, dtype: DType | None = None) -> HostData:
     import numpy as np
 
-    if x.dtype.kind not in "fiub":
-        raise TruenoTypeError(
-            f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers (it is converted to float32)"
-        )
-    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    if x.dtype.kind not in NUMPY_KINDS:
+        raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers or bools")
+    dtype = dtype or NUMPY_KINDS[x.dtype.kind]
+    if dtype.integral and x.dtype.kind in "iu" and x.dtype.itemsize > 4 and x.size:
+        lo, hi = (-(2**31), 2**31 - 1) if dtype is int32 else (0, 2**32 - 1)
+        if x.min() < lo or x.max() > hi:
+            raise TruenoValueError(
+                f"this {x.dtype} array holds values outside {dtype.name}'s range ({lo} to {hi}); trueno_web has no "
+                "64-bit integers: pass float data or smaller values"
+            )
+    word = np.uint32 if dtype is bool_ else np.dtype(dtype.name)
+    flat = np.ascontiguousarray(x if dtype is not bool_ else x != 0, dtype=word).reshape(-1)
     return HostData(
-        memoryview(flat).cast("B").cast("f"), tuple(int(d) for d in x.shape), borrowed=not np.may_share_memory(flat, x)
-    )  # a converted copy is ours alone
+        memoryview(flat).cast("B").cast(dtype.typecode),
+        tuple(int(d) for d in x.shape),
+        borrowed=not np.may_share_memory(flat, x),  # a converted copy is ours alone
+        dtype=dtype,
+    )
 
 
-def _from_buffer(x) -> HostData:
+def _from_buffer(x, dtype: DType | None = None) -> HostData:
     view = memoryview(x)
     shape = tuple(view.shape or ())
-    if view.format in ("f", "<f", "=f") and view.c_contiguous:
-        return HostData(view.cast("B").cast("f"), shape)
+    fmt = view.format.lstrip("<=@")
+    if fmt not in FORMATS:
+        raise TruenoTypeError(f"cannot use a buffer of format {view.format!r}; pass float, integer or bool data")
+    dtype = dtype or FORMATS[fmt]
+    if fmt == dtype.typecode and dtype is not bool_ and view.c_contiguous:
+        return HostData(view.cast("B").cast(fmt), shape, dtype=dtype)
     if numpy_available():
         import numpy as np
 
-        return _from_numpy(np.asarray(view))
-    if view.format.lstrip("<=@") not in "bBhHiIlLqQfd":
-        raise TruenoTypeError(f"cannot use a buffer of format {view.format!r}; pass float32/float64 or integer data")
-    flat = array.array("f", view.tolist() if view.ndim <= 1 else _flatten(view.tolist(), shape))
-    return HostData(memoryview(flat), shape, borrowed=True)
+        return _from_numpy(np.asarray(view), dtype)
+    return _from_flat(view.tolist() if view.ndim <= 1 else _flatten(view.tolist(), shape), shape, dtype)
 
 
 def _flatten(rows, shape):
@@ -87,67 +107,85 @@ def _shape_of(x) -> tuple[int, ...]:
     raise TruenoTypeError(f"cannot use {type(x).__name__} {x!r:.40} as a number; pass numbers (lists, arrays, buffers)")
 
 
-def _from_list(x) -> HostData:
-    if x and set(map(type, x)) <= {float, int}:  # the common case, at C speed: a flat list of plain numbers
-        return _from_flat(x, (len(x),))
+def _from_list(x, dtype: DType | None = None) -> HostData:
+    types = set(map(type, x))
+    if x and types <= {float, int, bool}:  # the common case, at C speed: a flat list of plain numbers
+        return _from_flat(x, (len(x),), dtype or _inferred(types))
     shape = _shape_of(x)
     if shape == ():
         raise TruenoTypeError("pass a sequence of numbers, not a single number")
     flat = x
     for _ in range(len(shape) - 1):
         flat = [v for row in flat for v in row]
-    return _from_flat(flat, shape)
+    return _from_flat(flat, shape, dtype or _inferred(set(map(type, flat))))
 
 
-def _from_flat(flat, shape: tuple[int, ...]) -> HostData:
+def _inferred(types: set) -> DType:
+    """The dtype of a list of Python scalars of `types` (the standard's asarray): bool if all are, int32
+    if all are ints, else float32."""
+    if types == {bool}:
+        return bool_
+    return int32 if types and types <= {int, bool} else float32
+
+
+def _from_flat(flat, shape: tuple[int, ...], dtype: DType = float32) -> HostData:
+    if dtype is bool_:
+        flat = [v != 0 for v in flat]
+    elif dtype.integral and any(isinstance(v, float) for v in flat):
+        flat = [int(v) for v in flat]
     try:
-        return HostData(memoryview(array.array("f", flat)), shape, borrowed=True)
+        return HostData(memoryview(array.array(dtype.typecode, flat)), shape, borrowed=True, dtype=dtype)
     except OverflowError:
         raise TruenoValueError(
-            "a number in the list is too large to convert to float; pass values within float range"
+            f"a number in the list does not fit {dtype.name}; pass values within its range"
         ) from None
 
 
-def _from_js(x) -> HostData:
-    return _from_buffer(x.to_py())
+def _from_js(x, dtype: DType | None = None) -> HostData:
+    return _from_buffer(x.to_py(), dtype)
 
 
-def to_host(x, shape: tuple[int, ...] | None = None) -> HostData:
-    """Convert input data to float32 HostData; `shape` reshapes flat data (same element count)."""
+def to_host(x, shape: tuple[int, ...] | None = None, dtype=None) -> HostData:
+    """Convert input data to HostData of its dtype (or `dtype`); `shape` reshapes flat data (same count)."""
     if x is None or isinstance(x, (str, bytes, bytearray)) or isinstance(x, (Real, complex)):
         raise TruenoTypeError(
             f"cannot use {type(x).__name__} as array data; pass a NumPy array, array.array('f'), a list of numbers "
             "or a JS typed array"
         )
     kind = type(x).__module__.split(".")[0]
+    dtype = None if dtype is None else dtype_of(dtype)
     if isinstance(x, NDResult):  # a read-back: its buffer is flat, its shape is its own
-        host = HostData(memoryview(x), x.shape)
+        host = HostData(memoryview(x), x.shape, dtype=dtype_of(x.dtype.name))
+        if dtype is not None and dtype != host.dtype:
+            host = _from_flat(x.tolist() if x.ndim <= 1 else _flatten(x.tolist(), x.shape), x.shape, dtype)
     elif kind == "numpy":
-        host = _from_numpy(x)
+        host = _from_numpy(x, dtype)
     elif kind in ("pyodide", "_pyodide", "js") and hasattr(x, "to_py"):
-        host = _from_js(x)
+        host = _from_js(x, dtype)
     elif isinstance(x, (list, tuple)):
-        host = _from_list(x)
+        host = _from_list(x, dtype)
     else:
         try:
-            host = _from_buffer(x)
+            host = _from_buffer(x, dtype)
         except TypeError:
             raise TruenoTypeError(f"cannot use {type(x).__name__} as array data; pass numbers") from None
     if shape is not None:
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != host.size or any(d < 0 for d in shape):
             raise TruenoValueError(f"shape {shape} does not fit {host.size} elements")
-        host = HostData(host.data, shape, host.borrowed)
+        host = HostData(host.data, shape, host.borrowed, host.dtype)
     return host
 
 
-def from_host(data, shape: tuple[int, ...]):
-    """float32 bytes to the user-facing array: NumPy where it imports, else an NDResult of `shape`.
-    Writable `data` is taken over (backends' reads return fresh memory); read-only data is copied."""
+def from_host(data, shape: tuple[int, ...], dtype: DType = float32):
+    """32-bit words of `dtype` to the user-facing array: NumPy where it imports, else an NDResult of
+    `shape`. Writable `data` is taken over (backends' reads return fresh memory); read-only data is copied."""
     view = memoryview(data).cast("B")
     if numpy_available():
         import numpy as np
 
-        out = np.frombuffer(view, dtype=np.float32).reshape(shape)
+        if dtype is bool_:
+            return np.frombuffer(view, dtype=np.uint32).reshape(shape) != 0
+        out = np.frombuffer(view, dtype=np.dtype(dtype.name)).reshape(shape)
         return out.copy() if view.readonly else out  # backends hand over fresh memory the caller owns
-    return NDResult(view, shape)
+    return NDResult(view, shape, dtype.name)

@@ -56,7 +56,7 @@ class Mlp:
         return await cls.create(device, {k: arrays[k] for k in ("w1", "b1", "w2", "b2")}, meta["activation"])
 
     def logits(self, x) -> Tensor:
-        x = asarray(x, self.w1.device).reshape(-1, self.w1.shape[0])  # host data or a tensor; one row per sample
+        x = asarray(x, self.w1.device, dtype=self.w1.dtype).reshape(-1, self.w1.shape[0])  # one row per sample
         h = linear(x, self.w1, self.b1)
         return linear(h.relu() if self.activation == "relu" else h.gelu(), self.w2, self.b2)
 
@@ -64,7 +64,7 @@ class Mlp:
         return self.logits(x).softmax(axis=-1)
 
     def predict(self, x) -> Tensor:
-        """The most probable class of each row (float32 indices)."""
+        """The most probable class of each row (int32)."""
         return self.logits(x).argmax(axis=-1)
 
 
@@ -95,7 +95,7 @@ class TransformerBlock:
         return cls(await upload(device, weights), n_heads, eps)
 
     def __call__(self, x) -> Tensor:
-        x = asarray(x, self.w_o.device)
+        x = asarray(x, self.w_o.device, dtype=self.w_o.dtype)
         *lead, n, d = x.shape
         p, h = len(lead), self.n_heads
         # q, k, v from one matmul; the kernel that adds their bias also lays them out as (3, ..., heads, L, d_head)

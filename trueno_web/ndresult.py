@@ -15,6 +15,7 @@ import array
 import math
 import struct
 
+from .dtypes import dtype_of
 from .errors import TruenoTypeError, TruenoValueError
 
 _F32 = struct.Struct("f")
@@ -22,17 +23,7 @@ _SUMMARY = 1000  # more elements than this: repr shows the first and last EDGE p
 _EDGE = 3
 
 
-class DType(str):
-    """'float32', with NumPy's `.name` and `.itemsize` (code written for NumPy's dtype keeps working)."""
-
-    @property
-    def name(self) -> str:
-        return str(self)
-
-    itemsize = 4
-
-
-FLOAT32 = DType("float32")
+TYPECODES = {"float32": "f", "int32": "i", "uint32": "I", "bool": "I"}  # bool: 32-bit words of 0 and 1
 
 
 def f32_repr(v: float) -> str:
@@ -65,16 +56,26 @@ def _reshaped(shape, size: int) -> tuple[int, ...]:
 
 
 class NDResult(array.array):
-    """float32 values of a shape (an `array.array('f')` underneath): what reads return without NumPy."""
+    """Values of a dtype and a shape (an `array.array` of 32-bit words underneath: 'f', 'i', or 'I' for uint32
+    and bool): what reads return without NumPy."""
 
-    __slots__ = ("_shape",)
+    __slots__ = ("_shape", "_dtype")
 
-    def __new__(cls, data=b"", shape: tuple[int, ...] | None = None):
-        self = super().__new__(cls, "f")
+    def __new__(cls, data=b"", shape: tuple[int, ...] | None = None, dtype: str = "float32"):
+        dtype = getattr(dtype, "name", dtype)
+        self = super().__new__(cls, TYPECODES[dtype])
         array.array.frombytes(self, memoryview(data).cast("B"))
         n = len(memoryview(self))
         self._shape = (n,) if shape is None else _reshaped(shape, n)
+        self._dtype = dtype
         return self
+
+    def _py(self, v):
+        """One stored word as the Python scalar of the dtype."""
+        return bool(v) if self._dtype == "bool" else float(v) if self._dtype == "float32" else int(v)
+
+    def _text(self, v) -> str:
+        return f32_repr(v) if self._dtype == "float32" else repr(self._py(v))
 
     # ------------------------------------------------------------ NumPy's attributes
 
@@ -90,31 +91,34 @@ class NDResult(array.array):
     def size(self) -> int:
         return math.prod(self._shape)
 
-    dtype = FLOAT32
+    @property
+    def dtype(self):
+        """The trueno_web dtype (equal to its name, with `.name` and `.itemsize` as NumPy's dtype)."""
+        return dtype_of(self._dtype)
 
     def reshape(self, *shape) -> NDResult:
         """The same values in another shape (one -1 is inferred)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return NDResult(self, shape)
+        return NDResult(self, shape, self._dtype)
 
     def ravel(self) -> NDResult:
-        return NDResult(self)
+        return NDResult(self, None, self._dtype)
 
     flatten = ravel
 
     def copy(self) -> NDResult:
-        return NDResult(self, self._shape)
+        return NDResult(self, self._shape, self._dtype)
 
-    def item(self) -> float:
-        """The one element as a Python float."""
+    def item(self):
+        """The one element as a Python scalar (float, int or bool)."""
         if self.size != 1:
             raise TruenoValueError(f"item() needs one element; this result has shape {self._shape}")
-        return float(memoryview(self)[0])
+        return self._py(memoryview(self)[0])
 
     def tolist(self):
-        """Nested lists of Python floats, as NumPy's tolist()."""
-        flat = array.array.tolist(self)
+        """Nested lists of Python scalars, as NumPy's tolist()."""
+        flat = [self._py(v) for v in array.array.tolist(self)] if self._dtype == "bool" else array.array.tolist(self)
         if not self._shape:
             return flat[0]
         if 0 in self._shape:
@@ -132,7 +136,7 @@ class NDResult(array.array):
 
     def __iter__(self):
         if self.ndim == 1:
-            return iter(memoryview(self).tolist())
+            return iter(self.tolist())
         return (self[i] for i in range(len(self)))
 
     def _row(self, i: int):
@@ -141,9 +145,9 @@ class NDResult(array.array):
             raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
         i %= n
         if self.ndim == 1:
-            return float(memoryview(self)[i])
+            return self._py(memoryview(self)[i])
         step = math.prod(self._shape[1:])
-        return NDResult(memoryview(self)[i * step : (i + 1) * step], self._shape[1:])
+        return NDResult(memoryview(self)[i * step : (i + 1) * step], self._shape[1:], self._dtype)
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
@@ -157,13 +161,13 @@ class NDResult(array.array):
             if rest:
                 rows = [r[rest] for r in rows]
             inner = rows[0].shape if rows and isinstance(rows[0], NDResult) else self._inner(rest)
-            data = array.array("f")
+            data = array.array(self.typecode)
             for r in rows:
-                if isinstance(r, float):
-                    data.append(r)
-                else:
+                if isinstance(r, NDResult):
                     data.frombytes(memoryview(r).cast("B"))
-            return NDResult(data, (len(rows), *inner))
+                else:
+                    data.append(r)
+            return NDResult(data, (len(rows), *inner), self._dtype)
         if isinstance(first, bool) or not hasattr(first, "__index__"):
             raise TruenoTypeError(
                 f"index a result with ints and slices, not {type(first).__name__}; for more, use r.tolist() or NumPy"
@@ -188,17 +192,20 @@ class NDResult(array.array):
             if not -d <= k < d:
                 raise IndexError(f"index {k} is out of bounds for an axis of size {d}")
             flat = flat * d + k % d
-        array.array.__setitem__(self, flat, float(value))
+        value = float(value) if self._dtype == "float32" else int(value != 0 if self._dtype == "bool" else value)
+        array.array.__setitem__(self, flat, value)
 
     def __eq__(self, other):
         if isinstance(other, NDResult):
-            return self._shape == other._shape and array.array.__eq__(self, other)
+            return self._shape == other._shape and self._dtype == other._dtype and array.array.__eq__(self, other)
         if isinstance(other, (list, tuple)):
             flat = _flat_of_shape(other, self._shape)
             if flat is None:
                 return False
             try:
-                return array.array.__eq__(self, array.array("f", flat))  # the list rounded to float32, as stored
+                return array.array.__eq__(
+                    self, array.array(self.typecode, flat)
+                )  # the list as stored (float32: rounded)
             except (OverflowError, TypeError):
                 return False
         return NotImplemented
@@ -224,20 +231,21 @@ class NDResult(array.array):
         return self.copy()
 
     def __reduce_ex__(self, protocol):
-        return NDResult, (bytes(memoryview(self).cast("B")), self._shape)
+        return NDResult, (bytes(memoryview(self).cast("B")), self._shape, self._dtype)
 
     # ------------------------------------------------------------ repr
 
     def __repr__(self) -> str:
+        suffix = "" if self._dtype in ("int32", "bool") else f", dtype={self._dtype}"  # NumPy's repr leaves these out
         if not self._shape:
-            return f"array({f32_repr(self.item())}, dtype=float32)"
+            return f"array({self._text(memoryview(self)[0])}{suffix})"
         summarize = self.size > _SUMMARY
         cells = _cells(self, summarize)
         width = max((len(c) for c in _leaves(cells)), default=0)
         body = _format(cells, width, indent=len("array("))
         if self.size == 0 and self.ndim > 1:
-            return f"array({body}, shape={self._shape}, dtype=float32)"
-        return f"array({body}, dtype=float32)"
+            return f"array({body}, shape={self._shape}, dtype={self._dtype})"
+        return f"array({body}{suffix})"
 
     __str__ = __repr__
 
@@ -273,7 +281,7 @@ def _cells(r: NDResult, summarize: bool):
         if i is None:
             out.append("...")
         elif r.ndim == 1:
-            out.append(f32_repr(r[i]))
+            out.append(r._text(memoryview(r)[i]))
         else:
             out.append(_cells(r[i], summarize))
     return out

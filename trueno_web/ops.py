@@ -20,6 +20,7 @@ from functools import cached_property
 
 from . import prng
 from . import references as ref
+from .dtypes import DTYPES, SHORT, DType, bool_, float32, int32, uint32
 from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
 from .references import SELU_ALPHA, SELU_SCALE
@@ -57,6 +58,15 @@ class Op:
     group: str = ""  # "activation": the activation-style one-input ops the demo page plots
     ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
+    dtypes: tuple[DType, ...] = (float32,)  # the dtypes it computes in natively (dtypes.signature picks one)
+    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", or "target" (astype's)
+
+    def function(self, compute: DType, out: DType) -> str:
+        """The name of its kernel function (WGSL, and tw_<name> in WASM) computing in `compute`, returning `out`:
+        the float32 one is `wgsl`; another dtype's has the dtype's suffix (tw_add_i32); astype names both."""
+        if self.returns == "target":
+            return f"{self.wgsl}_{SHORT[compute]}_{SHORT[out]}"
+        return self.wgsl + compute.suffix
 
     @cached_property  # read on every op call: looked up once
     def row(self) -> KindRow:
@@ -105,6 +115,11 @@ T_EXP = dict(rtol=5e-6, atol=1.2e-38, cost=4)
 T_LOG = dict(rtol=1e-6, atol=2e-7, cost=4)
 T_FLUSH = dict(rtol=1e-6, atol=1.2e-38)
 ACT = dict(group="activation")
+NUM = dict(dtypes=(float32, int32, uint32))  # arithmetic: exact in integers (wrapping, as NumPy's int32)
+ALL = dict(dtypes=DTYPES)
+COMPARE = dict(dtypes=(float32, int32, uint32), returns="bool")
+EQUALITY = dict(dtypes=DTYPES, returns="bool")
+INTEGER = dict(dtypes=(bool_, int32, uint32))  # bitwise ops: integers and bool
 F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
 # One row per op, so the catalog reads as a table:
@@ -146,8 +161,8 @@ CATALOG: tuple[Op, ...] = (
     Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s, out=None: ref.numpy_module().multiply(x, x.dtype.type(s), out=out)),
        lambda x, s: x * s, "x * s", params=(Param("s"),), **T_EXACT, **ACT),
     Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x, out=None: ref.numpy_module().negative(x, out=out)),
-       lambda x: -x, "-x", **T_BITS),
-    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x|", **T_BITS),
+       lambda x: -x, "-x", **T_BITS, **NUM),
+    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x|", **T_BITS, **NUM),
     Op("exp", Kind.UNARY, "tw_exp", F64(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP, ulp=1.5,
        exact=ref.exact_exp),
     Op("log", Kind.UNARY, "tw_log", F64(lambda x: ref.numpy_module().log(x)), ref.log,
@@ -157,7 +172,7 @@ CATALOG: tuple[Op, ...] = (
     Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
        "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT, ulp=1.5),
     Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x, out=None: ref.numpy_module().square(x, out=out)),
-       lambda x: x * x, "x * x", **T_EXACT),
+       lambda x: x * x, "x * x", **T_EXACT, **NUM),
     Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x, out=None: ref.numpy_module().sin(x, out=out)), ref.trig(math.sin),
        "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
     Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x, out=None: ref.numpy_module().cos(x, out=out)), ref.trig(math.cos),
@@ -165,36 +180,69 @@ CATALOG: tuple[Op, ...] = (
     Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x, out=None: ref.numpy_module().floor(x, out=out)),
        ref.floor, "largest integer <= x", **T_BITS),
     Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
-       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS),
+       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS, **ALL),
     Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b, out=None: ref.numpy_module().add(a, b, out=out)),
-       lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT),
+       lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT, **NUM),
     Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b, out=None: ref.numpy_module().subtract(a, b, out=out)),
-       lambda a, b: a - b, "a - b", **T_EXACT),
+       lambda a, b: a - b, "a - b", **T_EXACT, **NUM),
     Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b, out=None: ref.numpy_module().multiply(a, b, out=out)),
-       lambda a, b: a * b, "a * b", **T_EXACT),
+       lambda a, b: a * b, "a * b", **T_EXACT, **NUM),
     Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b, out=None: ref.numpy_module().divide(a, b, out=out)),
        ref.div, "a / b", **T_FLUSH, ulp=2.5),
     Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3),
     Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
-       ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS),
+       ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS, **NUM),
     Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
-       ref.nan_or(min), "the smaller of a and b; NaN if either is NaN", **T_BITS),
-    Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: (a < b).astype(a.dtype)), lambda a, b: float(a < b),
-       "1.0 where a < b, else 0.0 (NaN: 0.0)", **T_BITS),
-    Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: (a <= b).astype(a.dtype)), lambda a, b: float(a <= b),
-       "1.0 where a <= b, else 0.0 (NaN: 0.0)", **T_BITS),
-    Op("gt", Kind.BINARY, "tw_gt", ref.quiet(lambda a, b: (a > b).astype(a.dtype)), lambda a, b: float(a > b),
-       "1.0 where a > b, else 0.0 (NaN: 0.0)", **T_BITS),
-    Op("ge", Kind.BINARY, "tw_ge", ref.quiet(lambda a, b: (a >= b).astype(a.dtype)), lambda a, b: float(a >= b),
-       "1.0 where a >= b, else 0.0 (NaN: 0.0)", **T_BITS),
-    Op("eq", Kind.BINARY, "tw_eq", ref.quiet(lambda a, b: (a == b).astype(a.dtype)), lambda a, b: float(a == b),
-       "1.0 where a == b, else 0.0 (NaN: 0.0)", **T_BITS),
-    Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: (a != b).astype(a.dtype)), lambda a, b: float(a != b),
-       "1.0 where a != b, else 0.0 (NaN: 1.0)", **T_BITS),
+       ref.nan_or(min), "the smaller of a and b; NaN if either is NaN", **T_BITS, **NUM),
+    Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: a < b), lambda a, b: a < b,
+       "a < b (NaN: False)", **T_BITS, **COMPARE),
+    Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: a <= b), lambda a, b: a <= b,
+       "a <= b (NaN: False)", **T_BITS, **COMPARE),
+    Op("gt", Kind.BINARY, "tw_gt", ref.quiet(lambda a, b: a > b), lambda a, b: a > b,
+       "a > b (NaN: False)", **T_BITS, **COMPARE),
+    Op("ge", Kind.BINARY, "tw_ge", ref.quiet(lambda a, b: a >= b), lambda a, b: a >= b,
+       "a >= b (NaN: False)", **T_BITS, **COMPARE),
+    Op("eq", Kind.BINARY, "tw_eq", ref.quiet(lambda a, b: a == b), lambda a, b: a == b,
+       "a == b (NaN: False)", **T_BITS, **EQUALITY),
+    Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: a != b), lambda a, b: a != b,
+       "a != b (NaN: True)", **T_BITS, **EQUALITY),
     Op("where", Kind.TERNARY, "tw_where", ref.quiet(lambda c, a, b: ref.numpy_module().where(c != 0, a, b)),
-       lambda c, a, b: a if c != 0 else b, "a where cond != 0, else b (a NaN cond counts as true)", **T_BITS),
+       lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, dtypes=DTYPES),
+    Op("astype", Kind.UNARY, "tw_astype", ref.quiet(lambda x: x), lambda x: x,
+       "x converted to dtype=: float to int truncates toward zero (saturating; NaN: 0), to bool is x != 0 "
+       "(NaN: True), int to int wraps", **T_BITS, dtypes=DTYPES, returns="target",
+       options=("dtype",)),
+    Op("logical_and", Kind.BINARY, "tw_logical_and", ref.quiet(lambda a, b: ref.numpy_module().logical_and(a, b)),
+       lambda a, b: bool(a and b), "a and b", **T_BITS, dtypes=(bool_,)),
+    Op("logical_or", Kind.BINARY, "tw_logical_or", ref.quiet(lambda a, b: ref.numpy_module().logical_or(a, b)),
+       lambda a, b: bool(a or b), "a or b", **T_BITS, dtypes=(bool_,)),
+    Op("logical_xor", Kind.BINARY, "tw_logical_xor", ref.quiet(lambda a, b: ref.numpy_module().logical_xor(a, b)),
+       lambda a, b: bool(a) != bool(b), "a xor b", **T_BITS, dtypes=(bool_,)),
+    Op("logical_not", Kind.UNARY, "tw_logical_not", ref.quiet(lambda x: ref.numpy_module().logical_not(x)),
+       lambda x: not x, "not x", **T_BITS, dtypes=(bool_,)),
+    Op("bitwise_and", Kind.BINARY, "tw_bitwise_and", ref.quiet(lambda a, b: ref.numpy_module().bitwise_and(a, b)),
+       lambda a, b: a & b, "a & b", **T_BITS, **INTEGER),
+    Op("bitwise_or", Kind.BINARY, "tw_bitwise_or", ref.quiet(lambda a, b: ref.numpy_module().bitwise_or(a, b)),
+       lambda a, b: a | b, "a | b", **T_BITS, **INTEGER),
+    Op("bitwise_xor", Kind.BINARY, "tw_bitwise_xor", ref.quiet(lambda a, b: ref.numpy_module().bitwise_xor(a, b)),
+       lambda a, b: a ^ b, "a ^ b", **T_BITS, **INTEGER),
+    Op("bitwise_invert", Kind.UNARY, "tw_bitwise_invert", ref.quiet(lambda x: ref.numpy_module().invert(x)),
+       lambda x: not x if isinstance(x, bool) else ~x, "~x (not x for bool)", **T_BITS, **INTEGER),
+    Op("bitwise_left_shift", Kind.BINARY, "tw_bitwise_left_shift", ref.quiet(lambda a, b: ref.numpy_module().left_shift(a, b)), lambda a, b: a << b if 0 <= b < 64 else 0,
+       "a << b; 0 for b >= 32 or b < 0", **T_BITS, dtypes=(int32, uint32)),
+    Op("bitwise_right_shift", Kind.BINARY, "tw_bitwise_right_shift", ref.quiet(lambda a, b: ref.numpy_module().right_shift(a, b)), lambda a, b: a >> b if b >= 0 else -int(a < 0),
+       "a >> b, arithmetic for int32; b >= 32 or b < 0 shifts every bit out", **T_BITS,
+       dtypes=(int32, uint32)),
+    Op("isnan", Kind.UNARY, "tw_isnan_of", ref.quiet(lambda x: ref.numpy_module().isnan(x)), math.isnan, "x is NaN",
+       **T_BITS, returns="bool"),
+    Op("isinf", Kind.UNARY, "tw_isinf_of", ref.quiet(lambda x: ref.numpy_module().isinf(x)), math.isinf, "x is +-inf",
+       **T_BITS, returns="bool"),
+    Op("isfinite", Kind.UNARY, "tw_isfinite_of", ref.quiet(lambda x: ref.numpy_module().isfinite(x)), math.isfinite,
+       "x is neither NaN nor +-inf", **T_BITS, returns="bool"),
+    Op("signbit", Kind.UNARY, "tw_signbit", ref.quiet(lambda x: ref.numpy_module().signbit(x)),
+       lambda x: math.copysign(1.0, x) < 0, "the sign bit of x is set (-0.0 and -NaN too)", **T_BITS, returns="bool"),
     Op("dot", Kind.REDUCE, "tw_mul(x, y)",
        ref.quiet(ref.np_dot),
        lambda a, b: ref.total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),

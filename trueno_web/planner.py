@@ -46,7 +46,8 @@ PLANS_KEPT = 256
 
 
 def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Key:
-    """Everything planning reads of a graph: the plan cache's key (built on every execute: kept lean)."""
+    """Everything planning reads of a graph, and the dtypes (the GPU executor's kernels depend on them): the
+    plan cache's key (built on every execute: kept lean)."""
     return Key(
         (
             fuse,
@@ -54,7 +55,8 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
             budget,
             tuple(pending),
             tuple(
-                (n.op and n.op.name, n.inputs, n.shape, n.view, n.keep, n.into, n.options.get("rows")) for n in nodes
+                (n.op and n.op.name, n.inputs, n.shape, n.view, n.keep, n.into, n.options.get("rows"), n.dtype.name)
+                for n in nodes
             ),
         )
     )

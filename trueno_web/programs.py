@@ -40,7 +40,7 @@ class Program:
         self, device, nodes: list[Node], slots: list[int], consts: dict[int, DeviceArray], outs: list[int], donated=()
     ):
         self.device = device
-        self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep) for n in nodes]
+        self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep, n.dtype) for n in nodes]
         self.pending = [n.id for n in nodes if n.op is not None]
         self.slots, self.consts, self.outs = slots, consts, outs
         executor = device.executor
@@ -59,8 +59,8 @@ class Program:
         executor = self.device.executor
         self.device.check_open()
         nodes = [
-            Node(i, op, inputs, params, shape, options, view=view, keep=keep)
-            for i, (op, inputs, params, shape, options, view, keep) in enumerate(self.templates)
+            Node(i, op, inputs, params, shape, options, view=view, keep=keep, dtype=dtype)
+            for i, (op, inputs, params, shape, options, view, keep, dtype) in enumerate(self.templates)
         ]
         given: dict[int, object] = {**self.consts, **dict(zip(self.slots, leaves))}
         for nid, value in given.items():
@@ -98,7 +98,7 @@ class Program:
                         continue
                     if nid in donors:
                         donors[nid].donate()  # its buffer holds this output now
-                    results[nid] = DeviceArray(self.device, nodes[nid].buffer, nodes[nid].shape)
+                    results[nid] = DeviceArray(self.device, nodes[nid].buffer, nodes[nid].shape, nodes[nid].dtype)
                     nodes[nid].imported = True  # the DeviceArray frees it now
         finally:
             for node in nodes:
@@ -159,7 +159,7 @@ def _signature(args, static: set[int]):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
                 positions.append(i)
-                shapes.append(leaf.shape)
+                shapes.append((leaf.shape, leaf.dtype.name))
             else:
                 shapes.append(("value", leaf))
         parts.append((structure, tuple(shapes)))
@@ -208,11 +208,13 @@ class Jitted:
         if program is None or program.device is not device:  # a new signature, or another device
             donated = [j for j, pos in enumerate(positions) if pos in self.donate]
             return await self._trace(args, leaves, device, (key, aliases), donated)
-        return unflatten(out_structure, [Tensor(device, Expr(a.shape, leaf=a)) for a in await program.run(leaves)])
+        return unflatten(
+            out_structure, [Tensor(device, Expr(a.shape, leaf=a, dtype=a.dtype)) for a in await program.run(leaves)]
+        )
 
     async def _trace(self, args, leaves, device, key, donated):
         """Run f on placeholders of the arguments, record and execute the batch, keep its Program."""
-        placeholders = [Expr(leaf.shape, leaf=leaf) for leaf in leaves]  # one node per argument slot
+        placeholders = [Expr(leaf.shape, leaf=leaf, dtype=leaf.dtype) for leaf in leaves]  # one node per argument slot
         it = iter(placeholders)
         traced_args = []
         for i, a in enumerate(args):
@@ -250,7 +252,10 @@ class Jitted:
         finally:
             batch.release()
         self.programs[key] = program, out_structure
-        return unflatten(out_structure, [Tensor(device, Expr(o.shape, leaf=results[n])) for o, n in zip(outputs, outs)])
+        return unflatten(
+            out_structure,
+            [Tensor(device, Expr(o.shape, leaf=results[n], dtype=results[n].dtype)) for o, n in zip(outputs, outs)],
+        )
 
 
 def node_array(batch, buf, node, consts, slots, leaves) -> DeviceArray:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import math
 import weakref
 
+from .dtypes import DType, float32
 from .errors import TruenoValueError
 
 
 class DeviceArray:
     """Data resident on a device (from `await dev.upload(x)`); `read()` downloads it."""
 
-    def __init__(self, device, buffer, shape: tuple[int, ...]):
+    def __init__(self, device, buffer, shape: tuple[int, ...], dtype: DType = float32):
         self.device = device
         self.shape = shape
+        self.dtype = dtype
         self.buffer = buffer  # the executor's storage: opaque above the backends
         self._finalizer = weakref.finalize(self, device.executor.free, buffer)
 
@@ -39,4 +41,4 @@ class DeviceArray:
         self._finalizer()
 
     def __repr__(self) -> str:
-        return f"DeviceArray(shape={self.shape}, backend={self.device.backend!r})"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, backend={self.device.backend!r})"

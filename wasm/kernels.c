@@ -539,20 +539,113 @@ BINARY(div, /)
 BINARY_FN(pow, op_pow(a, b))
 BINARY_FN(maximum, vmax(a, b))
 BINARY_FN(minimum, vmin(a, b))
-/* comparisons: 1.0 or 0.0; NaN compares false except in ne (IEEE: != is unordered) */
-BINARY_FN(lt, v1or0(a < b))
-BINARY_FN(le, v1or0(a <= b))
-BINARY_FN(gt, v1or0(a > b))
-BINARY_FN(ge, v1or0(a >= b))
-BINARY_FN(eq, v1or0(a == b))
-BINARY_FN(ne, v1or0(a != b))
+/* ------------------------------------------------------------------ other dtypes (trueno_web/dtypes.py)
+   int32 (_i32), uint32 (_u32) and bool (_bool: u32 words of 0 or 1), as shaders/functions_int.wgsl; plain
+   loops, which clang vectorises. Signed arithmetic goes through u32 (wrapping, where C's int would overflow). */
+typedef int s32;
+#define LOOP _Pragma("clang loop unroll(disable) interleave_count(1)") /* vectorised, not unrolled: small */
+#define MAP1(NAME, TX, TY, EXPR)                                                    \
+    EXPORT void tw_##NAME(const TX *xp, TY *yp, int n) {                            \
+        LOOP for (int i = 0; i < n; i++) {                                          \
+            TX x = xp[i];                                                           \
+            yp[i] = (TY)(EXPR);                                                     \
+        }                                                                           \
+    }
+#define MAP2(NAME, TX, TY, EXPR)                                                    \
+    EXPORT void tw_##NAME(const TX *ap, const TX *bp, TY *yp, int n) {              \
+        LOOP for (int i = 0; i < n; i++) {                                          \
+            TX a = ap[i], b = bp[i];                                                \
+            yp[i] = (TY)(EXPR);                                                     \
+        }                                                                           \
+    }
+#define WHERE(NAME, T)                                                              \
+    EXPORT void tw_##NAME(const u32 *cp, const T *ap, const T *bp, T *yp, int n) {  \
+        LOOP for (int i = 0; i < n; i++) yp[i] = cp[i] ? ap[i] : bp[i];             \
+    }
 
-/* where(cond, a, b): a where cond != 0 (NaN counts as true: != is unordered), else b */
-EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *yp, int n) {
-    int i = 0;
-    for (; i + 4 <= n; i += 4) st(yp + i, sel(ld(cp + i) != 0.0f, ld(ap + i), ld(bp + i)));
-    for (; i < n; i++) yp[i] = cp[i] != 0.0f ? ap[i] : bp[i];
+/* comparisons give bool; NaN compares false except in ne (IEEE: != is unordered) */
+#define COMPARISONS(SUF, T)                                                         \
+    MAP2(lt##SUF, T, u32, a < b)                                                    \
+    MAP2(le##SUF, T, u32, a <= b)                                                   \
+    MAP2(gt##SUF, T, u32, a > b)                                                    \
+    MAP2(ge##SUF, T, u32, a >= b)                                                   \
+    MAP2(eq##SUF, T, u32, a == b)                                                   \
+    MAP2(ne##SUF, T, u32, a != b)
+COMPARISONS(, float)
+WHERE(where, float)
+
+/* arithmetic, bitwise ops and shifts of one integer dtype (a shift by 32 or more, or a negative one,
+   shifts every bit out) */
+#define INTEGERS(SUF, T)                                                            \
+    MAP2(add##SUF, T, T, (u32)a + (u32)b)                                           \
+    MAP2(sub##SUF, T, T, (u32)a - (u32)b)                                           \
+    MAP2(mul##SUF, T, T, (u32)a * (u32)b)                                           \
+    MAP1(neg##SUF, T, T, 0u - (u32)x)                                               \
+    MAP1(square##SUF, T, T, (u32)x * (u32)x)                                        \
+    MAP2(maximum##SUF, T, T, a > b ? a : b)                                         \
+    MAP2(minimum##SUF, T, T, a < b ? a : b)                                         \
+    MAP1(copy##SUF, T, T, x)                                                        \
+    COMPARISONS(SUF, T)                                                             \
+    WHERE(where##SUF, T)                                                            \
+    MAP2(bitwise_and##SUF, T, T, a & b)                                             \
+    MAP2(bitwise_or##SUF, T, T, a | b)                                              \
+    MAP2(bitwise_xor##SUF, T, T, a ^ b)                                             \
+    MAP1(bitwise_invert##SUF, T, T, ~x)                                             \
+    MAP2(bitwise_left_shift##SUF, T, T, (u32)b < 32u ? (u32)a << b : 0u)
+INTEGERS(_i32, s32)
+INTEGERS(_u32, u32)
+MAP1(abs_i32, s32, s32, x < 0 ? 0u - (u32)x : (u32)x)
+MAP1(abs_u32, u32, u32, x)
+MAP2(bitwise_right_shift_i32, s32, s32, a >> ((u32)b < 32u ? b : 31))
+MAP2(bitwise_right_shift_u32, u32, u32, b < 32u ? a >> b : 0u)
+
+MAP2(eq_bool, u32, u32, a == b)
+MAP2(ne_bool, u32, u32, a != b)
+WHERE(where_bool, u32)
+MAP1(copy_bool, u32, u32, x)
+MAP2(logical_and_bool, u32, u32, a & b)
+MAP2(logical_or_bool, u32, u32, a | b)
+MAP2(logical_xor_bool, u32, u32, a ^ b)
+MAP1(logical_not_bool, u32, u32, x ^ 1u)
+MAP2(bitwise_and_bool, u32, u32, a & b)
+MAP2(bitwise_or_bool, u32, u32, a | b)
+MAP2(bitwise_xor_bool, u32, u32, a ^ b)
+MAP1(bitwise_invert_bool, u32, u32, x ^ 1u)
+
+/* float classes, on the bits */
+INLINE u32 bits_of(float x) { return __builtin_bit_cast(u32, x); }
+MAP1(isnan, float, u32, (bits_of(x) & 0x7fffffffu) > 0x7f800000u)
+MAP1(isinf, float, u32, (bits_of(x) & 0x7fffffffu) == 0x7f800000u)
+MAP1(isfinite, float, u32, (bits_of(x) & 0x7fffffffu) < 0x7f800000u)
+MAP1(signbit, float, u32, bits_of(x) >> 31)
+
+/* astype: float to integer toward zero, saturating, NaN to 0 (clamped first: C leaves out-of-range
+   conversions undefined, and wasm's own trap); to bool on the bits (nonzero; NaN too) */
+INLINE s32 f32_to_i32(float x) {
+    if (x >= 2147483648.0f) return 2147483647;
+    if (!(x > -2147483648.0f)) return x != x ? 0 : (s32)0x80000000u;
+    return (s32)x;
 }
+INLINE u32 f32_to_u32(float x) {
+    if (x >= 4294967296.0f) return 0xffffffffu;
+    return x > 0.0f ? (u32)x : 0u;
+}
+MAP1(astype_f32_i32, float, s32, f32_to_i32(x))
+MAP1(astype_f32_u32, float, u32, f32_to_u32(x))
+MAP1(astype_f32_bool, float, u32, (bits_of(x) & 0x7fffffffu) != 0u)
+MAP1(astype_i32_f32, s32, float, (float)x)
+MAP1(astype_i32_u32, s32, u32, (u32)x)
+MAP1(astype_i32_bool, s32, u32, x != 0)
+MAP1(astype_u32_f32, u32, float, (float)x)
+MAP1(astype_u32_i32, u32, s32, (s32)x)
+MAP1(astype_u32_bool, u32, u32, x != 0u)
+MAP1(astype_bool_f32, u32, float, (float)x)
+MAP1(astype_bool_i32, u32, s32, (s32)x)
+MAP1(astype_bool_u32, u32, u32, x)
+MAP1(astype_f32_f32, float, float, x)
+MAP1(astype_i32_i32, s32, s32, x)
+MAP1(astype_u32_u32, u32, u32, x)
+MAP1(astype_bool_bool, u32, u32, x)
 
 /* ------------------------------------------------------------------ counter-based random numbers (tw.random) */
 

@@ -17,6 +17,12 @@ import math
 from ..references import SELU_ALPHA, SELU_SCALE
 
 GELU_C = math.sqrt(2.0 / math.pi)
+# ops on bools and integers, and float classes: no gradient
+INTEGRAL = (
+    *("logical_and", "logical_or", "logical_xor", "logical_not"),
+    *("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift"),
+    *("isnan", "isinf", "isfinite", "signbit"),
+)
 
 
 def _sign(x):
@@ -92,6 +98,9 @@ ELEMENTWISE = {
         g * _tie_share(xs[1], xs[0], xs[1] < xs[0]),
     ),
     **{name: (lambda g, xs, y, p: (None, None)) for name in ("lt", "le", "gt", "ge", "eq", "ne")},
+    # a conversion between floats passes the gradient on; to or from integers and bool there is none (JAX)
+    "astype": lambda g, xs, y, p: (g if xs[0].dtype.kind == y.dtype.kind == "float" else None,),
+    **{name: (lambda g, xs, y, p: (None,) * len(xs)) for name in INTEGRAL},
     "where": lambda g, xs, y, p: (None, xs[0].where(g, 0.0), xs[0].where(0.0, g)),
 }
 

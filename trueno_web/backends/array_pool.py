@@ -1,4 +1,4 @@
-"""The NumPy executor's own float32 arrays (uploads, fused chains' values), reused from call to call.
+"""The NumPy executor's own arrays (uploads, fused chains' values), reused from call to call.
 
 Why: a fresh 4 MiB array is fresh pages. glibc gives a batch's freed arrays back to the system once
 they pass its trim threshold, and the next call faults and zeroes them all again (docs/benchmarks.md,
@@ -29,18 +29,19 @@ class ArrayPool:
 
     def __init__(self, np):
         self.np = np
-        self._blocks: dict[int, list] = {}  # element count -> the pool's blocks of that size
+        self._blocks: dict[tuple, list] = {}  # (element count, dtype) -> the pool's blocks of that size
         self._bytes = 0
         self._free_refs = _refs([np.empty(1, np.float32)], 0)  # a block nothing but its list refers to
 
-    def take(self, shape: tuple[int, ...]):
-        """A C-contiguous float32 array of `shape`, contents undefined, free again once nothing refers to it."""
+    def take(self, shape: tuple[int, ...], dtype="float32"):
+        """A C-contiguous array of `shape` and `dtype` (a NumPy dtype or its name), contents undefined, free again
+        once nothing refers to it."""
         size = math.prod(shape)
-        blocks = self._blocks.setdefault(size, [])
+        blocks = self._blocks.setdefault((size, str(dtype)), [])
         for i in range(len(blocks)):
             if _refs(blocks, i) == self._free_refs:
                 return blocks[i].reshape(shape)
-        block = self.np.empty(size, dtype=self.np.float32)
+        block = self.np.empty(size, dtype=dtype)
         if self._room(block.nbytes):
             blocks.append(block)
             self._bytes += block.nbytes
@@ -49,7 +50,7 @@ class ArrayPool:
     def give_away(self, array) -> bool:
         """Take the block under `array` out of the pool for good; False where it is not the pool's."""
         base = array.base
-        blocks = self._blocks.get(getattr(base, "size", -1), ())
+        blocks = self._blocks.get((getattr(base, "size", -1), str(getattr(base, "dtype", ""))), ())
         for i in range(len(blocks)):
             if blocks[i] is base:
                 del blocks[i]

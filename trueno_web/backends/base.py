@@ -54,7 +54,7 @@ class Executor(Protocol):
         joins that read's copy to the same submit; others ignore it."""
 
     async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        """float32 bytes of the first `size` elements of a buffer (counted as one download). `take`: the
+        """The 32-bit words of the first `size` elements of a buffer (bool: 0 or 1; counted as one download). `take`: the
         buffer is freed right after, unread (a one-shot call's result): a CPU backend may hand it over."""
 
     def free(self, buffer: object) -> None:

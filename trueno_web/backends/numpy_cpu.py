@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import platform
 
+from ..dtypes import bool_
 from ..graph import MapStep, Node, OpStep, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
@@ -38,14 +39,20 @@ class NumpyExecutor(CpuExecutor):
         """Host memory is the only limit here."""
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]):
-        data = self.np.frombuffer(host.data, dtype=self.np.float32).reshape(host.shape)
-        if host.borrowed:
+        data = self._words(host).reshape(host.shape)
+        if host.borrowed or host.dtype is bool_:  # a bool array is a new one already
             return data
         if host.size < POOL_FROM:
             return data.copy()
-        out = self.pool.take(host.shape)
+        out = self.pool.take(host.shape, data.dtype)
         self.np.copyto(out, data)
         return out
+
+    def _words(self, host: HostData):
+        """The host data as a flat NumPy array of its dtype (bool: from its 0/1 words)."""
+        if host.dtype is bool_:
+            return self.np.frombuffer(host.data, dtype=self.np.uint32) != 0
+        return self.np.frombuffer(host.data, dtype=host.dtype.name)
 
     async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
         fills = self._upload_pending(nodes)
@@ -79,8 +86,8 @@ class NumpyExecutor(CpuExecutor):
                 if node.host.borrowed or node.size < POOL_FROM:
                     node.buffer = self.upload(node.host, ())
                 else:
-                    node.buffer = self.pool.take(node.host.shape)
-                    fills[node.id] = self.np.frombuffer(node.host.data, dtype=self.np.float32)
+                    fills[node.id] = self._words(node.host)
+                    node.buffer = self.pool.take(node.host.shape, fills[node.id].dtype)
                 node.host = None
         return fills
 
@@ -144,18 +151,27 @@ class NumpyExecutor(CpuExecutor):
             dead[nid] = ended
             if node.op.writes_out:
                 heir = next((i for i in ended if i in dest and owner.get(id(dest[i])) == i), None)
-                dest[nid] = dest[heir] if heir is not None else free.pop() if free else self.pool.take((step.size,))
+                kind = node.dtype.name
+                if heir is not None and dest[heir].dtype == kind:
+                    dest[nid] = dest[heir]
+                else:
+                    spare = next((j for j, a in enumerate(free) if a.dtype == kind), None)
+                    dest[nid] = free.pop(spare) if spare is not None else self.pool.take((step.size,), kind)
                 owner[id(dest[nid])] = nid
             elif chunked and nid in stores:
-                dest[nid] = self.pool.take((step.size,))
+                dest[nid] = self.pool.take((step.size,), node.dtype.name)
             free += [dest[i] for i in ended if i in dest and owner.get(id(dest[i])) == i]
         return dest, dead
 
     def _compute(self, node: Node, args: list, out=None):
-        """One op on its input arrays, the way its kind calls it, as float32; `out` (elementwise ops): written
-        and returned where the op takes out= (kinds._map_numpy)."""
+        """One op on its input arrays, the way its kind calls it, as the node's dtype (astype converts here);
+        `out` (elementwise ops): written and returned where the op takes out= (kinds._map_numpy)."""
         result = node.op.row.numpy(node.op, args, node.params, node.options, *(() if out is None else (out,)))
-        return result if result is out else self.np.asarray(result, dtype=self.np.float32)
+        if result is out:
+            return result
+        if node.dtype.integral and getattr(result, "dtype", None) is not None and result.dtype.kind == "f":
+            return _float_to_int(self.np, result, node.dtype.name)  # WGSL's conversion: saturating, NaN to 0
+        return self.np.asarray(result, dtype=node.dtype.name)
 
     def _value(self, nodes: list[Node], i: int):
         """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
@@ -166,7 +182,7 @@ class NumpyExecutor(CpuExecutor):
         flat = storage(nodes, i).buffer.reshape(-1)
         if view.mask is None:
             return self._strided(flat, view.offset, view.shape, view.strides)
-        out = self.np.zeros(view.shape, dtype=self.np.float32)
+        out = self.np.zeros(view.shape, dtype=flat.dtype)
         shape = tuple(hi - lo for lo, hi in view.mask)
         if all(shape):
             offset = view.offset + sum(lo * s for (lo, _), s in zip(view.mask, view.strides))
@@ -175,11 +191,14 @@ class NumpyExecutor(CpuExecutor):
 
     def _strided(self, flat, offset: int, shape, strides):
         start = flat[offset:]  # negative strides reach back before it
-        return self.np.lib.stride_tricks.as_strided(start, shape, tuple(4 * s for s in strides), writeable=False)
+        return self.np.lib.stride_tricks.as_strided(
+            start, shape, tuple(flat.itemsize * s for s in strides), writeable=False
+        )
 
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if (
             take
+            and buffer.dtype != bool
             and buffer.size
             and (
                 (buffer.base is None and buffer.flags.writeable and buffer.flags.c_contiguous)
@@ -187,9 +206,8 @@ class NumpyExecutor(CpuExecutor):
             )
         ):
             return memoryview(buffer.reshape(-1)).cast("B")  # an op's own array or the pool's: handed over
-        return memoryview(self.np.array(buffer, dtype=self.np.float32, order="C").reshape(-1)).cast(
-            "B"
-        )  # a copy the caller owns
+        word = self.np.uint32 if buffer.dtype == bool else buffer.dtype  # bool: 32-bit words of 0 and 1
+        return memoryview(self.np.array(buffer, dtype=word, order="C").reshape(-1)).cast("B")  # a copy the caller owns
 
     def free(self, buffer) -> None:
         """Nothing to do: an array goes (back to the pool, or to the allocator) once nothing refers to it."""
@@ -197,3 +215,11 @@ class NumpyExecutor(CpuExecutor):
     def close(self) -> None:
         """Forget the pool's arrays."""
         self.pool.clear()
+
+
+def _float_to_int(np, x, name: str):
+    """Float values as integers of dtype `name` the way the kernels convert them: toward zero, saturating
+    at the dtype's range, NaN to 0 (NumPy's own cast leaves those undefined)."""
+    info = np.iinfo(name)
+    clipped = np.clip(np.nan_to_num(x, nan=0.0), float(info.min), float(info.max))
+    return np.where(clipped >= float(info.max), info.max, clipped.astype(np.int64)).astype(name)

@@ -14,6 +14,7 @@ import platform
 import sys
 
 from .. import runtime
+from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
 from ..host import HostData
@@ -154,10 +155,10 @@ class WasmExecutor(CpuExecutor):
                 for nid in step.nodes:
                     node = nodes[nid]
                     if node.op.generator:  # no inputs: the index of the chunk's first element instead
-                        call(symbol(node.op), at(nid, offset), count, offset, *node.params)
+                        call(symbol(node, nodes), at(nid, offset), count, offset, *node.params)
                         continue
                     ins = [at(i, offset) for i in node.inputs]
-                    call(symbol(node.op), *ins, at(nid, offset), count, *node.params)
+                    call(symbol(node, nodes), *ins, at(nid, offset), count, *node.params)
         finally:
             for buf in [*scratch.values(), *gathered.values()]:
                 self.free(buf)
@@ -183,7 +184,7 @@ class WasmExecutor(CpuExecutor):
         try:
             ptrs = [i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs)]
             self.module.call(
-                symbol(node.op),
+                symbol(node, nodes),
                 *ptrs,
                 i32(self._result(node).ptr),
                 1 if rows is None else rows,
@@ -239,7 +240,7 @@ class WasmExecutor(CpuExecutor):
         out = self._result(node)
         if node.size:
             self.module.call(
-                symbol(node.op),
+                symbol(node, nodes),
                 i32(storage(nodes, node.inputs[0]).buffer.ptr),
                 i32(out.ptr),
                 rows,
@@ -256,7 +257,7 @@ class WasmExecutor(CpuExecutor):
         c, mkn = i32(self._result(node).ptr), (o["m"], o["k"], o["n"])
         if not o["dims"]:
             if o["batch"]:
-                self.module.call(symbol(node.op), a, b, c, *mkn)
+                self.module.call(symbol(node, nodes), a, b, c, *mkn)
             return
         batch_dims = words(o["dims"])
         dims = self._alloc(batch_dims.nbytes, "the batch dimensions")
@@ -270,7 +271,7 @@ class WasmExecutor(CpuExecutor):
         node = nodes[step.node]
         img, ker = (nodes[i] for i in node.inputs)
         self.module.call(
-            symbol(node.op),
+            symbol(node, nodes),
             i32(storage(nodes, img.id).buffer.ptr),
             *img.shape,
             i32(storage(nodes, ker.id).buffer.ptr),
@@ -287,9 +288,21 @@ def words(rows: list) -> memoryview:
     return memoryview(out)
 
 
-def symbol(op) -> str:
-    """The module's export that runs `op`: tw_<name>; softmax and log_softmax share tw_softmax (a flag)."""
-    return "tw_softmax" if op.row.template == "softmax" else f"tw_{op.name}"
+def symbol(node: Node, nodes: list[Node]) -> str:
+    """The module's export that runs a node's op (`export`, for the dtypes graph.function reads)."""
+    compute = nodes[node.inputs[-1]].dtype if node.inputs else node.dtype
+    return export(node.op, compute, node.dtype)
+
+
+def export(op, compute: DType, out: DType) -> str:
+    """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
+    the suffix of its WGSL function for those dtypes (ops.Op.function); softmax and log_softmax share
+    tw_softmax (a flag)."""
+    if op.row.template == "softmax":
+        return "tw_softmax"
+    if op.elementwise:
+        return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
+    return f"tw_{op.name}"
 
 
 #: kernel template -> the executor method that runs a step of it

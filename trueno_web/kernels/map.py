@@ -7,9 +7,9 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
-from ..graph import MapStep, Node, storage
+from ..graph import MapStep, Node, function, storage
 from .caps import Caps
-from .source import META_WORDS, WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
+from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
 
 
 def strided(step: MapStep, nodes: list[Node]) -> list:
@@ -19,7 +19,8 @@ def strided(step: MapStep, nodes: list[Node]) -> list:
 
 def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     """The structure of a fused chain: what the WGSL text depends on (never values or sizes): the loads
-    (each one's view_key), the chain of functions, the stores."""
+    (each one's view_key), the chain of functions (for their dtypes), the stores, the stores written
+    through a load, and the WGSL types of the loads and of the stores."""
     views = strided(step, nodes)
     loads = tuple(view_key(v) for v in views)
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
@@ -27,9 +28,10 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
         refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
-        chain.append((node.op.wgsl, refs, len(node.params)))
+        chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
-    return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views)
+    types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
+    return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views), types
 
 
 def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
@@ -41,7 +43,7 @@ def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
 
 
 # ---------------------------------------------------------------- loads through a view (shared with other
-# generators): load j reads array `in{j}` (array<f32>) at element `i` of its view's shape, row-major.
+# generators): load j reads array `in{j}` (array<T>, T its WGSL type) at element `i` of its view's shape, row-major.
 
 
 def view_key(view) -> tuple[int, bool] | None:
@@ -76,17 +78,17 @@ def meta_len(key) -> int:
     return 1 + 2 * rank + (2 * rank if masked else 0)
 
 
-def index_fn(j: int, key, at: int) -> str:
+def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
     """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
-    gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> f32`, the value, 0.0
-    outside the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid
-    element's address may lie outside the storage)."""
+    gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> elem`, the value, 0 outside
+    the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid element's
+    address may lie outside the storage)."""
     if key is None:
         return ""
     rank, masked = key
     shape = lambda d: f"tw_meta[{at + 1 + d}u]"  # noqa: E731
     stride = lambda d: f"bitcast<i32>(tw_meta[{at + 1 + rank + d}u])"  # noqa: E731
-    head = f"fn tw_ld{j}(i: u32) -> f32 {{" if masked else f"fn tw_at{j}(i: u32) -> u32 {{"
+    head = f"fn tw_ld{j}(i: u32) -> {elem} {{" if masked else f"fn tw_at{j}(i: u32) -> u32 {{"
     lines = [head, "    var rem = i;", f"    var at = bitcast<i32>(tw_meta[{at}u]);"]
     if masked:
         lines.append("    var ok = true;")
@@ -100,7 +102,7 @@ def index_fn(j: int, key, at: int) -> str:
             lines.append(f"    at = at + i32(rem % {shape(d)}) * {stride(d)};")
         if d:
             lines.append(f"    rem = rem / {shape(d)};")
-    tail = f"    return select(0.0, in{j}[u32(max(at, 0))], ok);" if masked else "    return u32(at);"
+    tail = f"    return select({elem}(0), in{j}[u32(max(at, 0))], ok);" if masked else "    return u32(at);"
     return "\n".join(lines + [tail, "}"])
 
 
@@ -113,22 +115,26 @@ def load_expr(j: int, key, i_expr: str) -> str:
 
 @lru_cache(maxsize=512)
 def map_source(key: tuple, vec: bool, vpt: int) -> str:
-    """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on f32."""
-    loads, chain, stores, through = key
+    """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on scalars."""
+    loads, chain, stores, through, (load_types, store_types) = key
     n_loads = len(loads)
-    elem = "vec4<f32>" if vec else "f32"
+    elem = (lambda t: f"vec4<{t}>") if vec else (lambda t: t)
     access = ["read_write" if j in through else "read" for j in range(n_loads)]
-    decls = [f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{elem}>;" for j in range(n_loads)]
+    decls = [
+        f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{elem(load_types[j])}>;"
+        for j in range(n_loads)
+    ]
     base = n_loads + 1
     outs = [j for j, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{elem}>;" for k, j in enumerate(outs)
+        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{elem(store_types[j])}>;"
+        for k, j in enumerate(outs)
     ]
     n_params = sum(p for _, _, p in chain)
     at, index_fns = META_WORDS + n_params, []
     for j, load in enumerate(loads):
         if load is not None:
-            index_fns.append(index_fn(j, load, at))
+            index_fns.append(index_fn(j, load, at, load_types[j]))
             at += meta_len(load)
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
     body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads)]
@@ -148,13 +154,15 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             args = [name(ref, lane) for ref in inputs] + params
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
     for j, ref in enumerate(stores):
-        value = f"vec4<f32>({', '.join(name(ref, lane) for lane in lanes)})" if vec and ref[0] == "t" else name(ref, "")
+        value = name(ref, "")
+        if vec and ref[0] == "t":
+            value = f"vec4<{store_types[j]}>({', '.join(name(ref, lane) for lane in lanes)})"
         target = f"out{j}" if through[j] is None else f"in{through[j]}"
         body.append(f"    {target}[i] = {value};")
     loop = "\n".join(
         f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
     )
-    return shader("functions") + fill(
+    return functions() + fill(
         shader("map"), BINDINGS="\n".join(decls + index_fns), BODY="\n".join(body), VPT=vpt, LOOP=loop
     )
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from ..graph import Node, OpStep, ReduceStep, storage
 from .caps import Caps
 from .map import CODE_BUDGET, chain_key, index_fn, load_expr, meta_len, strided, view_meta
-from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, pack_meta, shader
+from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, pack_meta, shader
 
 ACCUMULATORS = 2  # per thread, each one lane per vec4 component: the loop carries one fold per lane and load
 # The chain is inlined 4 times (lanes) per vec4 a thread has in flight: at most map.CODE_BUDGET op costs
@@ -31,12 +31,13 @@ def fused(step: OpStep | ReduceStep, nodes: list[Node]) -> ReduceStep:
 def reduce_key(step: ReduceStep, nodes: list[Node]) -> tuple:
     """The structure of a reduction step (what the WGSL depends on, never values or sizes): the op's load,
     combine, identity and finish; per load its view_key; the chain's functions; the reduction's operands."""
-    loads, chain, _, _ = chain_key(step.chain(nodes), nodes)
+    loads, chain, _, _, _ = chain_key(step.chain(nodes), nodes)
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     local.update({nid: ("t", k) for k, nid in enumerate(step.nodes[:-1])})
     op = nodes[step.node].op
     operands = tuple(local[step.aliases.get(i, i)] for i in nodes[step.node].inputs)
-    return (op.wgsl, op.combine, op.identity, op.finish), loads, chain, operands
+    types = tuple(nodes[i].dtype.wgsl for i in step.loads)
+    return (op.wgsl, op.combine, op.identity, op.finish), loads, chain, operands, types
 
 
 def unroll_for(step: ReduceStep, nodes: list[Node]) -> int:
@@ -50,15 +51,15 @@ def unroll_for(step: ReduceStep, nodes: list[Node]) -> int:
 @lru_cache(maxsize=256)
 def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool = True) -> str:
     """WGSL of one reduction structure (reduce_key), `unroll` vec4s of every load in flight per thread."""
-    (load, combine, identity, finish), loads, chain, operands = key
+    (load, combine, identity, finish), loads, chain, operands, types = key
     acc = accumulator(combine, identity)
     decls = [acc["DECL"]] + [
-        f"@group(0) @binding({3 + j}) var<storage, read> in{j}: array<{'f32' if vk else 'vec4<f32>'}>;"
+        f"@group(0) @binding({3 + j}) var<storage, read> in{j}: array<{types[j] if vk else f'vec4<{types[j]}>'}>;"
         for j, vk in enumerate(loads)
     ]
     at = META_WORDS + sum(n_p for _, _, n_p in chain)
     for j, vk in enumerate(loads):
-        decls.append(index_fn(j, vk, at))
+        decls.append(index_fn(j, vk, at, types[j]))
         at += meta_len(vk)
     name = lambda ref: ("l" if ref[0] == "in" else "t") + str(ref[1])  # noqa: E731
     body, q = [], 0
@@ -71,7 +72,7 @@ def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool
     reads = [
         f"    let a{j} = in{j}[i];"
         if vk is None
-        else f"    let a{j} = vec4<f32>({', '.join(load_expr(j, vk, f'min(e + {c}u, n - 1u)') for c in range(4))});"
+        else f"    let a{j} = vec4<{types[j]}>({', '.join(load_expr(j, vk, f'min(e + {c}u, n - 1u)') for c in range(4))});"
         for j, vk in enumerate(loads)
     ]
     n_acc = min(ACCUMULATORS, unroll)
@@ -88,7 +89,7 @@ def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool
         SG_ARGS=", @builtin(subgroup_size) sg_size: u32" if subgroups else "",
         SG_PASS=", sg_size" if subgroups else "",
         BINDINGS="\n".join(d for d in decls if d),
-        PARAMS=", ".join(f"l{j}: f32" for j in range(len(loads))),
+        PARAMS=", ".join(f"l{j}: {types[j]}" for j in range(len(loads))),
         CHAIN="\n".join(body),
         LOADS="\n".join(reads),
         LANES4=", ".join(f"tw_value({', '.join(f'a{j}{c}' for j in range(len(loads)))})" for c in COMPONENTS),
@@ -99,7 +100,7 @@ def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool
     text = fill(text, LOAD=load, IDENTITY=identity, FINISH=finish, **acc)
     # `enable` must come before any declaration, so before the shared functions
     head, sep, rest = text.partition("enable subgroups;")
-    return (sep + "\n" + shader("functions") + head + rest) if sep else shader("functions") + text
+    return (sep + "\n" + functions() + head + rest) if sep else functions() + text
 
 
 def unrolled_loop(unroll: int, n_acc: int) -> str:

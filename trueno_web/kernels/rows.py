@@ -13,10 +13,10 @@ import struct
 from functools import lru_cache
 
 from ..errors import LimitError
-from ..graph import Node, RowStep, row_reduction, storage
+from ..graph import Node, RowStep, function, row_reduction, storage
 from .caps import Caps
 from .map import index_fn, load_expr, meta_len, view_key, view_words
-from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, grid_for, pack_meta, shader
+from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, grid_for, pack_meta, shader
 
 
 def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
@@ -40,8 +40,9 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
             op = node.op
             members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
         else:
-            members.append(("r" if nid in step.row_values else "e", node.op.wgsl, refs, len(node.params)))
-    return loads, tuple(members), tuple(local[nid] for nid in step.stores), inplace(step, nodes)
+            members.append(("r" if nid in step.row_values else "e", function(node, nodes), refs, len(node.params)))
+    types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
+    return loads, tuple(members), tuple(local[nid] for nid in step.stores), inplace(step, nodes), types
 
 
 def inplace(step: RowStep, nodes: list[Node]) -> tuple:
@@ -101,19 +102,22 @@ def split_load(j: int, rank: int, outer: int, at: int) -> str:
 @lru_cache(maxsize=256)
 def rows_source(key: tuple) -> str:
     """WGSL of one row-step structure."""
-    loads, members, stores, through = key
+    loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
-    decls = [f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<f32>;" for j in range(len(loads))]
+    decls = [
+        f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{load_types[j]}>;"
+        for j in range(len(loads))
+    ]
     outs = [s for s, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({len(loads) + 1 + k}) var<storage, read_write> out{s}: array<f32>;"
+        f"@group(0) @binding({len(loads) + 1 + k}) var<storage, read_write> out{s}: array<{store_types[s]}>;"
         for k, s in enumerate(outs)
     ]
     at = META_WORDS + sum(m[3] for m in members)
     element_load = {}
     for j, (_, vk, outer) in enumerate(loads):
         if outer is None:
-            decls.append(index_fn(j, vk, at))
+            decls.append(index_fn(j, vk, at, load_types[j]))
             element_load[j] = load_expr(j, vk, "i")
         else:
             decls.append(split_fns(j, vk[0], outer, at))
@@ -192,7 +196,7 @@ def rows_source(key: tuple) -> str:
                 )
             )
         )
-    return shader("functions") + fill(
+    return functions() + fill(
         shader("rows"), BINDINGS="\n".join(d for d in decls if d), REDUCERS="\n".join(reducers), BODY="\n".join(body)
     )
 
@@ -228,7 +232,7 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     cols = step.cols
     tpr = threads_per_row(cols)
     key = rows_key(step, nodes)
-    _, members, stores, through = key
+    _, members, stores, through, _ = key
     folds = sum(m[0] == "red" for m in members)
     check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)

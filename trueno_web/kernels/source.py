@@ -24,6 +24,12 @@ def shader(name: str) -> str:
     return (Path(__file__).resolve().parents[2] / "shaders" / f"{name}.wgsl").read_text()
 
 
+def functions() -> str:
+    """The per-op functions of every dtype (shaders/functions.wgsl and functions_int.wgsl): what the kernels
+    that run elementwise chains (map, rows, reduce) call."""
+    return shader("functions") + shader("functions_int")
+
+
 def fill(text: str, **parts) -> str:
     """Replace each {{KEY}} of a template by its part."""
     for key, value in parts.items():

@@ -19,6 +19,7 @@ from numbers import Real
 
 from .. import ops
 from ..calls import Pending, install
+from ..dtypes import DType, bool_, dtype_of, float32, result_type, signature, weak_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -28,14 +29,15 @@ from .lower import realize
 from .reduce import Reductions
 from .views import Views
 
+ASTYPE = ops.get("astype")
+
 
 class Tensor(Views, Reductions, Linalg):
-    """A lazy float32 array on one device (see the module docstring). The mixins' hooks are at the end of
-    the class: `_new`, `_const`, `_apply`, `_tensors`."""
+    """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
+    of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
     __slots__ = ("device", "expr", "shape", "__weakref__")
     __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
-    dtype = "float32"
 
     def __init__(self, device, expr: Expr):
         self.device = device
@@ -43,6 +45,10 @@ class Tensor(Views, Reductions, Linalg):
         self.shape: tuple[int, ...] = expr.shape  # read on every op: an attribute (realize keeps the shape)
 
     # ------------------------------------------------------------ shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.expr.dtype
 
     @property
     def ndim(self) -> int:
@@ -58,7 +64,16 @@ class Tensor(Views, Reductions, Linalg):
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"Tensor(shape={self.shape}, dtype=float32, backend={self.device.backend!r})"
+        return f"Tensor(shape={self.shape}, dtype={self.dtype}, backend={self.device.backend!r})"
+
+    def astype(self, dtype, copy: bool = True) -> Tensor:
+        """This tensor converted to `dtype` (a trueno_web dtype or its name): float to integer truncates toward
+        zero (saturating; NaN: 0), to bool is x != 0, integer to integer wraps. The same dtype: this tensor's
+        values (a tensor of its own with copy=True)."""
+        target = dtype_of(dtype)
+        if target is self.dtype:
+            return Tensor(self.device, self.expr) if copy else self
+        return Tensor(self.device, Expr(self.shape, op=ASTYPE, inputs=(self.expr,), dtype=target))
 
     # ------------------------------------------------------------ operators
 
@@ -113,12 +128,48 @@ class Tensor(Views, Reductions, Linalg):
     __hash__ = object.__hash__
 
     def __mul__(self, other):
-        if _is_scalar(other):
+        if _is_scalar(other) and self.dtype is float32:
             return _op("scale", self, s=float(other))
         return _op("mul", self, other)
 
     def __rmul__(self, other):
         return self.__mul__(other)
+
+    def __and__(self, other):
+        return _op("bitwise_and", self, other)
+
+    def __rand__(self, other):
+        return _op("bitwise_and", other, self)
+
+    def __or__(self, other):
+        return _op("bitwise_or", self, other)
+
+    def __ror__(self, other):
+        return _op("bitwise_or", other, self)
+
+    def __xor__(self, other):
+        return _op("bitwise_xor", self, other)
+
+    def __rxor__(self, other):
+        return _op("bitwise_xor", other, self)
+
+    def __invert__(self):
+        return _op("bitwise_invert", self)
+
+    def __lshift__(self, other):
+        return _op("bitwise_left_shift", self, other)
+
+    def __rlshift__(self, other):
+        return _op("bitwise_left_shift", other, self)
+
+    def __rshift__(self, other):
+        return _op("bitwise_right_shift", self, other)
+
+    def __rrshift__(self, other):
+        return _op("bitwise_right_shift", other, self)
+
+    def __pos__(self):
+        return Tensor(self.device, self.expr)
 
     def __bool__(self):
         raise TruenoTypeError("the truth value of a lazy tensor is unknown until it runs; use `await t.item()`")
@@ -126,8 +177,8 @@ class Tensor(Views, Reductions, Linalg):
     # ------------------------------------------------------------ running
 
     def numpy(self) -> Pending:
-        """Run what this tensor needs (one batch) and download it: a float32 NumPy array of its shape
-        (an NDResult of its shape where NumPy is missing). Await it: `await t.numpy()`."""
+        """Run what this tensor needs (one batch) and download it: a NumPy array of its dtype and shape
+        (an NDResult where NumPy is missing). Await it: `await t.numpy()`."""
         return Pending("numpy", self._numpy(), "t.numpy()")
 
     async def _numpy(self):
@@ -143,21 +194,23 @@ class Tensor(Views, Reductions, Linalg):
     read = numpy
 
     def item(self) -> Pending:
-        """The value of a one-element tensor, as a Python float. Await it: `await t.item()`."""
+        """The value of a one-element tensor, as a Python scalar (float, int or bool). Await it:
+        `await t.item()`."""
         if self.size != 1:
             raise TruenoValueError(f"item() needs a tensor of one element; this one has shape {self.shape}")
         return Pending("item", self._item(), "t.item()")
 
-    async def _item(self) -> float:
+    async def _item(self):
         data = await self._numpy()
-        return float(data.reshape(-1)[0] if hasattr(data, "reshape") else data[0])
+        value = (data.reshape(-1) if hasattr(data, "reshape") else data)[0]
+        return value.item() if hasattr(value, "item") else value  # a NumPy scalar, or an NDResult's Python one
 
     def numpy_sync(self):
         """numpy() without await, where runtime.sync_available() (desktop; JSPI in the browser)."""
         return block_on(self.numpy())
 
     def __float__(self) -> float:
-        return block_on(self.item())
+        return float(block_on(self.item()))
 
     def __array__(self, dtype=None, copy=None):
         out = self.numpy_sync()
@@ -174,10 +227,13 @@ class Tensor(Views, Reductions, Linalg):
         return Tensor(self.device, leaf(self.device, value))
 
     def _apply(self, op, inputs: list[Tensor], params=(), options=None) -> Tensor:
-        """A catalog op on tensors of this device; its shape from the op's kind (which checks it)."""
+        """A catalog op on tensors of this device, converted to the dtype it computes in; its shape from the
+        op's kind (which checks it)."""
+        inputs, dtype = _typed(op, inputs)
         shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
         return Tensor(
-            self.device, Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options)
+            self.device,
+            Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options, dtype=dtype),
         )
 
     @staticmethod
@@ -207,7 +263,8 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
 
 def as_tensors(args) -> list[Tensor]:
-    """Tensors of the arguments of one op: one device, Python scalars and host data moved onto it."""
+    """Tensors of the arguments of one op: one device, Python scalars (weakly typed: dtypes.weak_dtype)
+    and host data moved onto it."""
     device = args[0].device if args and type(args[0]) is Tensor else None
     if device is not None and all([type(a) is Tensor and a.device is device for a in args]):
         return list(args)  # the common case, checked first: tensors of one device
@@ -217,7 +274,23 @@ def as_tensors(args) -> list[Tensor]:
     if not devices:
         raise TruenoTypeError("an op on tensors needs at least one Tensor argument")
     device = next(iter(devices.values()))
-    return [a if isinstance(a, Tensor) else Tensor(device, leaf(device, a)) for a in args]
+    strong = [a.dtype for a in args if isinstance(a, (Tensor, DeviceArray))]
+    strong = result_type(*strong) if any(isinstance(a, Real) for a in args) else None
+    return [
+        a
+        if isinstance(a, Tensor)
+        else Tensor(device, leaf(device, a, dtype=weak_dtype(a, strong) if isinstance(a, Real) else None))
+        for a in args
+    ]
+
+
+def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
+    """The inputs converted to the dtypes `op` computes in (a where's condition to bool), and the dtype it
+    returns (dtypes.signature)."""
+    compute, out = signature(op, [t.dtype for t in ts])
+    if op.name == "where":
+        return [ts[0].astype(bool_, copy=False), *(t.astype(compute, copy=False) for t in ts[1:])], out
+    return [t if t.dtype is compute else t.astype(compute) for t in ts], out
 
 
 def _op(name: str, *args, **params) -> Tensor:
@@ -233,12 +306,13 @@ def _method(self, op, inputs, params, options):
     ts = as_tensors(inputs)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
+    ts, dtype = _typed(op, ts)
     shape = ts[0].shape
     if len(ts) > 1 and any([t.shape != shape for t in ts]):
         shape = broadcast_shapes(*(t.shape for t in ts))
         ts = [t if t.shape == shape else t.expand(shape) for t in ts]
     # the map kinds' shape rule (equal shapes in, that shape out) holds by construction: no _apply
-    return Tensor(ts[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params))
+    return Tensor(ts[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params, dtype=dtype))
 
 
 install(Tensor, _method, "Lazy: returns a Tensor; NumPy broadcasting.", self_is_input=True)

@@ -6,25 +6,24 @@ from __future__ import annotations
 
 import math
 
+from ..dtypes import dtype_of
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from .core import Tensor
 from .expr import Expr, leaf
 
 
-def asarray(data, device=None, shape=None) -> Tensor:
-    """A Tensor on `device` from host data (converted to float32), a DeviceArray or a Tensor."""
-    if isinstance(data, Tensor):
+def asarray(data, device=None, shape=None, *, dtype=None) -> Tensor:
+    """A Tensor on `device` from host data (of its own dtype, or converted to `dtype` on the host), a
+    DeviceArray or a Tensor (converted to `dtype` on the device where it is another)."""
+    if isinstance(data, (Tensor, DeviceArray)):
         if device is not None and data.device is not device:
-            raise TruenoValueError("this tensor is on another device; read it and make a new one there")
-        return data
-    if isinstance(data, DeviceArray):
-        if device is not None and data.device is not device:
-            raise TruenoValueError("this DeviceArray is on another device; upload the data to this device")
-        return Tensor(data.device, leaf(data.device, data))
+            raise TruenoValueError("this array is on another device; read it and make a new one there")
+        t = data if isinstance(data, Tensor) else Tensor(data.device, leaf(data.device, data))
+        return t if dtype is None else t.astype(dtype, copy=False)
     if device is None:
         raise TruenoTypeError("asarray needs device= for host data (e.g. tw.asarray(x, device=dev))")
-    return Tensor(device, leaf(device, data, shape))
+    return Tensor(device, leaf(device, data, shape, None if dtype is None else dtype_of(dtype)))
 
 
 def generate(device, op, shape: tuple[int, ...], params: tuple[float, ...]) -> Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from numbers import Real
 
 from .. import ops
+from ..dtypes import DType, float32, scalar_dtype
 from ..errors import TruenoValueError
 from ..host import HostData, to_host
 from ..layout import contiguous_strides
@@ -21,11 +22,11 @@ COPY = ops.get("copy")
 class Expr:
     """One node of a tensor expression: a leaf (host data or a DeviceArray), an op, or a view of a base."""
 
-    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf")
+    __slots__ = ("op", "inputs", "params", "options", "shape", "view", "leaf", "dtype")
 
-    def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None):
+    def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None, dtype=float32):
         self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
-        self.options, self.view, self.leaf = options or {}, view, leaf
+        self.options, self.view, self.leaf, self.dtype = options or {}, view, leaf, dtype
 
     def layout(self) -> tuple[Expr, tuple[int, ...], int]:
         """(base, strides, offset): how this node reads its base's flat storage (a node that is no view is
@@ -47,22 +48,22 @@ class Expr:
         view = self.view
         if view is None or (view.offset == 0 and self.row_major()):
             return self
-        return Expr(self.shape, op=COPY, inputs=(self,))
+        return Expr(self.shape, op=COPY, inputs=(self,), dtype=self.dtype)
 
 
-def leaf(device, data, shape=None) -> Expr:
-    """A leaf node on `device`: a DeviceArray of it, a number (0-d) or host data (converted to float32),
-    checked against the device's limits."""
+def leaf(device, data, shape=None, dtype: DType | None = None) -> Expr:
+    """A leaf node on `device`: a DeviceArray of it, a number (0-d: of `dtype`, else its own kind's default)
+    or host data (of its dtype, or converted to `dtype`), checked against the device's limits."""
     if isinstance(data, DeviceArray):
         if data.device is not device:
             raise TruenoValueError("this DeviceArray is on another device; upload the data to this device")
         data.check_alive()
-        return Expr(data.shape, leaf=data)
+        return Expr(data.shape, leaf=data, dtype=data.dtype)
     device.check_open()
-    if isinstance(data, Real) and not isinstance(data, bool):
-        host = to_host([float(data)])
-        host = HostData(host.data, ())
+    if isinstance(data, Real):
+        host = to_host([data], dtype=dtype or scalar_dtype(data))
+        host = HostData(host.data, (), dtype=host.dtype)
     else:
-        host = to_host(data, shape)
+        host = to_host(data, shape, dtype)
     device.executor.check_size(host.size * 4, "this input")
-    return Expr(host.shape, leaf=host)
+    return Expr(host.shape, leaf=host, dtype=host.dtype)

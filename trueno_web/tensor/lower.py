@@ -90,21 +90,21 @@ def _emit(batch, order, ids: dict, apart: set[int]) -> None:
         if key in apart:
             same = None
         elif isinstance(e.leaf, HostData):
-            same = ("leaf", e.leaf.shape, bytes(e.leaf.data)) if e.leaf.size == 1 else None
+            same = ("leaf", e.leaf.shape, e.dtype, bytes(e.leaf.data)) if e.leaf.size == 1 else None
         elif e.view is not None:
             same = ("view", ids[id(e.inputs[0])].index, e.view)
         elif e.op.elementwise and not e.options:
-            same = ("op", e.op.name, tuple([ids[id(i)].index for i in e.inputs]), e.params)
+            same = ("op", e.op.name, tuple([ids[id(i)].index for i in e.inputs]), e.params, e.dtype)
         else:
             same = None
         if same is not None and same in seen:
             ids[key] = seen[same]
             continue
         if isinstance(e.leaf, HostData):
-            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape)
+            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape, dtype=e.dtype)
         elif e.view is not None:
             ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
-            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options)
+            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options, e.dtype)
         if same is not None:
             seen[same] = ids[key]

@@ -8,6 +8,7 @@ import array
 import math
 
 from .. import ops
+from ..dtypes import INDEX
 from ..errors import TruenoValueError
 from ..kinds import Kind
 from .views import axes_tuple, axis_index
@@ -37,8 +38,8 @@ class Reductions:
         return self.var(axis, keepdims, ddof).sqrt()
 
     def argmax(self, axis=None, keepdims=False):
-        """Index of the first largest element along `axis` (None: of the flattened tensor), as float32
-        (exact up to 2^24); the first NaN where there is one, as NumPy."""
+        """Index of the first largest element along `axis` (None: of the flattened tensor), as int32; the
+        first NaN where there is one, as NumPy."""
         return _arg(self, axis, keepdims, "max")
 
     def argmin(self, axis=None, keepdims=False):
@@ -76,7 +77,8 @@ def _reduce(name: str, t, axis, keepdims: bool):
 
 
 def _arg(t, axis, keepdims: bool, extreme: str):
-    """min over `axis` of where(t is the extreme or NaN, its index, n): two reductions, one row kernel."""
+    """min over `axis` of where(t is the extreme or NaN, its index, n): two reductions, one row kernel (in
+    float32: exact for axes shorter than 2^24), as int32."""
     if axis is None:
         out = _arg(t.reshape(-1), 0, False, extreme)
         return out.reshape((1,) * t.ndim) if keepdims else out
@@ -85,8 +87,8 @@ def _arg(t, axis, keepdims: bool, extreme: str):
     if n == 0:
         raise TruenoValueError(f"arg{extreme} along an empty axis (axis {axis} of {t.shape}) has no value")
     index = t._const(array.array("f", range(n))).reshape([n if d == a else 1 for d in range(t.ndim)])
-    hit = (t == _reduce(extreme, t, a, True)).maximum(t != t)
-    return hit.where(index, float(n)).min(a, keepdims=keepdims)
+    hit = (t == _reduce(extreme, t, a, True)) | (t != t)
+    return hit.where(index, float(n)).min(a, keepdims=keepdims).astype(INDEX)
 
 
 def _softmax(name: str, t, axis: int):

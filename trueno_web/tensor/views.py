@@ -39,7 +39,7 @@ class Views:
         view = View(shape, tuple(strides), offset, None if mask is None else tuple(mask))
         if view.identity and view.shape == base.shape:
             return self._new(base)
-        return self._new(Expr(view.shape, view=view, inputs=(base,)))
+        return self._new(Expr(view.shape, view=view, inputs=(base,), dtype=base.dtype))
 
     def contiguous(self):
         """This tensor in row-major memory of its own (a copy only where it is a strided view)."""

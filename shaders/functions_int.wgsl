@@ -1,0 +1,91 @@
+// trueno_web: the integer and bool kernels' functions (int32: _i32, uint32: _u32, bool: _bool, a u32 word of 0
+// or 1), one per catalog row and dtype it computes in (ops.Op.dtypes; the name: ops.Op.function). Integer
+// arithmetic wraps (two's complement, as NumPy's int32 and uint32); comparisons give bool.
+
+// ---------------------------------------------------------------- i32
+fn tw_add_i32(a: i32, b: i32) -> i32 { return a + b; }
+fn tw_sub_i32(a: i32, b: i32) -> i32 { return a - b; }
+fn tw_mul_i32(a: i32, b: i32) -> i32 { return a * b; }
+fn tw_neg_i32(x: i32) -> i32 { return -x; }
+fn tw_abs_i32(x: i32) -> i32 { return abs(x); }
+fn tw_square_i32(x: i32) -> i32 { return x * x; }
+fn tw_max_i32(a: i32, b: i32) -> i32 { return max(a, b); }
+fn tw_min_i32(a: i32, b: i32) -> i32 { return min(a, b); }
+fn tw_copy_i32(x: i32) -> i32 { return x; }
+fn tw_lt_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a < b); }
+fn tw_le_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a <= b); }
+fn tw_gt_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a > b); }
+fn tw_ge_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a >= b); }
+fn tw_eq_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a == b); }
+fn tw_ne_i32(a: i32, b: i32) -> u32 { return select(0u, 1u, a != b); }
+fn tw_where_i32(c: u32, a: i32, b: i32) -> i32 { return select(b, a, c != 0u); }
+fn tw_bitwise_and_i32(a: i32, b: i32) -> i32 { return a & b; }
+fn tw_bitwise_or_i32(a: i32, b: i32) -> i32 { return a | b; }
+fn tw_bitwise_xor_i32(a: i32, b: i32) -> i32 { return a ^ b; }
+fn tw_bitwise_invert_i32(x: i32) -> i32 { return ~x; }
+// a shift by 32 or more (or a negative one) shifts every bit out; WGSL itself would take it modulo 32
+fn tw_bitwise_left_shift_i32(a: i32, b: i32) -> i32 { return select(0, a << u32(b), u32(b) < 32u); }
+fn tw_bitwise_right_shift_i32(a: i32, b: i32) -> i32 { return a >> min(u32(b), 31u); }
+// ---------------------------------------------------------------- u32
+fn tw_add_u32(a: u32, b: u32) -> u32 { return a + b; }
+fn tw_sub_u32(a: u32, b: u32) -> u32 { return a - b; }
+fn tw_mul_u32(a: u32, b: u32) -> u32 { return a * b; }
+fn tw_neg_u32(x: u32) -> u32 { return 0u - x; }
+fn tw_abs_u32(x: u32) -> u32 { return x; }
+fn tw_square_u32(x: u32) -> u32 { return x * x; }
+fn tw_max_u32(a: u32, b: u32) -> u32 { return max(a, b); }
+fn tw_min_u32(a: u32, b: u32) -> u32 { return min(a, b); }
+fn tw_copy_u32(x: u32) -> u32 { return x; }
+fn tw_lt_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a < b); }
+fn tw_le_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a <= b); }
+fn tw_gt_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a > b); }
+fn tw_ge_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a >= b); }
+fn tw_eq_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a == b); }
+fn tw_ne_u32(a: u32, b: u32) -> u32 { return select(0u, 1u, a != b); }
+fn tw_where_u32(c: u32, a: u32, b: u32) -> u32 { return select(b, a, c != 0u); }
+fn tw_bitwise_and_u32(a: u32, b: u32) -> u32 { return a & b; }
+fn tw_bitwise_or_u32(a: u32, b: u32) -> u32 { return a | b; }
+fn tw_bitwise_xor_u32(a: u32, b: u32) -> u32 { return a ^ b; }
+fn tw_bitwise_invert_u32(x: u32) -> u32 { return ~x; }
+// a shift by 32 or more (or a negative one) shifts every bit out; WGSL itself would take it modulo 32
+fn tw_bitwise_left_shift_u32(a: u32, b: u32) -> u32 { return select(0u, a << u32(b), u32(b) < 32u); }
+fn tw_bitwise_right_shift_u32(a: u32, b: u32) -> u32 { return select(0u, a >> b, b < 32u); }
+// ---------------------------------------------------------------- bool
+fn tw_eq_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a == b); }
+fn tw_ne_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a != b); }
+fn tw_where_bool(c: u32, a: u32, b: u32) -> u32 { return select(b, a, c != 0u); }
+fn tw_copy_bool(x: u32) -> u32 { return x; }
+fn tw_logical_and_bool(a: u32, b: u32) -> u32 { return a & b; }
+fn tw_logical_or_bool(a: u32, b: u32) -> u32 { return a | b; }
+fn tw_logical_xor_bool(a: u32, b: u32) -> u32 { return a ^ b; }
+fn tw_logical_not_bool(x: u32) -> u32 { return x ^ 1u; }
+fn tw_bitwise_and_bool(a: u32, b: u32) -> u32 { return a & b; }
+fn tw_bitwise_or_bool(a: u32, b: u32) -> u32 { return a | b; }
+fn tw_bitwise_xor_bool(a: u32, b: u32) -> u32 { return a ^ b; }
+fn tw_bitwise_invert_bool(x: u32) -> u32 { return x ^ 1u; }
+// ---------------------------------------------------------------- astype: tw_astype_<from>_<to>
+// float to integer: toward zero, saturating at the range, NaN to 0 (explicit: WGSL leaves NaN undefined);
+// to bool: nonzero (on the bits: a subnormal is nonzero, NaN too)
+fn tw_astype_f32_i32(x: f32) -> i32 {
+    if (tw_isnan(x)) { return 0; }
+    if (x >= 2147483648.0) { return 2147483647; }
+    return i32(max(x, -2147483648.0));
+}
+fn tw_astype_f32_u32(x: f32) -> u32 {
+    if (x >= 4294967296.0) { return 4294967295u; }
+    return select(0u, u32(x), x > 0.0);
+}
+fn tw_astype_f32_bool(x: f32) -> u32 { return select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u); }
+fn tw_astype_i32_f32(x: i32) -> f32 { return f32(x); }
+fn tw_astype_i32_u32(x: i32) -> u32 { return bitcast<u32>(x); }
+fn tw_astype_i32_bool(x: i32) -> u32 { return select(0u, 1u, x != 0); }
+fn tw_astype_u32_f32(x: u32) -> f32 { return f32(x); }
+fn tw_astype_u32_i32(x: u32) -> i32 { return bitcast<i32>(x); }
+fn tw_astype_u32_bool(x: u32) -> u32 { return select(0u, 1u, x != 0u); }
+fn tw_astype_bool_f32(x: u32) -> f32 { return f32(x); }
+fn tw_astype_bool_i32(x: u32) -> i32 { return i32(x); }
+fn tw_astype_bool_u32(x: u32) -> u32 { return x; }
+fn tw_astype_f32_f32(x: f32) -> f32 { return x; }
+fn tw_astype_i32_i32(x: i32) -> i32 { return x; }
+fn tw_astype_u32_u32(x: u32) -> u32 { return x; }
+fn tw_astype_bool_bool(x: u32) -> u32 { return x; }

@@ -1,0 +1,258 @@
+"""Data types: the dtype objects, the array API standard's promotion rules, and each op's signature.
+
+Every dtype is stored in 32-bit words on the devices (WGSL and WASM have no narrower loads): float32 as
+f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). The NumPy backend holds NumPy's own dtypes.
+Promotion follows the standard's lattice (bool apart, signed and unsigned integers, floats; int32 and
+uint32 together are int64, which no backend holds: an error), with Python scalars weakly typed: they take
+the dtype of the array they meet where its kind can hold them.
+
+An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float32 first by default) and
+what it returns (`Op.returns`: the dtype it computed in, bool, or the index dtype). `signature` picks the
+dtype an op computes in for given inputs: their promoted dtype where the op has it, else the first of the
+op's dtypes that holds it (bool to int32, integers to float32 for float-only ops such as exp), else a
+TruenoTypeError.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+from .errors import TruenoTypeError, TruenoValueError
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    """One data type: its name, kind ("bool", "signed", "unsigned", "float"), bits, the WGSL scalar of
+    its 32-bit storage word, the `array` typecode of that word, and the suffix of its kernels' functions."""
+
+    name: str
+    kind: str
+    bits: int
+    wgsl: str
+    typecode: str
+    suffix: str
+
+    def __repr__(self) -> str:
+        return f"trueno_web.{self.name}"
+
+    __str__ = lambda self: self.name  # noqa: E731 - str(dtype) is its name, as NumPy's
+
+    def __eq__(self, other) -> bool:
+        """Equal to itself, its name, and NumPy's dtype of that name (code written for NumPy keeps working)."""
+        if isinstance(other, DType):
+            return other is self
+        name = getattr(other, "name", other)
+        return isinstance(name, str) and name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one element in device memory: 4 for every dtype (32-bit words)."""
+        return 4
+
+    @property
+    def integral(self) -> bool:
+        return self.kind in ("signed", "unsigned")
+
+
+bool_ = DType("bool", "bool", 8, "u32", "I", "_bool")
+int32 = DType("int32", "signed", 32, "i32", "i", "_i32")
+uint32 = DType("uint32", "unsigned", 32, "u32", "I", "_u32")
+float32 = DType("float32", "float", 32, "f32", "f", "")
+
+DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)
+BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES}
+DEFAULT_INT, DEFAULT_FLOAT, INDEX = int32, float32, int32
+SHORT = {bool_: "bool", int32: "i32", uint32: "u32", float32: "f32"}  # in cast functions' names: tw_astype_i32_f32
+
+
+def dtype_of(x) -> DType:
+    """A DType from a DType, its name, or a NumPy dtype / scalar type of that name; else TruenoTypeError."""
+    if isinstance(x, DType):
+        return x
+    if x is bool:
+        return bool_
+    if x is int:
+        return DEFAULT_INT
+    if x is float:
+        return DEFAULT_FLOAT
+    name = getattr(x, "name", None) or getattr(x, "__name__", None) if not isinstance(x, str) else x
+    if name == "bool_":
+        name = "bool"
+    found = BY_NAME.get(name) if isinstance(name, str) else None
+    if found is None:
+        known = ", ".join(d.name for d in DTYPES)
+        raise TruenoTypeError(f"unsupported dtype {x!r:.40}; trueno_web has {known} (no 64-bit types on the GPU)")
+    return found
+
+
+# ---------------------------------------------------------------- promotion
+
+
+def result_type(*dtypes: DType) -> DType:
+    """The standard's promotion of array dtypes (no Python scalars here: see `weak_dtype`)."""
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = _promote(out, d)
+    return out
+
+
+def _promote(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if a.kind == "float" or b.kind == "float":
+        return float32  # the only float; an integer beside it promotes to it (NumPy's and JAX's choice)
+    if a is bool_ or b is bool_:
+        return b if a is bool_ else a
+    raise TruenoTypeError(
+        f"{a.name} and {b.name} promote to int64, which trueno_web does not have; convert one with "
+        f"astype(trueno_web.{a.name}) or astype(trueno_web.{b.name})"
+    )
+
+
+def can_cast(from_: DType, to: DType) -> bool:
+    """Can `from_` promote to `to` without changing kind the wrong way (the standard's can_cast)?"""
+    if from_ is to or from_ is bool_:
+        return True
+    if from_.kind == "float":
+        return to.kind == "float"
+    if to.kind == "float":
+        return False  # int32 -> float32 is lossy: the standard keeps the kinds apart
+    return from_.kind == to.kind
+
+
+def weak_dtype(value, strong: DType) -> DType:
+    """The dtype a Python scalar takes beside an array of dtype `strong` (the standard's weak scalars): the
+    array's own where its kind can hold the scalar's kind (bool anywhere, an int in ints and floats, a float
+    in floats), else the default dtype of the scalar's kind; an int out of the integer dtype's range raises."""
+    if isinstance(value, bool):
+        return strong
+    if isinstance(value, Integral):
+        if strong is bool_:
+            return DEFAULT_INT
+        if strong.integral:
+            lo, hi = iinfo(strong).min, iinfo(strong).max
+            if not lo <= value <= hi:
+                raise TruenoValueError(f"{value} does not fit {strong.name} ({lo} to {hi}); convert the array first")
+        return strong
+    if isinstance(value, Real):
+        return strong if strong.kind == "float" else DEFAULT_FLOAT
+    raise TruenoTypeError(f"cannot use {type(value).__name__} {value!r:.40} as a number")
+
+
+def scalar_dtype(value) -> DType:
+    """The dtype of a Python scalar on its own (bool, int32, float32)."""
+    if isinstance(value, bool):
+        return bool_
+    return DEFAULT_INT if isinstance(value, Integral) else DEFAULT_FLOAT
+
+
+# ---------------------------------------------------------------- finfo, iinfo, isdtype
+
+
+@dataclass(frozen=True)
+class FInfo:
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class IInfo:
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def finfo(d) -> FInfo:
+    d = getattr(d, "dtype", d)
+    d = dtype_of(d)
+    if d.kind != "float":
+        raise TruenoTypeError(f"finfo() takes a floating dtype; got {d.name} (use iinfo)")
+    top = (2 - 2.0**-23) * 2.0**127
+    return FInfo(32, 2.0**-23, top, -top, 2.0**-126, d)
+
+
+def iinfo(d) -> IInfo:
+    d = getattr(d, "dtype", d)
+    d = dtype_of(d)
+    if not d.integral:
+        raise TruenoTypeError(f"iinfo() takes an integer dtype; got {d.name} (use finfo)")
+    if d.kind == "signed":
+        return IInfo(d.bits, 2 ** (d.bits - 1) - 1, -(2 ** (d.bits - 1)), d)
+    return IInfo(d.bits, 2**d.bits - 1, 0, d)
+
+
+KINDS = {
+    "bool": ("bool",),
+    "signed integer": ("signed",),
+    "unsigned integer": ("unsigned",),
+    "integral": ("signed", "unsigned"),
+    "real floating": ("float",),
+    "complex floating": (),
+    "numeric": ("signed", "unsigned", "float"),
+}
+
+
+def isdtype(d, kind) -> bool:
+    """The standard's isdtype: is dtype `d` of `kind` (a dtype, a kind name, or a tuple of those)?"""
+    d = dtype_of(d)
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in KINDS:
+            raise TruenoValueError(f"unknown dtype kind {kind!r}; one of {', '.join(KINDS)}")
+        return d.kind in KINDS[kind]
+    return d == dtype_of(kind)
+
+
+# ---------------------------------------------------------------- ops' signatures
+
+
+def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DType, DType]:
+    """(the dtype `op` computes in, the dtype it returns) for inputs of `dtypes` (see the module docstring).
+    A `where`'s condition is not promoted with its values: it is read as bool. `target`: astype's dtype."""
+    if op.returns == "target":
+        if target is None:
+            raise TruenoTypeError(f"{op.name} needs dtype= the dtype to convert to, e.g. {op.name}(x, dtype=tw.int32)")
+        return dtypes[0], target
+    values = dtypes[1:] if op.name == "where" else dtypes
+    wanted = result_type(*values) if values else DEFAULT_FLOAT
+    compute = wanted if wanted in op.dtypes else next((d for d in _widening(op.dtypes) if _holds(d, wanted)), None)
+    if compute is None:
+        have = ", ".join(d.name for d in op.dtypes)
+        raise TruenoTypeError(f"{op.name} is not defined for {wanted.name} inputs; it takes {have}")
+    returns = bool_ if op.returns == "bool" else compute
+    return compute, returns
+
+
+def _widening(dtypes: tuple[DType, ...]) -> list[DType]:
+    """An op's dtypes in the order a missing dtype tries them: integers before floats (bool + bool counts)."""
+    return sorted(dtypes, key=lambda d: d.kind == "float")
+
+
+def _holds(to: DType, from_: DType) -> bool:
+    """May an op that lacks `from_` compute in `to` instead? bool in anything; integers in float32."""
+    return from_ is bool_ or (from_.integral and to.kind == "float")
+
+
+def py_cast(value, d: DType):
+    """A Python number as dtype `d` holds it (the pure-Python references' results): bool, an int (an int
+    wrapped, a float converted as astype does), or a float."""
+    if d is bool_:
+        return bool(value) if not (isinstance(value, float) and math.isnan(value)) else True
+    if d.integral:
+        if isinstance(value, float):  # toward zero, saturating, NaN to 0 (the kernels' conversion)
+            lo, hi = iinfo(d).min, iinfo(d).max
+            return 0 if math.isnan(value) else max(lo, min(hi, int(value) if math.isfinite(value) else hi * value))
+        bits = int(value) & (2**d.bits - 1)
+        return bits - 2**d.bits if d.kind == "signed" and bits >= 2 ** (d.bits - 1) else bits
+    return float(value)
