@@ -154,7 +154,7 @@ INLINE f4 v_expm1(f4 x) {
     i4 k1 = s.k >> 1;
     f4 two_k = pow2i(k1) * pow2i(s.k - k1);
     f4 v = sel(s.k == 0, s.p, two_k * s.p + (two_k - 1.0f));
-    v = sel(s.k > 24, (1.0f + s.p) * two_k, v);
+    v = sel(s.k > 24, scale2k(s, splat(1.0f)), v); /* e^x: 2^128 alone overflows below e^x's own overflow */
     return sel(tiny(x), x, v);
 }
 
@@ -456,6 +456,300 @@ INLINE f4 op_clip(f4 x, float lo, float hi) {
     return sel(is_nan(splat(lo)) | is_nan(splat(hi)), splat(lo + hi), r); /* a NaN bound gives NaN, as in NumPy */
 }
 
+/* ------------------------------------------------------------------ the array API's elementwise functions */
+
+/* The catalog's rows after floor and after div, step for step as the block of the same name in
+ * shaders/functions.wgsl (which says why): on exp_split, v_expm1, v_exp, v_log, pow's pair log2 and sin's and
+ * cos's reduction; round, ceil and trunc are WebAssembly instructions. */
+#define PIO2_HI 1.5707963705062866f /* pi/2 as float32 + the rest */
+#define PIO2_LO -4.371138828673793e-08f
+#define PI_HI 3.1415927410125732f
+#define PI_LO -8.742277657347586e-08f
+#define PIO4_HI 0.7853981852531433f
+#define PIO4_LO -2.1855694143368964e-08f
+#define LN2_PAIR_HI 0.6931471824645996f
+#define LN2_PAIR_LO -1.9046542121259336e-09f
+
+INLINE i4 seli(i4 m, i4 a, i4 b) { return (a & m) | (b & ~m); }
+
+/* round (half to even), ceil, trunc: f32x4.nearest/ceil/trunc (the scalar build's f32 instructions) */
+INLINE f4 vround(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_nearest((v128_t)x);
+#else
+    return (f4){__builtin_rintf(x[0]), __builtin_rintf(x[1]), __builtin_rintf(x[2]), __builtin_rintf(x[3])};
+#endif
+}
+INLINE f4 vceil(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_ceil((v128_t)x);
+#else
+    return (f4){__builtin_ceilf(x[0]), __builtin_ceilf(x[1]), __builtin_ceilf(x[2]), __builtin_ceilf(x[3])};
+#endif
+}
+INLINE f4 vtrunc(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_trunc((v128_t)x);
+#else
+    return (f4){__builtin_truncf(x[0]), __builtin_truncf(x[1]), __builtin_truncf(x[2]), __builtin_truncf(x[3])};
+#endif
+}
+/* np.sign: +-1, +0 for +-0, NaN stays NaN */
+INLINE f4 op_sign(f4 x) {
+    f4 s = as_f((as_i(x) & (int)0x80000000) | 0x3f800000);
+    return sel(is_nan(x), x, sel((as_i(x) & 0x7fffffff) == 0, splat(0.0f), s));
+}
+
+/* log(1 + x) = log(m) + log1p(t): t = x (m = 1) below |x| = 2^-9, else m = 1 + x to 12 bits, t = ((1 - m) + x) / m */
+static __attribute__((noinline)) f4 v_log1p(f4 x) {
+    i4 series = vabs(x) < 0.001953125f;
+    f4 u = 1.0f + x;
+    f4 m = sel(series, splat(1.0f), sel(x <= -0.5f, u, hi12(u)));
+    f4 t = sel(series, x, ((1.0f - m) + x) / m);
+    f4 r = v_log(m) + t * (1.0f - t * (0.5f - t * (0.33333334f - t * 0.25f)));
+    r = sel(x > 4194304.0f, v_log(x) + 1.0f / x, r);
+    r = sel(x == -1.0f, splat(-F32_INF), r);
+    r = sel(x < -1.0f, vnan(), r);
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+
+/* log2|x| = the result + *lo for finite x != 0 (pow_core's first steps) */
+INLINE f4 log2_pair(f4 ax, f4 *lo) {
+    i4 sub = as_i(ax) < 0x800000;
+    i4 bits = as_i(sel(sub, ax * 16777216.0f, ax));
+    i4 i = (bits >> 18) & 31;
+    i4 shifted = i >= 13;
+    i4 e = ((bits >> 23) & 0xff) - 127 - (sub & 24) - shifted;
+    i4 m = (bits & 0x7fffff) | 0x800000;
+    m = as_i(sel(shifted, as_f(m), as_f(m << 1)));
+    i4 mi = {(int)LOG2_I[i[0]], (int)LOG2_I[i[1]], (int)LOG2_I[i[2]], (int)LOG2_I[i[3]]};
+    f4 th_tab = {LOG2_TH[i[0]], LOG2_TH[i[1]], LOG2_TH[i[2]], LOG2_TH[i[3]]};
+    f4 tl_tab = {LOG2_TL[i[0]], LOG2_TL[i[1]], LOG2_TL[i[2]], LOG2_TL[i[3]]};
+    i4 n = (i4)((u4)m * (u4)mi - 0x40000000u);
+    f4 nh = __builtin_convertvector(n, f4);
+    f4 rh = nh * 9.313225746154785e-10f;
+    f4 rl = __builtin_convertvector(n - __builtin_convertvector(nh, i4), f4) * 9.313225746154785e-10f;
+    f4 ah = hi12(rh);
+    f4 p0 = ah * 1.4423828125f, p1 = (rh - ah) * 1.4423828125f;
+    f4 p2 = rh * 3.122283961e-4f + rl * INV_LN2;
+    f4 r = rh + rl;
+    f4 q = r * r * (-0.5f + r * (0.333333333f + r * (-0.25f + r * (0.2f + r * (-0.166666667f + r * 0.142857143f)))));
+    f4 ql = q * INV_LN2;
+    f4 big = __builtin_convertvector(e, f4) + th_tab;
+    f4 lh = hi12(((big + p0) + p1) + ql);
+    *lo = ((((big - lh) + p0) + p1) + ql) + (p2 + tl_tab);
+    return lh;
+}
+/* log2, log10: -inf at +-0, NaN below 0, +inf at +inf */
+INLINE f4 log_special(f4 x, f4 r) {
+    r = sel(x == F32_INF, x, r);
+    r = sel(x == 0.0f, splat(-F32_INF), r);
+    return sel((x < 0.0f) | is_nan(x), vnan(), r);
+}
+static __attribute__((noinline)) f4 v_log2(f4 x) {
+    f4 lo, hi = log2_pair(vabs(x), &lo);
+    return log_special(x, hi + lo);
+}
+static __attribute__((noinline)) f4 v_log10(f4 x) {
+    f4 lo, hi = log2_pair(vabs(x), &lo);
+    return log_special(x, hi * 0.301025390625f + (hi * 4.605039066518657e-06f + lo * 0.3010300099849701f));
+}
+
+/* e^a / 2 for 88 <= a (<= 90): 2^127 e^(a - 88.75 + 0.0271608885), a - 88.75 exact */
+INLINE f4 exp_half_big(f4 a) {
+    exp_parts s = exp_split(vmin(a, splat(90.0f)) - 88.75f, splat(0.02716088853776455f));
+    s.k = s.k + 127;
+    return scale2k(s, splat(1.0f));
+}
+static __attribute__((noinline)) f4 v_sinh(f4 x) {
+    f4 a = vabs(x);
+    f4 e = v_expm1(vmin(a, splat(88.0f)));
+    f4 r = sel(a >= 88.0f, exp_half_big(a), 0.5f * (e + e / (e + 1.0f)));
+    return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
+}
+static __attribute__((noinline)) f4 v_cosh(f4 x) {
+    f4 a = vabs(x), q = vmin(a, splat(88.0f));
+    f4 e = v_expm1(q), ex = v_exp(q);
+    f4 r = sel(a < 1.0f, 1.0f + e * e / (2.0f * e + 2.0f), 0.5f * ex + 0.5f / ex);
+    r = sel(a >= 88.0f, exp_half_big(a), r);
+    return sel(is_nan(x), x, r);
+}
+
+/* v_sincos's reduction of finite ax: the quadrant, *rh + *rl = the rest (|r| <= pi/4); other lanes as they are */
+static i4 trig_reduce4(f4 ax, f4 *rh, f4 *rl) {
+    i4 q = {0, 0, 0, 0};
+    *rh = ax;
+    *rl = splat(0.0f);
+    i4 big = (ax > 0.78539816f) & (ax <= F32_MAX);
+    if (big[0] | big[1] | big[2] | big[3]) {
+        f4 h, l;
+        i4 quadrant = trig_reduce_cw(sel(big, ax, splat(1.0f)), &h, &l);
+        *rh = sel(big, h, *rh);
+        *rl = sel(big, l, *rl);
+        q = seli(big, quadrant, q);
+        i4 huge = big & (ax > 6434.0f);
+        for (int j = 0; j < 4; j++) {
+            if (huge[j]) {
+                float hj, lj;
+                q[j] = (int)trig_reduce_ph(ax[j], &hj, &lj);
+                (*rh)[j] = hj;
+                (*rl)[j] = lj;
+            }
+        }
+    }
+    return q;
+}
+/* Cephes tanf's polynomial on r = rh + rl; -1 / tan(r) in odd quadrants */
+static __attribute__((noinline)) f4 v_tan(f4 x) {
+    f4 rh, rl;
+    i4 q = trig_reduce4(vabs(x), &rh, &rl);
+    f4 r = rh + rl, z = r * r;
+    f4 t = rh + (rl + (((((9.38540185543E-3f * z + 3.11992232697E-3f) * z + 2.44301354525E-2f) * z +
+                         5.34112807005E-2f) * z + 1.33387994085E-1f) * z + 3.33331568548E-1f) * z * r);
+    f4 v = sel((q & 1) != 0, -1.0f / t, t);
+    v = sel(as_i(x) < 0, -v, v);
+    return sel((as_i(x) & 0x7fffffff) >= 0x7f800000, vnan(), v);
+}
+
+/* Cephes asinf's polynomial: asin(a) for 0 <= a <= 0.5 */
+INLINE f4 asin_poly(f4 a) {
+    f4 z = a * a;
+    return ((((4.2163199048E-2f * z + 2.4181311049E-2f) * z + 4.5470025998E-2f) * z + 7.4953002686E-2f) * z +
+            1.6666752422E-1f) * z * a + a;
+}
+static __attribute__((noinline)) f4 v_asin(f4 x) {
+    f4 a = vabs(x);
+    f4 big = PIO2_HI + (PIO2_LO - 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a))));
+    f4 r = copysign4(sel(a > 0.5f, big, asin_poly(a)), x);
+    r = sel(a > 1.0f, vnan(), r);
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+static __attribute__((noinline)) f4 v_acos(f4 x) {
+    f4 a = vabs(x);
+    f4 p = 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a)));
+    f4 far = sel(x < 0.0f, PI_HI + (PI_LO - p), p);
+    f4 r = sel(a > 0.5f, far, PIO2_HI + (PIO2_LO - asin_poly(x)));
+    return sel((a > 1.0f) | is_nan(x), vnan(), r);
+}
+/* Cephes atanf for a >= 0: pi/2 + atan(-1 / a) past tan(3pi/8), pi/4 + atan((a - 1) / (a + 1)) past tan(pi/8) */
+INLINE f4 atan_pos(f4 a) {
+    i4 far = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
+    f4 t = sel(far, -1.0f / a, sel(mid, (a - 1.0f) / (a + 1.0f), a));
+    f4 hi = sel(far, splat(PIO2_HI), sel(mid, splat(PIO4_HI), splat(0.0f)));
+    f4 lo = sel(far, splat(PIO2_LO), sel(mid, splat(PIO4_LO), splat(0.0f)));
+    f4 z = t * t;
+    f4 p = (((8.05374449538e-2f * z - 1.38776856032E-1f) * z + 1.99777106478E-1f) * z - 3.33329491539E-1f) * z * t;
+    return hi + ((lo + p) + t);
+}
+static __attribute__((noinline)) f4 v_atan(f4 x) { return sel(tiny(x) | is_nan(x), x, copysign4(atan_pos(vabs(x)), x)); }
+static __attribute__((noinline)) f4 v_asinh(f4 x) {
+    f4 a = vabs(x), q = vmin(a, splat(4096.0f)), t = q * q, s = vsqrt(t + 1.0f);
+    f4 r = sel(a > 2.0f, v_log(2.0f * q + 1.0f / (q + s)), v_log1p(q + t / (1.0f + s)));
+    r = sel(a > 4096.0f, v_log(a) + LN2_PAIR_HI, r);
+    return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
+}
+static __attribute__((noinline)) f4 v_acosh(f4 x) {
+    f4 q = vmin(x, splat(4096.0f)), t = q - 1.0f;
+    f4 r = sel(x > 2.0f, v_log(2.0f * q - 1.0f / (q + vsqrt(q * q - 1.0f))), v_log1p(t + vsqrt(t * (2.0f + t))));
+    r = sel(x > 4096.0f, v_log(x) + LN2_PAIR_HI, r);
+    return sel((x < 1.0f) | is_nan(x), vnan(), r);
+}
+static __attribute__((noinline)) f4 v_atanh(f4 x) {
+    f4 a = vabs(x), d = 1.0f - a;
+    f4 r = 0.5f * v_log1p(sel(a >= 0.5f, 2.0f * a / d, 2.0f * a + 2.0f * a * a / d));
+    r = sel(a > 1.0f, vnan(), copysign4(r, x));
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+
+/* atan2(a, b): atan(|a| / |b|), pi - it where b's sign bit is set, a's sign; 0 / 0 is 0, inf / inf pi/4 */
+static __attribute__((noinline)) f4 v_atan2(f4 a, f4 b) {
+    f4 ay = vabs(a), ax = vabs(b);
+    f4 t = sel(ay == 0.0f, splat(0.0f), atan_pos(ay / ax));
+    t = sel((ay == F32_INF) & (ax == F32_INF), splat(PIO4_HI), t);
+    f4 r = sel(as_i(b) < 0, PI_HI + (PI_LO - t), t);
+    return sel(is_nan(a) | is_nan(b), vnan(), copysign4(r, a));
+}
+/* hypot: both scaled by 2^k (k from the larger's exponent, two exact steps), sqrt(x^2 + y^2), scaled back */
+static __attribute__((noinline)) f4 v_hypot(f4 a, f4 b) {
+    i4 ua = as_i(a) & 0x7fffffff, ub = as_i(b) & 0x7fffffff;
+    i4 hi = seli(ua > ub, ua, ub), lo = seli(ua > ub, ub, ua);
+    i4 k = 127 - (hi >> 23), k1 = k >> 1;
+    f4 s1 = pow2i(k1), s2 = pow2i(k - k1);
+    f4 x = (as_f(hi) * s1) * s2, y = (as_f(lo) * s1) * s2;
+    f4 r = (vsqrt(x * x + y * y) * pow2i(-k1)) * pow2i(k1 - k);
+    r = sel((ua > 0x7f800000) | (ub > 0x7f800000), vnan(), r);
+    return sel((ua == 0x7f800000) | (ub == 0x7f800000), splat(F32_INF), r);
+}
+/* np.logaddexp: a + ln2 (a pair) where a == b, else max + log1p(e^-|a - b|) */
+static __attribute__((noinline)) f4 v_logaddexp(f4 a, f4 b) {
+    f4 r = vmax(a, b) + v_log1p(v_exp(-vabs(a - b)));
+    r = sel(a == b, (a + LN2_PAIR_HI) + LN2_PAIR_LO, r);
+    return sel(is_nan(a) | is_nan(b), vnan(), r);
+}
+/* the next float32 after a toward b, on the bits: b where a == b, the smallest subnormal of b's sign after 0 */
+INLINE f4 op_nextafter(f4 a, f4 b) {
+    i4 ua = as_i(a), ub = as_i(b);
+    i4 ma = ua & 0x7fffffff, mb = ub & 0x7fffffff;
+    i4 ka = seli(ua < 0, -ma, ma), kb = seli(ub < 0, -mb, mb);
+    i4 away = (ka < kb) == (ua >= 0);
+    i4 r = seli(ma == 0, (ub & (int)0x80000000) | 1, ua - 1 - 2 * away); /* away lanes are -1: + 1 */
+    r = seli(ka == kb, ub, r);
+    return sel((ma > 0x7f800000) | (mb > 0x7f800000), vnan(), as_f(r));
+}
+/* fmod(a, b) exactly, on the bits (musl's fmodf), one lane */
+static float fmod1(float a, float b) {
+    union { float f; u32 u; } x = {a}, y = {b};
+    u32 sx = x.u & 0x80000000u, ix = x.u & 0x7fffffffu, iy = y.u & 0x7fffffffu;
+    if (iy == 0 || ix >= 0x7f800000u || iy > 0x7f800000u) return __builtin_nanf("");
+    if (ix < iy) return a;
+    int ex = (int)(ix >> 23), ey = (int)(iy >> 23);
+    u32 mx = (ix & 0x7fffffu) | 0x800000u, my = (iy & 0x7fffffu) | 0x800000u;
+    if (!ex) {
+        u32 sh = (u32)__builtin_clz(ix) - 8;
+        mx = ix << sh;
+        ex = 1 - (int)sh;
+    }
+    if (!ey) {
+        u32 sh = (u32)__builtin_clz(iy) - 8;
+        my = iy << sh;
+        ey = 1 - (int)sh;
+    }
+    for (; ex > ey; ex--) {
+        if (mx >= my) mx -= my;
+        if (!mx) break;
+        mx <<= 1;
+    }
+    if (mx >= my) mx -= my;
+    if (!mx) {
+        x.u = sx;
+        return x.f;
+    }
+    u32 sh = (u32)__builtin_clz(mx) - 8;
+    mx <<= sh;
+    ex -= (int)sh;
+    x.u = (ex > 0 ? (mx - 0x800000u) | ((u32)ex << 23) : mx >> (1 - ex)) | sx;
+    return x.f;
+}
+INLINE f4 vfmod(f4 a, f4 b) { return (f4){fmod1(a[0], b[0]), fmod1(a[1], b[1]), fmod1(a[2], b[2]), fmod1(a[3], b[3])}; }
+/* np.remainder: fmod, plus b where its sign is not b's; a zero has b's sign */
+static __attribute__((noinline)) f4 v_remainder(f4 a, f4 b) {
+    f4 m = vfmod(a, b);
+    f4 r = sel((as_i(m) ^ as_i(b)) < 0, m + b, m);
+    return sel((as_i(m) & 0x7fffffff) == 0, as_f(as_i(b) & (int)0x80000000), r);
+}
+/* np.floor_divide: (a - fmod) / b, less 1 where the fmod's sign is not b's, floored (up where more than 1/2 was
+ * left); 0 with the sign of a / b where that is 0; a / b where b is 0 */
+static __attribute__((noinline)) f4 v_floor_divide(f4 a, f4 b) {
+    f4 m = vfmod(a, b);
+    i4 differ = ((as_i(m) ^ as_i(b)) < 0) & ((as_i(m) & 0x7fffffff) != 0);
+    f4 q = (a - m) / b;
+    f4 d = sel(differ, q - 1.0f, q);
+    f4 f = vfloor(d);
+    f4 r = sel(d - f > 0.5f, f + 1.0f, f);
+    r = sel(d == 0.0f, as_f((as_i(a) ^ as_i(b)) & (int)0x80000000), r);
+    return sel((as_i(b) & 0x7fffffff) == 0, a / b, r);
+}
+
 #define P1(a) , float a
 #define P2(a, b) , float a, float b
 
@@ -503,6 +797,25 @@ UNARY(sin, , v_sincos(x, 0))
 UNARY(cos, , v_sincos(x, 1))
 UNARY(floor, , vfloor(x))
 UNARY(copy, , x)
+UNARY(round, , vround(x))
+UNARY(ceil, , vceil(x))
+UNARY(trunc, , vtrunc(x))
+UNARY(sign, , op_sign(x))
+UNARY(log1p, , v_log1p(x))
+UNARY(expm1, , v_expm1(x))
+UNARY(log2, , v_log2(x))
+UNARY(log10, , v_log10(x))
+UNARY(sinh, , v_sinh(x))
+UNARY(cosh, , v_cosh(x))
+UNARY(tan, , v_tan(x))
+UNARY(asin, , v_asin(x))
+UNARY(acos, , v_acos(x))
+UNARY(atan, , v_atan(x))
+UNARY(asinh, , v_asinh(x))
+UNARY(acosh, , v_acosh(x))
+UNARY(atanh, , v_atanh(x))
+UNARY(reciprocal, , 1.0f / x)
+UNARY(positive, , x)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -546,6 +859,13 @@ BINARY_FN(gt, v1or0(a > b))
 BINARY_FN(ge, v1or0(a >= b))
 BINARY_FN(eq, v1or0(a == b))
 BINARY_FN(ne, v1or0(a != b))
+BINARY_FN(atan2, v_atan2(a, b))
+BINARY_FN(hypot, v_hypot(a, b))
+BINARY_FN(logaddexp, v_logaddexp(a, b))
+BINARY_FN(copysign, copysign4(a, b))
+BINARY_FN(nextafter, op_nextafter(a, b))
+BINARY_FN(remainder, v_remainder(a, b))
+BINARY_FN(floor_divide, v_floor_divide(a, b))
 
 /* where(cond, a, b): a where cond != 0 (NaN counts as true: != is unordered), else b */
 EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *yp, int n) {
