@@ -631,10 +631,14 @@ fn tw_hypot(a: f32, b: f32) -> f32 {
     let nan = select(r, tw_nan(), ua > TW_INF_BITS || ub > TW_INF_BITS);
     return select(nan, tw_inf(), ua == TW_INF_BITS || ub == TW_INF_BITS);
 }
-// np.logaddexp: a + ln2 where a == b (infinities too: no inf - inf; ln2 as a pair, so that a result near 0 keeps
-// its digits), else max(a, b) + log1p(e^-|a - b|)
+// np.logaddexp: max(a, b) + log1p(e^d), d = -|a - b|; above d = -0.88, where that log1p is the larger term,
+// max + ln2 + log1p(expm1(d) / 2) instead: ln2 as a pair (max + its head is exact near -ln2), the rest small, so
+// that less cancels where the result is near 0 (its error there is absolute, ~2^-24: docs/accuracy.md); a + ln2
+// where a == b (infinities too: no inf - inf)
 fn tw_logaddexp(a: f32, b: f32) -> f32 {
-    let r = max(a, b) + tw_log1p(tw_exp(-abs(a - b)));
+    let m = max(a, b);
+    let d = -abs(a - b);
+    let r = select(m + tw_log1p(tw_exp(d)), ((m + TW_LN2_HI) + TW_LN2_LO) + tw_log1p(0.5 * tw_expm1(d)), d > -0.88);
     let same = (a + TW_LN2_HI) + TW_LN2_LO;
     return select(select(r, same, a == b), tw_nan(), tw_isnan(a) || tw_isnan(b));
 }

@@ -680,9 +680,11 @@ static __attribute__((noinline)) f4 v_hypot(f4 a, f4 b) {
     r = sel((ua > 0x7f800000) | (ub > 0x7f800000), vnan(), r);
     return sel((ua == 0x7f800000) | (ub == 0x7f800000), splat(F32_INF), r);
 }
-/* np.logaddexp: a + ln2 (a pair) where a == b, else max + log1p(e^-|a - b|) */
+/* np.logaddexp: max + log1p(e^d), d = -|a - b|; above d = -0.88 (the smaller term) max + ln2 + log1p(expm1(d) / 2),
+ * ln2 a pair (max + its head exact near -ln2); a + ln2 where a == b */
 static __attribute__((noinline)) f4 v_logaddexp(f4 a, f4 b) {
-    f4 r = vmax(a, b) + v_log1p(v_exp(-vabs(a - b)));
+    f4 m = vmax(a, b), d = -vabs(a - b);
+    f4 r = sel(d > -0.88f, ((m + LN2_PAIR_HI) + LN2_PAIR_LO) + v_log1p(0.5f * v_expm1(d)), m + v_log1p(v_exp(d)));
     r = sel(a == b, (a + LN2_PAIR_HI) + LN2_PAIR_LO, r);
     return sel(is_nan(a) | is_nan(b), vnan(), r);
 }
