@@ -2,8 +2,9 @@
  *
  * Built by `python wasm/build.py` with -msimd128 into trueno_web/kernels.wasm (shipped in the wheel);
  * `python wasm/build.py --scalar` builds the same source without -msimd128 into build/ (benchmarks).
- * No libc: exp/expm1/log, sin/cos (with their argument reduction) and pow are written here, on 4-lane
- * vectors; floor and sqrt are WebAssembly instructions.
+ * No libc: exp/expm1/log, sin/cos (with their argument reduction), pow and the array API's functions (tan,
+ * asin, ..., fmod) are written here, on 4-lane vectors; floor, round, ceil, trunc and sqrt are WebAssembly
+ * instructions.
  *
  * Vectors are clang vector extensions (f4 = 4 x f32): with -msimd128 they are v128 and the few
  * operations that need a specific instruction use <wasm_simd128.h>; without it clang lowers them to
@@ -472,6 +473,12 @@ INLINE f4 op_clip(f4 x, float lo, float hi) {
 
 INLINE i4 seli(i4 m, i4 a, i4 b) { return (a & m) | (b & ~m); }
 
+/* the shared pieces, each once in the module (the module stays small: the functions below call them) */
+#define SMALL static __attribute__((noinline, minsize))
+SMALL f4 log_n(f4 x) { return v_log(x); }
+SMALL f4 exp_n(f4 x) { return v_exp(x); }
+SMALL f4 expm1_n(f4 x) { return v_expm1(x); }
+
 /* round (half to even), ceil, trunc: f32x4.nearest/ceil/trunc (the scalar build's f32 instructions) */
 INLINE f4 vround(f4 x) {
 #ifdef __wasm_simd128__
@@ -495,26 +502,26 @@ INLINE f4 vtrunc(f4 x) {
 #endif
 }
 /* np.sign: +-1, +0 for +-0, NaN stays NaN */
-INLINE f4 op_sign(f4 x) {
+SMALL f4 op_sign(f4 x) {
     f4 s = as_f((as_i(x) & (int)0x80000000) | 0x3f800000);
     return sel(is_nan(x), x, sel((as_i(x) & 0x7fffffff) == 0, splat(0.0f), s));
 }
 
 /* log(1 + x) = log(m) + log1p(t): t = x (m = 1) below |x| = 2^-9, else m = 1 + x to 12 bits, t = ((1 - m) + x) / m */
-static __attribute__((noinline)) f4 v_log1p(f4 x) {
+SMALL f4 v_log1p(f4 x) {
     i4 series = vabs(x) < 0.001953125f;
     f4 u = 1.0f + x;
     f4 m = sel(series, splat(1.0f), sel(x <= -0.5f, u, hi12(u)));
     f4 t = sel(series, x, ((1.0f - m) + x) / m);
-    f4 r = v_log(m) + t * (1.0f - t * (0.5f - t * (0.33333334f - t * 0.25f)));
-    r = sel(x > 4194304.0f, v_log(x) + 1.0f / x, r);
+    f4 r = log_n(m) + t * (1.0f - t * (0.5f - t * (0.33333334f - t * 0.25f)));
+    r = sel(x > 4194304.0f, log_n(x) + 1.0f / x, r);
     r = sel(x == -1.0f, splat(-F32_INF), r);
     r = sel(x < -1.0f, vnan(), r);
     return sel(tiny(x) | is_nan(x), x, r);
 }
 
 /* log2|x| = the result + *lo for finite x != 0 (pow_core's first steps) */
-INLINE f4 log2_pair(f4 ax, f4 *lo) {
+SMALL f4 log2_pair(f4 ax, f4 *lo) {
     i4 sub = as_i(ax) < 0x800000;
     i4 bits = as_i(sel(sub, ax * 16777216.0f, ax));
     i4 i = (bits >> 18) & 31;
@@ -546,37 +553,37 @@ INLINE f4 log_special(f4 x, f4 r) {
     r = sel(x == 0.0f, splat(-F32_INF), r);
     return sel((x < 0.0f) | is_nan(x), vnan(), r);
 }
-static __attribute__((noinline)) f4 v_log2(f4 x) {
+SMALL f4 v_log2(f4 x) {
     f4 lo, hi = log2_pair(vabs(x), &lo);
     return log_special(x, hi + lo);
 }
-static __attribute__((noinline)) f4 v_log10(f4 x) {
+SMALL f4 v_log10(f4 x) {
     f4 lo, hi = log2_pair(vabs(x), &lo);
     return log_special(x, hi * 0.301025390625f + (hi * 4.605039066518657e-06f + lo * 0.3010300099849701f));
 }
 
 /* e^a / 2 for 88 <= a (<= 90): 2^127 e^(a - 88.75 + 0.0271608885), a - 88.75 exact */
-INLINE f4 exp_half_big(f4 a) {
+SMALL f4 exp_half_big(f4 a) {
     exp_parts s = exp_split(vmin(a, splat(90.0f)) - 88.75f, splat(0.02716088853776455f));
     s.k = s.k + 127;
     return scale2k(s, splat(1.0f));
 }
-static __attribute__((noinline)) f4 v_sinh(f4 x) {
+SMALL f4 v_sinh(f4 x) {
     f4 a = vabs(x);
-    f4 e = v_expm1(vmin(a, splat(88.0f)));
+    f4 e = expm1_n(vmin(a, splat(88.0f)));
     f4 r = sel(a >= 88.0f, exp_half_big(a), 0.5f * (e + e / (e + 1.0f)));
     return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
 }
-static __attribute__((noinline)) f4 v_cosh(f4 x) {
+SMALL f4 v_cosh(f4 x) {
     f4 a = vabs(x), q = vmin(a, splat(88.0f));
-    f4 e = v_expm1(q), ex = v_exp(q);
+    f4 e = expm1_n(q), ex = exp_n(q);
     f4 r = sel(a < 1.0f, 1.0f + e * e / (2.0f * e + 2.0f), 0.5f * ex + 0.5f / ex);
     r = sel(a >= 88.0f, exp_half_big(a), r);
     return sel(is_nan(x), x, r);
 }
 
 /* v_sincos's reduction of finite ax: the quadrant, *rh + *rl = the rest (|r| <= pi/4); other lanes as they are */
-static i4 trig_reduce4(f4 ax, f4 *rh, f4 *rl) {
+SMALL i4 trig_reduce4(f4 ax, f4 *rh, f4 *rl) {
     i4 q = {0, 0, 0, 0};
     *rh = ax;
     *rl = splat(0.0f);
@@ -600,7 +607,7 @@ static i4 trig_reduce4(f4 ax, f4 *rh, f4 *rl) {
     return q;
 }
 /* Cephes tanf's polynomial on r = rh + rl; -1 / tan(r) in odd quadrants */
-static __attribute__((noinline)) f4 v_tan(f4 x) {
+SMALL f4 v_tan(f4 x) {
     f4 rh, rl;
     i4 q = trig_reduce4(vabs(x), &rh, &rl);
     f4 r = rh + rl, z = r * r;
@@ -612,19 +619,19 @@ static __attribute__((noinline)) f4 v_tan(f4 x) {
 }
 
 /* Cephes asinf's polynomial: asin(a) for 0 <= a <= 0.5 */
-INLINE f4 asin_poly(f4 a) {
+SMALL f4 asin_poly(f4 a) {
     f4 z = a * a;
     return ((((4.2163199048E-2f * z + 2.4181311049E-2f) * z + 4.5470025998E-2f) * z + 7.4953002686E-2f) * z +
             1.6666752422E-1f) * z * a + a;
 }
-static __attribute__((noinline)) f4 v_asin(f4 x) {
+SMALL f4 v_asin(f4 x) {
     f4 a = vabs(x);
     f4 big = PIO2_HI + (PIO2_LO - 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a))));
     f4 r = copysign4(sel(a > 0.5f, big, asin_poly(a)), x);
     r = sel(a > 1.0f, vnan(), r);
     return sel(tiny(x) | is_nan(x), x, r);
 }
-static __attribute__((noinline)) f4 v_acos(f4 x) {
+SMALL f4 v_acos(f4 x) {
     f4 a = vabs(x);
     f4 p = 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a)));
     f4 far = sel(x < 0.0f, PI_HI + (PI_LO - p), p);
@@ -632,7 +639,7 @@ static __attribute__((noinline)) f4 v_acos(f4 x) {
     return sel((a > 1.0f) | is_nan(x), vnan(), r);
 }
 /* Cephes atanf for a >= 0: pi/2 + atan(-1 / a) past tan(3pi/8), pi/4 + atan((a - 1) / (a + 1)) past tan(pi/8) */
-INLINE f4 atan_pos(f4 a) {
+SMALL f4 atan_pos(f4 a) {
     i4 far = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
     f4 t = sel(far, -1.0f / a, sel(mid, (a - 1.0f) / (a + 1.0f), a));
     f4 hi = sel(far, splat(PIO2_HI), sel(mid, splat(PIO4_HI), splat(0.0f)));
@@ -641,20 +648,20 @@ INLINE f4 atan_pos(f4 a) {
     f4 p = (((8.05374449538e-2f * z - 1.38776856032E-1f) * z + 1.99777106478E-1f) * z - 3.33329491539E-1f) * z * t;
     return hi + ((lo + p) + t);
 }
-static __attribute__((noinline)) f4 v_atan(f4 x) { return sel(tiny(x) | is_nan(x), x, copysign4(atan_pos(vabs(x)), x)); }
-static __attribute__((noinline)) f4 v_asinh(f4 x) {
+SMALL f4 v_atan(f4 x) { return sel(tiny(x) | is_nan(x), x, copysign4(atan_pos(vabs(x)), x)); }
+SMALL f4 v_asinh(f4 x) {
     f4 a = vabs(x), q = vmin(a, splat(4096.0f)), t = q * q, s = vsqrt(t + 1.0f);
-    f4 r = sel(a > 2.0f, v_log(2.0f * q + 1.0f / (q + s)), v_log1p(q + t / (1.0f + s)));
-    r = sel(a > 4096.0f, v_log(a) + LN2_PAIR_HI, r);
+    f4 r = sel(a > 2.0f, log_n(2.0f * q + 1.0f / (q + s)), v_log1p(q + t / (1.0f + s)));
+    r = sel(a > 4096.0f, log_n(a) + LN2_PAIR_HI, r);
     return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
 }
-static __attribute__((noinline)) f4 v_acosh(f4 x) {
+SMALL f4 v_acosh(f4 x) {
     f4 q = vmin(x, splat(4096.0f)), t = q - 1.0f;
-    f4 r = sel(x > 2.0f, v_log(2.0f * q - 1.0f / (q + vsqrt(q * q - 1.0f))), v_log1p(t + vsqrt(t * (2.0f + t))));
-    r = sel(x > 4096.0f, v_log(x) + LN2_PAIR_HI, r);
+    f4 r = sel(x > 2.0f, log_n(2.0f * q - 1.0f / (q + vsqrt(q * q - 1.0f))), v_log1p(t + vsqrt(t * (2.0f + t))));
+    r = sel(x > 4096.0f, log_n(x) + LN2_PAIR_HI, r);
     return sel((x < 1.0f) | is_nan(x), vnan(), r);
 }
-static __attribute__((noinline)) f4 v_atanh(f4 x) {
+SMALL f4 v_atanh(f4 x) {
     f4 a = vabs(x), d = 1.0f - a;
     f4 r = 0.5f * v_log1p(sel(a >= 0.5f, 2.0f * a / d, 2.0f * a + 2.0f * a * a / d));
     r = sel(a > 1.0f, vnan(), copysign4(r, x));
@@ -662,7 +669,7 @@ static __attribute__((noinline)) f4 v_atanh(f4 x) {
 }
 
 /* atan2(a, b): atan(|a| / |b|), pi - it where b's sign bit is set, a's sign; 0 / 0 is 0, inf / inf pi/4 */
-static __attribute__((noinline)) f4 v_atan2(f4 a, f4 b) {
+SMALL f4 v_atan2(f4 a, f4 b) {
     f4 ay = vabs(a), ax = vabs(b);
     f4 t = sel(ay == 0.0f, splat(0.0f), atan_pos(ay / ax));
     t = sel((ay == F32_INF) & (ax == F32_INF), splat(PIO4_HI), t);
@@ -670,7 +677,7 @@ static __attribute__((noinline)) f4 v_atan2(f4 a, f4 b) {
     return sel(is_nan(a) | is_nan(b), vnan(), copysign4(r, a));
 }
 /* hypot: both scaled by 2^k (k from the larger's exponent, two exact steps), sqrt(x^2 + y^2), scaled back */
-static __attribute__((noinline)) f4 v_hypot(f4 a, f4 b) {
+SMALL f4 v_hypot(f4 a, f4 b) {
     i4 ua = as_i(a) & 0x7fffffff, ub = as_i(b) & 0x7fffffff;
     i4 hi = seli(ua > ub, ua, ub), lo = seli(ua > ub, ub, ua);
     i4 k = 127 - (hi >> 23), k1 = k >> 1;
@@ -682,14 +689,14 @@ static __attribute__((noinline)) f4 v_hypot(f4 a, f4 b) {
 }
 /* np.logaddexp: max + log1p(e^d), d = -|a - b|; above d = -0.88 (the smaller term) max + ln2 + log1p(expm1(d) / 2),
  * ln2 a pair (max + its head exact near -ln2); a + ln2 where a == b */
-static __attribute__((noinline)) f4 v_logaddexp(f4 a, f4 b) {
+SMALL f4 v_logaddexp(f4 a, f4 b) {
     f4 m = vmax(a, b), d = -vabs(a - b);
-    f4 r = sel(d > -0.88f, ((m + LN2_PAIR_HI) + LN2_PAIR_LO) + v_log1p(0.5f * v_expm1(d)), m + v_log1p(v_exp(d)));
+    f4 r = sel(d > -0.88f, ((m + LN2_PAIR_HI) + LN2_PAIR_LO) + v_log1p(0.5f * expm1_n(d)), m + v_log1p(exp_n(d)));
     r = sel(a == b, (a + LN2_PAIR_HI) + LN2_PAIR_LO, r);
     return sel(is_nan(a) | is_nan(b), vnan(), r);
 }
 /* the next float32 after a toward b, on the bits: b where a == b, the smallest subnormal of b's sign after 0 */
-INLINE f4 op_nextafter(f4 a, f4 b) {
+SMALL f4 op_nextafter(f4 a, f4 b) {
     i4 ua = as_i(a), ub = as_i(b);
     i4 ma = ua & 0x7fffffff, mb = ub & 0x7fffffff;
     i4 ka = seli(ua < 0, -ma, ma), kb = seli(ub < 0, -mb, mb);
@@ -699,7 +706,7 @@ INLINE f4 op_nextafter(f4 a, f4 b) {
     return sel((ma > 0x7f800000) | (mb > 0x7f800000), vnan(), as_f(r));
 }
 /* fmod(a, b) exactly, on the bits (musl's fmodf), one lane */
-static float fmod1(float a, float b) {
+SMALL float fmod1(float a, float b) {
     union { float f; u32 u; } x = {a}, y = {b};
     u32 sx = x.u & 0x80000000u, ix = x.u & 0x7fffffffu, iy = y.u & 0x7fffffffu;
     if (iy == 0 || ix >= 0x7f800000u || iy > 0x7f800000u) return __builtin_nanf("");
@@ -734,14 +741,14 @@ static float fmod1(float a, float b) {
 }
 INLINE f4 vfmod(f4 a, f4 b) { return (f4){fmod1(a[0], b[0]), fmod1(a[1], b[1]), fmod1(a[2], b[2]), fmod1(a[3], b[3])}; }
 /* np.remainder: fmod, plus b where its sign is not b's; a zero has b's sign */
-static __attribute__((noinline)) f4 v_remainder(f4 a, f4 b) {
+SMALL f4 v_remainder(f4 a, f4 b) {
     f4 m = vfmod(a, b);
     f4 r = sel((as_i(m) ^ as_i(b)) < 0, m + b, m);
     return sel((as_i(m) & 0x7fffffff) == 0, as_f(as_i(b) & (int)0x80000000), r);
 }
 /* np.floor_divide: (a - fmod) / b, less 1 where the fmod's sign is not b's, floored (up where more than 1/2 was
  * left); 0 with the sign of a / b where that is 0; a / b where b is 0 */
-static __attribute__((noinline)) f4 v_floor_divide(f4 a, f4 b) {
+SMALL f4 v_floor_divide(f4 a, f4 b) {
     f4 m = vfmod(a, b);
     i4 differ = ((as_i(m) ^ as_i(b)) < 0) & ((as_i(m) & 0x7fffffff) != 0);
     f4 q = (a - m) / b;
@@ -751,6 +758,31 @@ static __attribute__((noinline)) f4 v_floor_divide(f4 a, f4 b) {
     r = sel(d == 0.0f, as_f((as_i(a) ^ as_i(b)) & (int)0x80000000), r);
     return sel((as_i(b) & 0x7fffffff) == 0, a / b, r);
 }
+
+/* the functions above as exports: one loop each for one and two inputs, calling through a pointer 4 lanes at a
+ * time (the module stays small, as `draw` for the random numbers) */
+SMALL f4 op_round(f4 x) { return vround(x); }
+SMALL f4 op_ceil(f4 x) { return vceil(x); }
+SMALL f4 op_trunc(f4 x) { return vtrunc(x); }
+SMALL f4 op_reciprocal(f4 x) { return 1.0f / x; }
+SMALL f4 op_positive(f4 x) { return x; }
+SMALL f4 op_copysign(f4 a, f4 b) { return copysign4(a, b); }
+typedef f4 (*map1_fn)(f4 x);
+typedef f4 (*map2_fn)(f4 a, f4 b);
+static __attribute__((noinline)) void map1(map1_fn f, const float *xp, float *yp, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) st(yp + i, f(ld(xp + i)));
+    if (i < n) st_tail(yp + i, f(ld_tail(xp + i, n - i, 0.0f)), n - i);
+}
+static __attribute__((noinline)) void map2(map2_fn f, const float *ap, const float *bp, float *yp, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) st(yp + i, f(ld(ap + i), ld(bp + i)));
+    if (i < n) st_tail(yp + i, f(ld_tail(ap + i, n - i, 1.0f), ld_tail(bp + i, n - i, 1.0f)), n - i);
+}
+#define MAP1(NAME, FN) \
+    EXPORT void tw_##NAME(const float *xp, float *yp, int n) { map1(FN, xp, yp, n); }
+#define MAP2(NAME, FN) \
+    EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) { map2(FN, ap, bp, yp, n); }
 
 #define P1(a) , float a
 #define P2(a, b) , float a, float b
@@ -799,25 +831,25 @@ UNARY(sin, , v_sincos(x, 0))
 UNARY(cos, , v_sincos(x, 1))
 UNARY(floor, , vfloor(x))
 UNARY(copy, , x)
-UNARY(round, , vround(x))
-UNARY(ceil, , vceil(x))
-UNARY(trunc, , vtrunc(x))
-UNARY(sign, , op_sign(x))
-UNARY(log1p, , v_log1p(x))
-UNARY(expm1, , v_expm1(x))
-UNARY(log2, , v_log2(x))
-UNARY(log10, , v_log10(x))
-UNARY(sinh, , v_sinh(x))
-UNARY(cosh, , v_cosh(x))
-UNARY(tan, , v_tan(x))
-UNARY(asin, , v_asin(x))
-UNARY(acos, , v_acos(x))
-UNARY(atan, , v_atan(x))
-UNARY(asinh, , v_asinh(x))
-UNARY(acosh, , v_acosh(x))
-UNARY(atanh, , v_atanh(x))
-UNARY(reciprocal, , 1.0f / x)
-UNARY(positive, , x)
+MAP1(round, op_round)
+MAP1(ceil, op_ceil)
+MAP1(trunc, op_trunc)
+MAP1(sign, op_sign)
+MAP1(log1p, v_log1p)
+MAP1(expm1, expm1_n)
+MAP1(log2, v_log2)
+MAP1(log10, v_log10)
+MAP1(sinh, v_sinh)
+MAP1(cosh, v_cosh)
+MAP1(tan, v_tan)
+MAP1(asin, v_asin)
+MAP1(acos, v_acos)
+MAP1(atan, v_atan)
+MAP1(asinh, v_asinh)
+MAP1(acosh, v_acosh)
+MAP1(atanh, v_atanh)
+MAP1(reciprocal, op_reciprocal)
+MAP1(positive, op_positive)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -861,13 +893,13 @@ BINARY_FN(gt, v1or0(a > b))
 BINARY_FN(ge, v1or0(a >= b))
 BINARY_FN(eq, v1or0(a == b))
 BINARY_FN(ne, v1or0(a != b))
-BINARY_FN(atan2, v_atan2(a, b))
-BINARY_FN(hypot, v_hypot(a, b))
-BINARY_FN(logaddexp, v_logaddexp(a, b))
-BINARY_FN(copysign, copysign4(a, b))
-BINARY_FN(nextafter, op_nextafter(a, b))
-BINARY_FN(remainder, v_remainder(a, b))
-BINARY_FN(floor_divide, v_floor_divide(a, b))
+MAP2(atan2, v_atan2)
+MAP2(hypot, v_hypot)
+MAP2(logaddexp, v_logaddexp)
+MAP2(copysign, op_copysign)
+MAP2(nextafter, op_nextafter)
+MAP2(remainder, v_remainder)
+MAP2(floor_divide, v_floor_divide)
 
 /* where(cond, a, b): a where cond != 0 (NaN counts as true: != is unordered), else b */
 EXPORT void tw_where(const float *cp, const float *ap, const float *bp, float *yp, int n) {
@@ -884,7 +916,7 @@ static const u32 TF_ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
 INLINE void threefry4(u32 k0, u32 k1, u4 c0, u4 c1, u4 *y0, u4 *y1) {
     u32 ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
     u4 x0 = c0 + k0, x1 = c1 + k1;
-#pragma clang loop unroll(disable) /* 5 blocks of 4 rounds, rolled: the module stays under 64 KiB */
+#pragma clang loop unroll(disable) /* 5 blocks of 4 rounds, rolled: the module stays small */
     for (u32 b = 0; b < 5; b++) {
         for (int j = 0; j < 4; j++) {
             u32 r = TF_ROT[(b & 1) * 4 + j];
