@@ -524,7 +524,8 @@ def test_shipped_wasm_matches_its_source():
     assert recorded["source"] == build.source_hash(), "wasm/kernels.c changed: run `python wasm/build.py`"
     shipped = (ROOT / "trueno_web" / "kernels.wasm").read_bytes()
     assert recorded["wasm"] == hashlib.sha256(shipped).hexdigest(), "kernels.wasm is not the recorded build"
-    assert len(shipped) < 64 * 1024
+    # 80 KiB since the array API's 26 functions (78 KB; the module before them was 65392 bytes, 144 short of 64 KiB)
+    assert len(shipped) < 80 * 1024
     from trueno_web.backends.wasm_simd import wasm_bytes
 
     assert wasm_bytes() == shipped  # what the package loads (importlib.resources)
