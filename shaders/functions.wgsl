@@ -51,12 +51,13 @@ fn tw_scale2k(e: TwExpParts, s: f32) -> f32 {
     return ((s * (1.0 + e.p)) * tw_pow2(k1)) * tw_pow2(e.k - k1);
 }
 fn tw_exp(x: f32) -> f32 { return select(tw_scale2k(tw_exp_split(x, 0.0), 1.0), x, tw_isnan(x)); }
-// e^x - 1 without cancellation: p itself for k = 0, else 2^k p + (2^k - 1) (exact 2^k - 1 for k <= 24)
+// e^x - 1 without cancellation: p itself for k = 0, else 2^k p + (2^k - 1) (exact 2^k - 1 for k <= 24); past
+// k = 24, e^x (scaled in two steps: 2^128 alone would overflow below e^x's own overflow at 88.72)
 fn tw_expm1(x: f32) -> f32 {
     let s = tw_exp_split(x, 0.0);
     let k1 = s.k >> 1u;
     let two_k = tw_pow2(k1) * tw_pow2(s.k - k1);
-    let v = select(select(two_k * s.p + (two_k - 1.0), (1.0 + s.p) * two_k, s.k > 24), s.p, s.k == 0);
+    let v = select(select(two_k * s.p + (two_k - 1.0), tw_scale2k(s, 1.0), s.k > 24), s.p, s.k == 0);
     return select(v, x, tw_tiny(x) || tw_isnan(x));
 }
 // Cephes logf: x = 2^e m, m in [sqrt(1/2), sqrt(2)); a subnormal x is normalised through an integer (exact, and
@@ -444,6 +445,280 @@ fn tw_pow(x: f32, y: f32) -> f32 {
         mag = tw_pow_core(ix, y);  // the bits: abs(x) of a subnormal x is 0 where a GPU flushes it (NVIDIA)
     }
     return select(mag, -mag, odd && bx >= 0x80000000u);
+}
+
+// ---------------------------------------------------------------- the array API's elementwise functions
+// The catalog's rows after floor and after div (trueno_web/ops.py), built on the functions above (tw_log, tw_expm1,
+// tw_exp_split, tw_log2_pair, tw_trig_reduce), never on a WGSL builtin whose accuracy the implementation decides
+// (round, ceil, trunc, floor and sqrt are exact). wasm/kernels.c does the same steps; bounds in docs/accuracy.md.
+
+const TW_PIO2_HI: f32 = 1.5707963705062866;      // pi/2 as float32 + the rest
+const TW_PIO2_LO: f32 = -4.371138828673793e-08;
+const TW_PI_HI: f32 = 3.1415927410125732;
+const TW_PI_LO: f32 = -8.742277657347586e-08;
+const TW_PIO4_HI: f32 = 0.7853981852531433;
+const TW_PIO4_LO: f32 = -2.1855694143368964e-08;
+const TW_LN2_HI: f32 = 0.6931471824645996;
+const TW_LN2_LO: f32 = -1.9046542121259336e-09;
+
+fn tw_with_sign_of(v: f32, x: f32) -> f32 {
+    return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | (bitcast<u32>(x) & 0x80000000u));
+}
+// round (half to even), ceil, trunc: exact builtins, x's sign kept (ceil(-0.5) = -0)
+fn tw_round(x: f32) -> f32 { return select(tw_with_sign_of(round(x), x), x, tw_isnan(x)); }
+fn tw_ceil(x: f32) -> f32 { return select(tw_with_sign_of(ceil(x), x), x, tw_isnan(x)); }
+fn tw_trunc(x: f32) -> f32 { return select(tw_with_sign_of(trunc(x), x), x, tw_isnan(x)); }
+// np.sign on the bits: +-1, +0 for +-0 (as NumPy), NaN stays NaN
+fn tw_sign(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    return select(select(bitcast<f32>((b & 0x80000000u) | 0x3f800000u), 0.0, (b & 0x7fffffffu) == 0u), x, tw_isnan(x));
+}
+fn tw_reciprocal(x: f32) -> f32 { return tw_div(1.0, x); }
+fn tw_positive(x: f32) -> f32 { return x; }
+
+// log(1 + x) = log(m) + log1p(t): the series of t = x itself (m = 1) where |x| < 2^-9; else m = 1 + x to 12
+// significant bits (at or below it: log(m) and t never cancel much) and t = c / m, c = (1 - m) + x the rest to
+// 2^-24 relative (1 - m is exact: no two-sum for a compiler to fold), |t| < 2^-11; below -0.5, 1 + x is exact
+// and m it; past 2^22, log(x) + 1 / x
+fn tw_log1p(x: f32) -> f32 {
+    let series = abs(x) < 0.001953125;
+    let m = select(select(tw_hi12(1.0 + x), 1.0 + x, x <= -0.5), 1.0, series);
+    let t = select(((1.0 - m) + x) / m, x, series);
+    let near = tw_log(m) + t * (1.0 - t * (0.5 - t * (0.33333334 - t * 0.25)));
+    let r = select(near, tw_log(x) + 1.0 / x, x > 4194304.0);
+    let special = select(select(r, tw_neg_inf(), x == -1.0), tw_nan(), x < -1.0);
+    return select(special, x, tw_tiny(x) || tw_isnan(x));
+}
+// log2 from pow's pair log2|x| = Lh + Ll (~2^-30 relative, exact at powers of 2), rounded once
+fn tw_log_special(x: f32, r: f32) -> f32 {  // log2, log10: -inf at +-0, NaN below 0 and for NaN, +inf at +inf
+    let xb = bitcast<u32>(x);
+    let special = select(select(r, tw_inf(), xb == TW_INF_BITS), tw_nan(), xb > TW_INF_BITS);
+    return select(special, tw_neg_inf(), (xb & 0x7fffffffu) == 0u);
+}
+fn tw_log2(x: f32) -> f32 {
+    let l = tw_log2_pair(bitcast<u32>(x) & 0x7fffffffu);
+    return tw_log_special(x, l.x + l.y);
+}
+// log10 x = log2 x log10(2), log10(2) as 12 bits + the rest: Lh times the 12 bits is exact
+fn tw_log10(x: f32) -> f32 {
+    let l = tw_log2_pair(bitcast<u32>(x) & 0x7fffffffu);
+    return tw_log_special(x, l.x * 0.301025390625 + (l.x * 4.605039066518657e-06 + l.y * 0.3010300099849701));
+}
+
+// e^a / 2 for 88 <= a (<= 90: +inf past 89.4) without overflowing on the way: a - 88.75 is exact, 88.75 = 128
+// LN2_HI and 128 (ln2 - LN2_HI) = 0.0271608885, so e^a / 2 = 2^127 e^(a - 88.75 + 0.0271608885)
+fn tw_exp_half_big(a: f32) -> f32 {
+    let s = tw_exp_split(min(a, 90.0) - 88.75, 0.02716088853776455);
+    return tw_scale2k(TwExpParts(s.p, s.k + 127), 1.0);
+}
+// sinh |x| = (E + E / (E + 1)) / 2, E = expm1|x| (no cancellation); x itself where tiny
+fn tw_sinh(x: f32) -> f32 {
+    let a = abs(x);
+    let e = tw_expm1(min(a, 88.0));
+    let r = select(0.5 * (e + e / (e + 1.0)), tw_exp_half_big(a), a >= 88.0);
+    return select(tw_with_sign_of(r, x), x, tw_tiny(x) || tw_isnan(x));
+}
+// cosh x = 1 + E^2 / (2 (E + 1)) below 1, (e + 1 / e) / 2 above, e = e^|x|
+fn tw_cosh(x: f32) -> f32 {
+    let a = abs(x);
+    let q = min(a, 88.0);
+    let e = tw_expm1(q);
+    let small = 1.0 + e * e / (2.0 * e + 2.0);
+    let ex = tw_exp(q);
+    let r = select(select(0.5 * ex + 0.5 / ex, small, a < 1.0), tw_exp_half_big(a), a >= 88.0);
+    return select(r, x, tw_isnan(x));
+}
+
+// Cephes tanf's polynomial on sin's and cos's reduction r = rh + rl (|r| <= pi/4); -1 / tan(r) in odd quadrants
+fn tw_tan(x: f32) -> f32 {
+    let ax = abs(x);
+    var red = vec3<f32>(ax, 0.0, 0.0);
+    if (ax > 0.78539816) { red = tw_trig_reduce(ax); }
+    let r = red.x + red.y;
+    let z = r * r;
+    let t = red.x + (red.y + (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z
+                               + 5.34112807005e-2) * z + 1.33387994085e-1) * z + 3.33331568548e-1) * z * r);
+    let v = select(t, -1.0 / t, (u32(red.z) & 1u) == 1u);
+    let s = select(v, -v, bitcast<u32>(x) >= 0x80000000u);
+    return select(s, tw_nan(), (bitcast<u32>(x) & 0x7fffffffu) >= TW_INF_BITS);
+}
+
+// Cephes asinf's polynomial: asin(a) for 0 <= a <= 0.5
+fn tw_asin_poly(a: f32) -> f32 {
+    let z = a * a;
+    return ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z
+            + 1.6666752422e-1) * z * a + a;
+}
+// asin: the polynomial up to 0.5, pi/2 - 2 asin(sqrt((1 - |x|) / 2)) past it (1 - |x| exact); NaN past 1
+fn tw_asin(x: f32) -> f32 {
+    let a = abs(x);
+    let big = TW_PIO2_HI + (TW_PIO2_LO - 2.0 * tw_asin_poly(sqrt(0.5 * (1.0 - a))));
+    let r = tw_with_sign_of(select(tw_asin_poly(a), big, a > 0.5), x);
+    return select(select(r, tw_nan(), a > 1.0), x, tw_tiny(x) || tw_isnan(x));
+}
+// acos: pi/2 - asin(x) up to |x| = 0.5; past it 2 asin(sqrt((1 - |x|) / 2)), from pi for x < 0
+fn tw_acos(x: f32) -> f32 {
+    let a = abs(x);
+    let p = 2.0 * tw_asin_poly(sqrt(0.5 * (1.0 - a)));
+    let far = select(p, TW_PI_HI + (TW_PI_LO - p), x < 0.0);
+    let r = select(TW_PIO2_HI + (TW_PIO2_LO - tw_asin_poly(x)), far, a > 0.5);
+    return select(r, tw_nan(), a > 1.0 || tw_isnan(x));
+}
+// Cephes atanf for a >= 0: a reduced to |t| <= tan(pi/8) by pi/2 + atan(-1 / a) past tan(3pi/8) and
+// pi/4 + atan((a - 1) / (a + 1)) past tan(pi/8)
+fn tw_atan_pos(a: f32) -> f32 {
+    let far = a > 2.414213562373095;
+    let mid = a > 0.4142135623730950;
+    let t = select(select(a, (a - 1.0) / (a + 1.0), mid), -1.0 / a, far);
+    let hi = select(select(0.0, TW_PIO4_HI, mid), TW_PIO2_HI, far);
+    let lo = select(select(0.0, TW_PIO4_LO, mid), TW_PIO2_LO, far);
+    let z = t * t;
+    let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t;
+    return hi + ((lo + p) + t);
+}
+fn tw_atan(x: f32) -> f32 {
+    return select(tw_with_sign_of(tw_atan_pos(abs(x)), x), x, tw_tiny(x) || tw_isnan(x));
+}
+// asinh |x| = log1p(a + a^2 / (1 + sqrt(1 + a^2))) up to 2, log(2a + 1 / (a + sqrt(a^2 + 1))) up to 2^12,
+// log(a) + ln2 past it
+fn tw_asinh(x: f32) -> f32 {
+    let a = abs(x);
+    let q = min(a, 4096.0);
+    let t = q * q;
+    let s = sqrt(t + 1.0);
+    let small = tw_log1p(q + t / (1.0 + s));
+    let mid = tw_log(2.0 * q + 1.0 / (q + s));
+    let r = select(select(small, mid, a > 2.0), tw_log(a) + TW_LN2_HI, a > 4096.0);
+    return select(tw_with_sign_of(r, x), x, tw_tiny(x) || tw_isnan(x));
+}
+// acosh x = log1p(t + sqrt(t (2 + t))), t = x - 1 (exact) up to 2, log(2x - 1 / (x + sqrt(x^2 - 1))) up to 2^12,
+// log(x) + ln2 past it; NaN below 1
+fn tw_acosh(x: f32) -> f32 {
+    let q = min(x, 4096.0);
+    let t = q - 1.0;
+    let small = tw_log1p(t + sqrt(t * (2.0 + t)));
+    let mid = tw_log(2.0 * q - 1.0 / (q + sqrt(q * q - 1.0)));
+    let r = select(select(small, mid, x > 2.0), tw_log(x) + TW_LN2_HI, x > 4096.0);
+    return select(r, tw_nan(), x < 1.0 || tw_isnan(x));
+}
+// atanh |x| = log1p(2a + 2a^2 / (1 - a)) / 2 below 0.5, log1p(2a / (1 - a)) / 2 above (1 - a exact there)
+fn tw_atanh(x: f32) -> f32 {
+    let a = abs(x);
+    let d = 1.0 - a;
+    let r = 0.5 * tw_log1p(select(2.0 * a + 2.0 * a * a / d, 2.0 * a / d, a >= 0.5));
+    return select(select(tw_with_sign_of(r, x), tw_nan(), a > 1.0), x, tw_tiny(x) || tw_isnan(x));
+}
+
+// atan2(a, b), the angle of the point (b, a): atan(|a| / |b|) moved to b's side (pi - it where b's sign bit is
+// set, -0 included) and given a's sign; C99's special values: 0 / 0 is 0 (then 0 or pi), inf / inf pi/4
+fn tw_atan2(a: f32, b: f32) -> f32 {
+    let ay = abs(a);
+    let ax = abs(b);
+    let both_inf = (bitcast<u32>(ay) == TW_INF_BITS) && (bitcast<u32>(ax) == TW_INF_BITS);
+    let t = select(select(tw_atan_pos(tw_div(ay, ax)), 0.0, ay == 0.0), TW_PIO4_HI, both_inf);
+    let r = select(t, TW_PI_HI + (TW_PI_LO - t), bitcast<u32>(b) >= 0x80000000u);
+    return select(tw_with_sign_of(r, a), tw_nan(), tw_isnan(a) || tw_isnan(b));
+}
+// hypot: |a| and |b| scaled by 2^-e (e the larger one's exponent; two exact steps), sqrt(x^2 + y^2) (no overflow
+// or underflow of the squares), scaled back in two steps (one rounding into the subnormals); inf where either is
+// +-inf, even with a NaN
+fn tw_hypot(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a) & 0x7fffffffu;
+    let ub = bitcast<u32>(b) & 0x7fffffffu;
+    let big = bitcast<f32>(max(ua, ub));
+    let small = bitcast<f32>(min(ua, ub));
+    let k = 127 - i32(max(ua, ub) >> 23u);                   // -127 <= k <= 127
+    let k1 = k >> 1u;
+    let s1 = tw_pow2(k1);
+    let s2 = tw_pow2(k - k1);
+    let x = (big * s1) * s2;
+    let y = (small * s1) * s2;
+    let r = (sqrt(x * x + y * y) * tw_pow2(-k1)) * tw_pow2(k1 - k);
+    let nan = select(r, tw_nan(), ua > TW_INF_BITS || ub > TW_INF_BITS);
+    return select(nan, tw_inf(), ua == TW_INF_BITS || ub == TW_INF_BITS);
+}
+// np.logaddexp: max(a, b) + log1p(e^d), d = -|a - b|; above d = -0.88, where that log1p is the larger term,
+// max + ln2 + log1p(expm1(d) / 2) instead: ln2 as a pair (max + its head is exact near -ln2), the rest small, so
+// that less cancels where the result is near 0 (its error there is absolute, ~2^-24: docs/accuracy.md); a + ln2
+// where a == b (infinities too: no inf - inf)
+fn tw_logaddexp(a: f32, b: f32) -> f32 {
+    let m = max(a, b);
+    let d = -abs(a - b);
+    let r = select(m + tw_log1p(tw_exp(d)), ((m + TW_LN2_HI) + TW_LN2_LO) + tw_log1p(0.5 * tw_expm1(d)), d > -0.88);
+    let same = (a + TW_LN2_HI) + TW_LN2_LO;
+    return select(select(r, same, a == b), tw_nan(), tw_isnan(a) || tw_isnan(b));
+}
+fn tw_copysign(a: f32, b: f32) -> f32 { return tw_with_sign_of(a, b); }
+// the next float32 after a toward b, on the bits (a subnormal is itself, never a flushed 0): b where a == b (zeros
+// of either sign too), the smallest subnormal of b's sign after 0, else a's bits + 1 away from 0 or - 1 toward it
+fn tw_nextafter(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let ma = ua & 0x7fffffffu;
+    let mb = ub & 0x7fffffffu;
+    let ka = select(i32(ma), -i32(ma), ua >= 0x80000000u);  // ordered as the floats are, -0 = +0
+    let kb = select(i32(mb), -i32(mb), ub >= 0x80000000u);
+    let step = select(ua - 1u, ua + 1u, (ka < kb) == (ua < 0x80000000u));
+    let r = select(select(step, (ub & 0x80000000u) | 1u, ma == 0u), ub, ka == kb);
+    return select(bitcast<f32>(r), tw_nan(), ma > TW_INF_BITS || mb > TW_INF_BITS);
+}
+// fmod(a, b) exactly, on the bits (musl's fmodf: the significands' long division a bit at a time, at most 277
+// steps; subnormals as they are): NaN for an infinite a, a zero b or a NaN; a itself where |a| < |b|
+fn tw_fmod(a: f32, b: f32) -> f32 {
+    let ux = bitcast<u32>(a);
+    let sx = ux & 0x80000000u;
+    let ix = ux & 0x7fffffffu;
+    let iy = bitcast<u32>(b) & 0x7fffffffu;
+    if (iy == 0u || ix >= TW_INF_BITS || iy > TW_INF_BITS) { return tw_nan(); }
+    if (ix < iy) { return a; }
+    var ex = i32(ix >> 23u);
+    var ey = i32(iy >> 23u);
+    var mx = (ix & 0x7fffffu) | 0x800000u;
+    var my = (iy & 0x7fffffu) | 0x800000u;
+    if (ex == 0) {
+        let sh = countLeadingZeros(ix) - 8u;
+        mx = ix << sh;
+        ex = 1 - i32(sh);
+    }
+    if (ey == 0) {
+        let sh = countLeadingZeros(iy) - 8u;
+        my = iy << sh;
+        ey = 1 - i32(sh);
+    }
+    for (; ex > ey; ex = ex - 1) {
+        if (mx >= my) { mx = mx - my; }
+        if (mx == 0u) { return bitcast<f32>(sx); }
+        mx = mx << 1u;
+    }
+    if (mx >= my) { mx = mx - my; }
+    if (mx == 0u) { return bitcast<f32>(sx); }
+    let sh = countLeadingZeros(mx) - 8u;
+    mx = mx << sh;
+    ex = ex - i32(sh);
+    let bits = select(mx >> u32(1 - ex), (mx - 0x800000u) | (u32(ex) << 23u), ex > 0);
+    return bitcast<f32>(bits | sx);
+}
+// np.remainder: fmod (exact), plus b where it is nonzero and its sign is not b's (one rounding); a zero has b's sign
+fn tw_remainder(a: f32, b: f32) -> f32 {
+    let m = tw_fmod(a, b);
+    let mb = bitcast<u32>(m);
+    let zero = (mb & 0x7fffffffu) == 0u;
+    let r = select(m, m + b, ((mb ^ bitcast<u32>(b)) & 0x80000000u) != 0u);
+    return select(r, bitcast<f32>(bitcast<u32>(b) & 0x80000000u), zero);
+}
+// np.floor_divide: d = (a - fmod(a, b)) / b, less 1 where the fmod's sign is not b's, floored (and rounded up
+// where that left more than 1/2: d is within a rounding of an integer); 0 with the sign of a / b where d is 0;
+// a / b where b is 0
+fn tw_floor_divide(a: f32, b: f32) -> f32 {
+    let m = tw_fmod(a, b);
+    let mb = bitcast<u32>(m);
+    let differ = ((mb ^ bitcast<u32>(b)) & 0x80000000u) != 0u && (mb & 0x7fffffffu) != 0u;
+    let q = tw_div(a - m, b);
+    let d = select(q, q - 1.0, differ);
+    let f = floor(d);
+    let r = select(select(f, f + 1.0, d - f > 0.5), bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u),
+                   d == 0.0);
+    return select(r, tw_div(a, b), (bitcast<u32>(b) & 0x7fffffffu) == 0u);
 }
 
 // ---------------------------------------------------------------- counter-based random numbers (tw.random)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Callable
 
 SELU_ALPHA = 1.6732632423543772
@@ -286,3 +287,101 @@ def exact_exp(x):
 def exact_log(x):
     np = numpy_module()
     return np.log2(x) * math.log(2.0)  # libm's log2, not its log
+
+
+# ---------------------------------------------------------------- the array API's elementwise functions
+# Pure-Python float64 references of the rows after floor and after div (ops.py): NumPy's special values, where
+# `math` raises (a domain error: NaN; an overflow: +-inf) or differs (sign(-0.0) = 0.0, float32 steps).
+
+LN2 = math.log(2.0)
+F32_TRUE_MIN = 2.0**-149  # float32's smallest subnormal
+
+
+def integral(fn):
+    """round, ceil, trunc: fn's integer as a float with x's sign (ceil(-0.5) = -0.0); inf and NaN as they are."""
+    return lambda x: math.copysign(float(fn(x)), x) if math.isfinite(x) else x
+
+
+def sign(x: float) -> float:
+    """np.sign: -1, 0 or 1; sign(-0.0) = 0.0; NaN stays NaN."""
+    return x if math.isnan(x) else float((x > 0) - (x < 0))
+
+
+def overflows(fn, even: bool = False):
+    """expm1, sinh, cosh: fn, +-inf past float64's range (math raises OverflowError); `even`: +inf either way."""
+
+    def run(x: float) -> float:
+        try:
+            return fn(x)
+        except OverflowError:
+            return math.inf if even else math.copysign(math.inf, x)
+
+    return run
+
+
+def within(fn, lo: float, hi: float):
+    """asin, acos, acosh: fn on [lo, hi], NaN outside (math raises ValueError) and for NaN."""
+    return lambda x: fn(x) if lo <= x <= hi else math.nan
+
+
+def logs(fn):
+    """log2, log10: as `log`: -inf at +-0, NaN below 0."""
+    return lambda x: fn(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def log1p(x: float) -> float:
+    if x > -1 or math.isnan(x):
+        return math.log1p(x)
+    return -math.inf if x == -1 else math.nan
+
+
+def atanh(x: float) -> float:
+    if abs(x) == 1:
+        return math.copysign(math.inf, x)
+    return math.atanh(x) if abs(x) < 1 else math.nan
+
+
+def logaddexp(a: float, b: float) -> float:
+    """np.logaddexp: a + ln2 where a == b (infinities too), else max + log1p(exp(-|a - b|))."""
+    if a == b:
+        return a + LN2
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    return max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def nextafter32(a: float, b: float) -> float:
+    """np.nextafter on float32: the next float32 after a toward b; b itself where a == b (nextafter(0, -0) = -0)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if a == b:
+        return b
+    if a == 0:
+        return math.copysign(F32_TRUE_MIN, b)
+    bits = _f32_bits(a) + (1 if (a < b) == (a > 0) else -1)
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def remainder(a: float, b: float) -> float:
+    """np.remainder (Python's %): fmod, moved by b where its sign differs from b's; a zero has b's sign."""
+    try:
+        return a % b
+    except ZeroDivisionError:
+        return math.nan
+
+
+def floor_divide(a: float, b: float) -> float:
+    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0."""
+    try:
+        return a // b
+    except ZeroDivisionError:
+        return div(a, b)
+
+
+def np_nextafter32(a, b):
+    np = numpy_module()
+    return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)

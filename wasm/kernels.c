@@ -2,8 +2,9 @@
  *
  * Built by `python wasm/build.py` with -msimd128 into trueno_web/kernels.wasm (shipped in the wheel);
  * `python wasm/build.py --scalar` builds the same source without -msimd128 into build/ (benchmarks).
- * No libc: exp/expm1/log, sin/cos (with their argument reduction) and pow are written here, on 4-lane
- * vectors; floor and sqrt are WebAssembly instructions.
+ * No libc: exp/expm1/log, sin/cos (with their argument reduction), pow and the array API's functions (tan,
+ * asin, ..., fmod) are written here, on 4-lane vectors; floor, round, ceil, trunc and sqrt are WebAssembly
+ * instructions.
  *
  * Vectors are clang vector extensions (f4 = 4 x f32): with -msimd128 they are v128 and the few
  * operations that need a specific instruction use <wasm_simd128.h>; without it clang lowers them to
@@ -154,7 +155,7 @@ INLINE f4 v_expm1(f4 x) {
     i4 k1 = s.k >> 1;
     f4 two_k = pow2i(k1) * pow2i(s.k - k1);
     f4 v = sel(s.k == 0, s.p, two_k * s.p + (two_k - 1.0f));
-    v = sel(s.k > 24, (1.0f + s.p) * two_k, v);
+    v = sel(s.k > 24, scale2k(s, splat(1.0f)), v); /* e^x: 2^128 alone overflows below e^x's own overflow */
     return sel(tiny(x), x, v);
 }
 
@@ -456,6 +457,333 @@ INLINE f4 op_clip(f4 x, float lo, float hi) {
     return sel(is_nan(splat(lo)) | is_nan(splat(hi)), splat(lo + hi), r); /* a NaN bound gives NaN, as in NumPy */
 }
 
+/* ------------------------------------------------------------------ the array API's elementwise functions */
+
+/* The catalog's rows after floor and after div, step for step as the block of the same name in
+ * shaders/functions.wgsl (which says why): on exp_split, v_expm1, v_exp, v_log, pow's pair log2 and sin's and
+ * cos's reduction; round, ceil and trunc are WebAssembly instructions. */
+#define PIO2_HI 1.5707963705062866f /* pi/2 as float32 + the rest */
+#define PIO2_LO -4.371138828673793e-08f
+#define PI_HI 3.1415927410125732f
+#define PI_LO -8.742277657347586e-08f
+#define PIO4_HI 0.7853981852531433f
+#define PIO4_LO -2.1855694143368964e-08f
+#define LN2_PAIR_HI 0.6931471824645996f
+#define LN2_PAIR_LO -1.9046542121259336e-09f
+
+INLINE i4 seli(i4 m, i4 a, i4 b) { return (a & m) | (b & ~m); }
+
+/* the shared pieces, each once in the module (the module stays small: the functions below call them) */
+#define SMALL static __attribute__((noinline, minsize))
+SMALL f4 log_n(f4 x) { return v_log(x); }
+SMALL f4 exp_n(f4 x) { return v_exp(x); }
+SMALL f4 expm1_n(f4 x) { return v_expm1(x); }
+
+/* round (half to even), ceil, trunc: f32x4.nearest/ceil/trunc (the scalar build's f32 instructions) */
+INLINE f4 vround(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_nearest((v128_t)x);
+#else
+    return (f4){__builtin_rintf(x[0]), __builtin_rintf(x[1]), __builtin_rintf(x[2]), __builtin_rintf(x[3])};
+#endif
+}
+INLINE f4 vceil(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_ceil((v128_t)x);
+#else
+    return (f4){__builtin_ceilf(x[0]), __builtin_ceilf(x[1]), __builtin_ceilf(x[2]), __builtin_ceilf(x[3])};
+#endif
+}
+INLINE f4 vtrunc(f4 x) {
+#ifdef __wasm_simd128__
+    return (f4)wasm_f32x4_trunc((v128_t)x);
+#else
+    return (f4){__builtin_truncf(x[0]), __builtin_truncf(x[1]), __builtin_truncf(x[2]), __builtin_truncf(x[3])};
+#endif
+}
+/* np.sign: +-1, +0 for +-0, NaN stays NaN */
+SMALL f4 op_sign(f4 x) {
+    f4 s = as_f((as_i(x) & (int)0x80000000) | 0x3f800000);
+    return sel(is_nan(x), x, sel((as_i(x) & 0x7fffffff) == 0, splat(0.0f), s));
+}
+
+/* log(1 + x) = log(m) + log1p(t): t = x (m = 1) below |x| = 2^-9, else m = 1 + x to 12 bits, t = ((1 - m) + x) / m */
+SMALL f4 v_log1p(f4 x) {
+    i4 series = vabs(x) < 0.001953125f;
+    f4 u = 1.0f + x;
+    f4 m = sel(series, splat(1.0f), sel(x <= -0.5f, u, hi12(u)));
+    f4 t = sel(series, x, ((1.0f - m) + x) / m);
+    f4 r = log_n(m) + t * (1.0f - t * (0.5f - t * (0.33333334f - t * 0.25f)));
+    r = sel(x > 4194304.0f, log_n(x) + 1.0f / x, r);
+    r = sel(x == -1.0f, splat(-F32_INF), r);
+    r = sel(x < -1.0f, vnan(), r);
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+
+/* log2|x| = the result + *lo for finite x != 0 (pow_core's first steps) */
+SMALL f4 log2_pair(f4 ax, f4 *lo) {
+    i4 sub = as_i(ax) < 0x800000;
+    i4 bits = as_i(sel(sub, ax * 16777216.0f, ax));
+    i4 i = (bits >> 18) & 31;
+    i4 shifted = i >= 13;
+    i4 e = ((bits >> 23) & 0xff) - 127 - (sub & 24) - shifted;
+    i4 m = (bits & 0x7fffff) | 0x800000;
+    m = as_i(sel(shifted, as_f(m), as_f(m << 1)));
+    i4 mi = {(int)LOG2_I[i[0]], (int)LOG2_I[i[1]], (int)LOG2_I[i[2]], (int)LOG2_I[i[3]]};
+    f4 th_tab = {LOG2_TH[i[0]], LOG2_TH[i[1]], LOG2_TH[i[2]], LOG2_TH[i[3]]};
+    f4 tl_tab = {LOG2_TL[i[0]], LOG2_TL[i[1]], LOG2_TL[i[2]], LOG2_TL[i[3]]};
+    i4 n = (i4)((u4)m * (u4)mi - 0x40000000u);
+    f4 nh = __builtin_convertvector(n, f4);
+    f4 rh = nh * 9.313225746154785e-10f;
+    f4 rl = __builtin_convertvector(n - __builtin_convertvector(nh, i4), f4) * 9.313225746154785e-10f;
+    f4 ah = hi12(rh);
+    f4 p0 = ah * 1.4423828125f, p1 = (rh - ah) * 1.4423828125f;
+    f4 p2 = rh * 3.122283961e-4f + rl * INV_LN2;
+    f4 r = rh + rl;
+    f4 q = r * r * (-0.5f + r * (0.333333333f + r * (-0.25f + r * (0.2f + r * (-0.166666667f + r * 0.142857143f)))));
+    f4 ql = q * INV_LN2;
+    f4 big = __builtin_convertvector(e, f4) + th_tab;
+    f4 lh = hi12(((big + p0) + p1) + ql);
+    *lo = ((((big - lh) + p0) + p1) + ql) + (p2 + tl_tab);
+    return lh;
+}
+/* log2, log10: -inf at +-0, NaN below 0, +inf at +inf */
+INLINE f4 log_special(f4 x, f4 r) {
+    r = sel(x == F32_INF, x, r);
+    r = sel(x == 0.0f, splat(-F32_INF), r);
+    return sel((x < 0.0f) | is_nan(x), vnan(), r);
+}
+SMALL f4 v_log2(f4 x) {
+    f4 lo, hi = log2_pair(vabs(x), &lo);
+    return log_special(x, hi + lo);
+}
+SMALL f4 v_log10(f4 x) {
+    f4 lo, hi = log2_pair(vabs(x), &lo);
+    return log_special(x, hi * 0.301025390625f + (hi * 4.605039066518657e-06f + lo * 0.3010300099849701f));
+}
+
+/* e^a / 2 for 88 <= a (<= 90): 2^127 e^(a - 88.75 + 0.0271608885), a - 88.75 exact */
+SMALL f4 exp_half_big(f4 a) {
+    exp_parts s = exp_split(vmin(a, splat(90.0f)) - 88.75f, splat(0.02716088853776455f));
+    s.k = s.k + 127;
+    return scale2k(s, splat(1.0f));
+}
+SMALL f4 v_sinh(f4 x) {
+    f4 a = vabs(x);
+    f4 e = expm1_n(vmin(a, splat(88.0f)));
+    f4 r = sel(a >= 88.0f, exp_half_big(a), 0.5f * (e + e / (e + 1.0f)));
+    return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
+}
+SMALL f4 v_cosh(f4 x) {
+    f4 a = vabs(x), q = vmin(a, splat(88.0f));
+    f4 e = expm1_n(q), ex = exp_n(q);
+    f4 r = sel(a < 1.0f, 1.0f + e * e / (2.0f * e + 2.0f), 0.5f * ex + 0.5f / ex);
+    r = sel(a >= 88.0f, exp_half_big(a), r);
+    return sel(is_nan(x), x, r);
+}
+
+/* v_sincos's reduction of finite ax: the quadrant, *rh + *rl = the rest (|r| <= pi/4); other lanes as they are */
+SMALL i4 trig_reduce4(f4 ax, f4 *rh, f4 *rl) {
+    i4 q = {0, 0, 0, 0};
+    *rh = ax;
+    *rl = splat(0.0f);
+    i4 big = (ax > 0.78539816f) & (ax <= F32_MAX);
+    if (big[0] | big[1] | big[2] | big[3]) {
+        f4 h, l;
+        i4 quadrant = trig_reduce_cw(sel(big, ax, splat(1.0f)), &h, &l);
+        *rh = sel(big, h, *rh);
+        *rl = sel(big, l, *rl);
+        q = seli(big, quadrant, q);
+        i4 huge = big & (ax > 6434.0f);
+        for (int j = 0; j < 4; j++) {
+            if (huge[j]) {
+                float hj, lj;
+                q[j] = (int)trig_reduce_ph(ax[j], &hj, &lj);
+                (*rh)[j] = hj;
+                (*rl)[j] = lj;
+            }
+        }
+    }
+    return q;
+}
+/* Cephes tanf's polynomial on r = rh + rl; -1 / tan(r) in odd quadrants */
+SMALL f4 v_tan(f4 x) {
+    f4 rh, rl;
+    i4 q = trig_reduce4(vabs(x), &rh, &rl);
+    f4 r = rh + rl, z = r * r;
+    f4 t = rh + (rl + (((((9.38540185543E-3f * z + 3.11992232697E-3f) * z + 2.44301354525E-2f) * z +
+                         5.34112807005E-2f) * z + 1.33387994085E-1f) * z + 3.33331568548E-1f) * z * r);
+    f4 v = sel((q & 1) != 0, -1.0f / t, t);
+    v = sel(as_i(x) < 0, -v, v);
+    return sel((as_i(x) & 0x7fffffff) >= 0x7f800000, vnan(), v);
+}
+
+/* Cephes asinf's polynomial: asin(a) for 0 <= a <= 0.5 */
+SMALL f4 asin_poly(f4 a) {
+    f4 z = a * a;
+    return ((((4.2163199048E-2f * z + 2.4181311049E-2f) * z + 4.5470025998E-2f) * z + 7.4953002686E-2f) * z +
+            1.6666752422E-1f) * z * a + a;
+}
+SMALL f4 v_asin(f4 x) {
+    f4 a = vabs(x);
+    f4 big = PIO2_HI + (PIO2_LO - 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a))));
+    f4 r = copysign4(sel(a > 0.5f, big, asin_poly(a)), x);
+    r = sel(a > 1.0f, vnan(), r);
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+SMALL f4 v_acos(f4 x) {
+    f4 a = vabs(x);
+    f4 p = 2.0f * asin_poly(vsqrt(0.5f * (1.0f - a)));
+    f4 far = sel(x < 0.0f, PI_HI + (PI_LO - p), p);
+    f4 r = sel(a > 0.5f, far, PIO2_HI + (PIO2_LO - asin_poly(x)));
+    return sel((a > 1.0f) | is_nan(x), vnan(), r);
+}
+/* Cephes atanf for a >= 0: pi/2 + atan(-1 / a) past tan(3pi/8), pi/4 + atan((a - 1) / (a + 1)) past tan(pi/8) */
+SMALL f4 atan_pos(f4 a) {
+    i4 far = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
+    f4 t = sel(far, -1.0f / a, sel(mid, (a - 1.0f) / (a + 1.0f), a));
+    f4 hi = sel(far, splat(PIO2_HI), sel(mid, splat(PIO4_HI), splat(0.0f)));
+    f4 lo = sel(far, splat(PIO2_LO), sel(mid, splat(PIO4_LO), splat(0.0f)));
+    f4 z = t * t;
+    f4 p = (((8.05374449538e-2f * z - 1.38776856032E-1f) * z + 1.99777106478E-1f) * z - 3.33329491539E-1f) * z * t;
+    return hi + ((lo + p) + t);
+}
+SMALL f4 v_atan(f4 x) { return sel(tiny(x) | is_nan(x), x, copysign4(atan_pos(vabs(x)), x)); }
+SMALL f4 v_asinh(f4 x) {
+    f4 a = vabs(x), q = vmin(a, splat(4096.0f)), t = q * q, s = vsqrt(t + 1.0f);
+    f4 r = sel(a > 2.0f, log_n(2.0f * q + 1.0f / (q + s)), v_log1p(q + t / (1.0f + s)));
+    r = sel(a > 4096.0f, log_n(a) + LN2_PAIR_HI, r);
+    return sel(tiny(x) | is_nan(x), x, copysign4(r, x));
+}
+SMALL f4 v_acosh(f4 x) {
+    f4 q = vmin(x, splat(4096.0f)), t = q - 1.0f;
+    f4 r = sel(x > 2.0f, log_n(2.0f * q - 1.0f / (q + vsqrt(q * q - 1.0f))), v_log1p(t + vsqrt(t * (2.0f + t))));
+    r = sel(x > 4096.0f, log_n(x) + LN2_PAIR_HI, r);
+    return sel((x < 1.0f) | is_nan(x), vnan(), r);
+}
+SMALL f4 v_atanh(f4 x) {
+    f4 a = vabs(x), d = 1.0f - a;
+    f4 r = 0.5f * v_log1p(sel(a >= 0.5f, 2.0f * a / d, 2.0f * a + 2.0f * a * a / d));
+    r = sel(a > 1.0f, vnan(), copysign4(r, x));
+    return sel(tiny(x) | is_nan(x), x, r);
+}
+
+/* atan2(a, b): atan(|a| / |b|), pi - it where b's sign bit is set, a's sign; 0 / 0 is 0, inf / inf pi/4 */
+SMALL f4 v_atan2(f4 a, f4 b) {
+    f4 ay = vabs(a), ax = vabs(b);
+    f4 t = sel(ay == 0.0f, splat(0.0f), atan_pos(ay / ax));
+    t = sel((ay == F32_INF) & (ax == F32_INF), splat(PIO4_HI), t);
+    f4 r = sel(as_i(b) < 0, PI_HI + (PI_LO - t), t);
+    return sel(is_nan(a) | is_nan(b), vnan(), copysign4(r, a));
+}
+/* hypot: both scaled by 2^k (k from the larger's exponent, two exact steps), sqrt(x^2 + y^2), scaled back */
+SMALL f4 v_hypot(f4 a, f4 b) {
+    i4 ua = as_i(a) & 0x7fffffff, ub = as_i(b) & 0x7fffffff;
+    i4 hi = seli(ua > ub, ua, ub), lo = seli(ua > ub, ub, ua);
+    i4 k = 127 - (hi >> 23), k1 = k >> 1;
+    f4 s1 = pow2i(k1), s2 = pow2i(k - k1);
+    f4 x = (as_f(hi) * s1) * s2, y = (as_f(lo) * s1) * s2;
+    f4 r = (vsqrt(x * x + y * y) * pow2i(-k1)) * pow2i(k1 - k);
+    r = sel((ua > 0x7f800000) | (ub > 0x7f800000), vnan(), r);
+    return sel((ua == 0x7f800000) | (ub == 0x7f800000), splat(F32_INF), r);
+}
+/* np.logaddexp: max + log1p(e^d), d = -|a - b|; above d = -0.88 (the smaller term) max + ln2 + log1p(expm1(d) / 2),
+ * ln2 a pair (max + its head exact near -ln2); a + ln2 where a == b */
+SMALL f4 v_logaddexp(f4 a, f4 b) {
+    f4 m = vmax(a, b), d = -vabs(a - b);
+    f4 r = sel(d > -0.88f, ((m + LN2_PAIR_HI) + LN2_PAIR_LO) + v_log1p(0.5f * expm1_n(d)), m + v_log1p(exp_n(d)));
+    r = sel(a == b, (a + LN2_PAIR_HI) + LN2_PAIR_LO, r);
+    return sel(is_nan(a) | is_nan(b), vnan(), r);
+}
+/* the next float32 after a toward b, on the bits: b where a == b, the smallest subnormal of b's sign after 0 */
+SMALL f4 op_nextafter(f4 a, f4 b) {
+    i4 ua = as_i(a), ub = as_i(b);
+    i4 ma = ua & 0x7fffffff, mb = ub & 0x7fffffff;
+    i4 ka = seli(ua < 0, -ma, ma), kb = seli(ub < 0, -mb, mb);
+    i4 away = (ka < kb) == (ua >= 0);
+    i4 r = seli(ma == 0, (ub & (int)0x80000000) | 1, ua - 1 - 2 * away); /* away lanes are -1: + 1 */
+    r = seli(ka == kb, ub, r);
+    return sel((ma > 0x7f800000) | (mb > 0x7f800000), vnan(), as_f(r));
+}
+/* fmod(a, b) exactly, on the bits (musl's fmodf), one lane */
+SMALL float fmod1(float a, float b) {
+    union { float f; u32 u; } x = {a}, y = {b};
+    u32 sx = x.u & 0x80000000u, ix = x.u & 0x7fffffffu, iy = y.u & 0x7fffffffu;
+    if (iy == 0 || ix >= 0x7f800000u || iy > 0x7f800000u) return __builtin_nanf("");
+    if (ix < iy) return a;
+    int ex = (int)(ix >> 23), ey = (int)(iy >> 23);
+    u32 mx = (ix & 0x7fffffu) | 0x800000u, my = (iy & 0x7fffffu) | 0x800000u;
+    if (!ex) {
+        u32 sh = (u32)__builtin_clz(ix) - 8;
+        mx = ix << sh;
+        ex = 1 - (int)sh;
+    }
+    if (!ey) {
+        u32 sh = (u32)__builtin_clz(iy) - 8;
+        my = iy << sh;
+        ey = 1 - (int)sh;
+    }
+    for (; ex > ey; ex--) {
+        if (mx >= my) mx -= my;
+        if (!mx) break;
+        mx <<= 1;
+    }
+    if (mx >= my) mx -= my;
+    if (!mx) {
+        x.u = sx;
+        return x.f;
+    }
+    u32 sh = (u32)__builtin_clz(mx) - 8;
+    mx <<= sh;
+    ex -= (int)sh;
+    x.u = (ex > 0 ? (mx - 0x800000u) | ((u32)ex << 23) : mx >> (1 - ex)) | sx;
+    return x.f;
+}
+INLINE f4 vfmod(f4 a, f4 b) { return (f4){fmod1(a[0], b[0]), fmod1(a[1], b[1]), fmod1(a[2], b[2]), fmod1(a[3], b[3])}; }
+/* np.remainder: fmod, plus b where its sign is not b's; a zero has b's sign */
+SMALL f4 v_remainder(f4 a, f4 b) {
+    f4 m = vfmod(a, b);
+    f4 r = sel((as_i(m) ^ as_i(b)) < 0, m + b, m);
+    return sel((as_i(m) & 0x7fffffff) == 0, as_f(as_i(b) & (int)0x80000000), r);
+}
+/* np.floor_divide: (a - fmod) / b, less 1 where the fmod's sign is not b's, floored (up where more than 1/2 was
+ * left); 0 with the sign of a / b where that is 0; a / b where b is 0 */
+SMALL f4 v_floor_divide(f4 a, f4 b) {
+    f4 m = vfmod(a, b);
+    i4 differ = ((as_i(m) ^ as_i(b)) < 0) & ((as_i(m) & 0x7fffffff) != 0);
+    f4 q = (a - m) / b;
+    f4 d = sel(differ, q - 1.0f, q);
+    f4 f = vfloor(d);
+    f4 r = sel(d - f > 0.5f, f + 1.0f, f);
+    r = sel(d == 0.0f, as_f((as_i(a) ^ as_i(b)) & (int)0x80000000), r);
+    return sel((as_i(b) & 0x7fffffff) == 0, a / b, r);
+}
+
+/* the functions above as exports: one loop each for one and two inputs, calling through a pointer 4 lanes at a
+ * time (the module stays small, as `draw` for the random numbers) */
+SMALL f4 op_round(f4 x) { return vround(x); }
+SMALL f4 op_ceil(f4 x) { return vceil(x); }
+SMALL f4 op_trunc(f4 x) { return vtrunc(x); }
+SMALL f4 op_reciprocal(f4 x) { return 1.0f / x; }
+SMALL f4 op_positive(f4 x) { return x; }
+SMALL f4 op_copysign(f4 a, f4 b) { return copysign4(a, b); }
+typedef f4 (*map1_fn)(f4 x);
+typedef f4 (*map2_fn)(f4 a, f4 b);
+static __attribute__((noinline)) void map1(map1_fn f, const float *xp, float *yp, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) st(yp + i, f(ld(xp + i)));
+    if (i < n) st_tail(yp + i, f(ld_tail(xp + i, n - i, 0.0f)), n - i);
+}
+static __attribute__((noinline)) void map2(map2_fn f, const float *ap, const float *bp, float *yp, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) st(yp + i, f(ld(ap + i), ld(bp + i)));
+    if (i < n) st_tail(yp + i, f(ld_tail(ap + i, n - i, 1.0f), ld_tail(bp + i, n - i, 1.0f)), n - i);
+}
+#define MAP1(NAME, FN) \
+    EXPORT void tw_##NAME(const float *xp, float *yp, int n) { map1(FN, xp, yp, n); }
+#define MAP2(NAME, FN) \
+    EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) { map2(FN, ap, bp, yp, n); }
+
 #define P1(a) , float a
 #define P2(a, b) , float a, float b
 
@@ -503,6 +831,25 @@ UNARY(sin, , v_sincos(x, 0))
 UNARY(cos, , v_sincos(x, 1))
 UNARY(floor, , vfloor(x))
 UNARY(copy, , x)
+MAP1(round, op_round)
+MAP1(ceil, op_ceil)
+MAP1(trunc, op_trunc)
+MAP1(sign, op_sign)
+MAP1(log1p, v_log1p)
+MAP1(expm1, expm1_n)
+MAP1(log2, v_log2)
+MAP1(log10, v_log10)
+MAP1(sinh, v_sinh)
+MAP1(cosh, v_cosh)
+MAP1(tan, v_tan)
+MAP1(asin, v_asin)
+MAP1(acos, v_acos)
+MAP1(atan, v_atan)
+MAP1(asinh, v_asinh)
+MAP1(acosh, v_acosh)
+MAP1(atanh, v_atanh)
+MAP1(reciprocal, op_reciprocal)
+MAP1(positive, op_positive)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -539,19 +886,27 @@ BINARY(div, /)
 BINARY_FN(pow, op_pow(a, b))
 BINARY_FN(maximum, vmax(a, b))
 BINARY_FN(minimum, vmin(a, b))
+MAP2(atan2, v_atan2)
+MAP2(hypot, v_hypot)
+MAP2(logaddexp, v_logaddexp)
+MAP2(copysign, op_copysign)
+MAP2(nextafter, op_nextafter)
+MAP2(remainder, v_remainder)
+MAP2(floor_divide, v_floor_divide)
+
 /* ------------------------------------------------------------------ other dtypes (trueno_web/dtypes.py)
    int32 (_i32), uint32 (_u32) and bool (_bool: u32 words of 0 or 1), as shaders/functions_int.wgsl; plain
    loops, which clang vectorises. Signed arithmetic goes through u32 (wrapping, where C's int would overflow). */
 typedef int s32;
 #define LOOP _Pragma("clang loop unroll(disable) interleave_count(1)") /* vectorised, not unrolled: small */
-#define MAP1(NAME, TX, TY, EXPR)                                                    \
+#define IMAP1(NAME, TX, TY, EXPR)                                                   \
     EXPORT void tw_##NAME(const TX *xp, TY *yp, int n) {                            \
         LOOP for (int i = 0; i < n; i++) {                                          \
             TX x = xp[i];                                                           \
             yp[i] = (TY)(EXPR);                                                     \
         }                                                                           \
     }
-#define MAP2(NAME, TX, TY, EXPR)                                                    \
+#define IMAP2(NAME, TX, TY, EXPR)                                                   \
     EXPORT void tw_##NAME(const TX *ap, const TX *bp, TY *yp, int n) {              \
         LOOP for (int i = 0; i < n; i++) {                                          \
             TX a = ap[i], b = bp[i];                                                \
@@ -565,59 +920,59 @@ typedef int s32;
 
 /* comparisons give bool; NaN compares false except in ne (IEEE: != is unordered) */
 #define COMPARISONS(SUF, T)                                                         \
-    MAP2(lt##SUF, T, u32, a < b)                                                    \
-    MAP2(le##SUF, T, u32, a <= b)                                                   \
-    MAP2(gt##SUF, T, u32, a > b)                                                    \
-    MAP2(ge##SUF, T, u32, a >= b)                                                   \
-    MAP2(eq##SUF, T, u32, a == b)                                                   \
-    MAP2(ne##SUF, T, u32, a != b)
+    IMAP2(lt##SUF, T, u32, a < b)                                                    \
+    IMAP2(le##SUF, T, u32, a <= b)                                                   \
+    IMAP2(gt##SUF, T, u32, a > b)                                                    \
+    IMAP2(ge##SUF, T, u32, a >= b)                                                   \
+    IMAP2(eq##SUF, T, u32, a == b)                                                   \
+    IMAP2(ne##SUF, T, u32, a != b)
 COMPARISONS(, float)
 WHERE(where, float)
 
 /* arithmetic, bitwise ops and shifts of one integer dtype (a shift by 32 or more, or a negative one,
    shifts every bit out) */
 #define INTEGERS(SUF, T)                                                            \
-    MAP2(add##SUF, T, T, (u32)a + (u32)b)                                           \
-    MAP2(sub##SUF, T, T, (u32)a - (u32)b)                                           \
-    MAP2(mul##SUF, T, T, (u32)a * (u32)b)                                           \
-    MAP1(neg##SUF, T, T, 0u - (u32)x)                                               \
-    MAP1(square##SUF, T, T, (u32)x * (u32)x)                                        \
-    MAP2(maximum##SUF, T, T, a > b ? a : b)                                         \
-    MAP2(minimum##SUF, T, T, a < b ? a : b)                                         \
-    MAP1(copy##SUF, T, T, x)                                                        \
+    IMAP2(add##SUF, T, T, (u32)a + (u32)b)                                           \
+    IMAP2(sub##SUF, T, T, (u32)a - (u32)b)                                           \
+    IMAP2(mul##SUF, T, T, (u32)a * (u32)b)                                           \
+    IMAP1(neg##SUF, T, T, 0u - (u32)x)                                               \
+    IMAP1(square##SUF, T, T, (u32)x * (u32)x)                                        \
+    IMAP2(maximum##SUF, T, T, a > b ? a : b)                                         \
+    IMAP2(minimum##SUF, T, T, a < b ? a : b)                                         \
+    IMAP1(copy##SUF, T, T, x)                                                        \
     COMPARISONS(SUF, T)                                                             \
     WHERE(where##SUF, T)                                                            \
-    MAP2(bitwise_and##SUF, T, T, a & b)                                             \
-    MAP2(bitwise_or##SUF, T, T, a | b)                                              \
-    MAP2(bitwise_xor##SUF, T, T, a ^ b)                                             \
-    MAP1(bitwise_invert##SUF, T, T, ~x)                                             \
-    MAP2(bitwise_left_shift##SUF, T, T, (u32)b < 32u ? (u32)a << b : 0u)
+    IMAP2(bitwise_and##SUF, T, T, a & b)                                             \
+    IMAP2(bitwise_or##SUF, T, T, a | b)                                              \
+    IMAP2(bitwise_xor##SUF, T, T, a ^ b)                                             \
+    IMAP1(bitwise_invert##SUF, T, T, ~x)                                             \
+    IMAP2(bitwise_left_shift##SUF, T, T, (u32)b < 32u ? (u32)a << b : 0u)
 INTEGERS(_i32, s32)
 INTEGERS(_u32, u32)
-MAP1(abs_i32, s32, s32, x < 0 ? 0u - (u32)x : (u32)x)
-MAP1(abs_u32, u32, u32, x)
-MAP2(bitwise_right_shift_i32, s32, s32, a >> ((u32)b < 32u ? b : 31))
-MAP2(bitwise_right_shift_u32, u32, u32, b < 32u ? a >> b : 0u)
+IMAP1(abs_i32, s32, s32, x < 0 ? 0u - (u32)x : (u32)x)
+IMAP1(abs_u32, u32, u32, x)
+IMAP2(bitwise_right_shift_i32, s32, s32, a >> ((u32)b < 32u ? b : 31))
+IMAP2(bitwise_right_shift_u32, u32, u32, b < 32u ? a >> b : 0u)
 
-MAP2(eq_bool, u32, u32, a == b)
-MAP2(ne_bool, u32, u32, a != b)
+IMAP2(eq_bool, u32, u32, a == b)
+IMAP2(ne_bool, u32, u32, a != b)
 WHERE(where_bool, u32)
-MAP1(copy_bool, u32, u32, x)
-MAP2(logical_and_bool, u32, u32, a & b)
-MAP2(logical_or_bool, u32, u32, a | b)
-MAP2(logical_xor_bool, u32, u32, a ^ b)
-MAP1(logical_not_bool, u32, u32, x ^ 1u)
-MAP2(bitwise_and_bool, u32, u32, a & b)
-MAP2(bitwise_or_bool, u32, u32, a | b)
-MAP2(bitwise_xor_bool, u32, u32, a ^ b)
-MAP1(bitwise_invert_bool, u32, u32, x ^ 1u)
+IMAP1(copy_bool, u32, u32, x)
+IMAP2(logical_and_bool, u32, u32, a & b)
+IMAP2(logical_or_bool, u32, u32, a | b)
+IMAP2(logical_xor_bool, u32, u32, a ^ b)
+IMAP1(logical_not_bool, u32, u32, x ^ 1u)
+IMAP2(bitwise_and_bool, u32, u32, a & b)
+IMAP2(bitwise_or_bool, u32, u32, a | b)
+IMAP2(bitwise_xor_bool, u32, u32, a ^ b)
+IMAP1(bitwise_invert_bool, u32, u32, x ^ 1u)
 
 /* float classes, on the bits */
 INLINE u32 bits_of(float x) { return __builtin_bit_cast(u32, x); }
-MAP1(isnan, float, u32, (bits_of(x) & 0x7fffffffu) > 0x7f800000u)
-MAP1(isinf, float, u32, (bits_of(x) & 0x7fffffffu) == 0x7f800000u)
-MAP1(isfinite, float, u32, (bits_of(x) & 0x7fffffffu) < 0x7f800000u)
-MAP1(signbit, float, u32, bits_of(x) >> 31)
+IMAP1(isnan, float, u32, (bits_of(x) & 0x7fffffffu) > 0x7f800000u)
+IMAP1(isinf, float, u32, (bits_of(x) & 0x7fffffffu) == 0x7f800000u)
+IMAP1(isfinite, float, u32, (bits_of(x) & 0x7fffffffu) < 0x7f800000u)
+IMAP1(signbit, float, u32, bits_of(x) >> 31)
 
 /* astype: float to integer toward zero, saturating, NaN to 0 (clamped first: C leaves out-of-range
    conversions undefined, and wasm's own trap); to bool on the bits (nonzero; NaN too) */
@@ -630,22 +985,22 @@ INLINE u32 f32_to_u32(float x) {
     if (x >= 4294967296.0f) return 0xffffffffu;
     return x > 0.0f ? (u32)x : 0u;
 }
-MAP1(astype_f32_i32, float, s32, f32_to_i32(x))
-MAP1(astype_f32_u32, float, u32, f32_to_u32(x))
-MAP1(astype_f32_bool, float, u32, (bits_of(x) & 0x7fffffffu) != 0u)
-MAP1(astype_i32_f32, s32, float, (float)x)
-MAP1(astype_i32_u32, s32, u32, (u32)x)
-MAP1(astype_i32_bool, s32, u32, x != 0)
-MAP1(astype_u32_f32, u32, float, (float)x)
-MAP1(astype_u32_i32, u32, s32, (s32)x)
-MAP1(astype_u32_bool, u32, u32, x != 0u)
-MAP1(astype_bool_f32, u32, float, (float)x)
-MAP1(astype_bool_i32, u32, s32, (s32)x)
-MAP1(astype_bool_u32, u32, u32, x)
-MAP1(astype_f32_f32, float, float, x)
-MAP1(astype_i32_i32, s32, s32, x)
-MAP1(astype_u32_u32, u32, u32, x)
-MAP1(astype_bool_bool, u32, u32, x)
+IMAP1(astype_f32_i32, float, s32, f32_to_i32(x))
+IMAP1(astype_f32_u32, float, u32, f32_to_u32(x))
+IMAP1(astype_f32_bool, float, u32, (bits_of(x) & 0x7fffffffu) != 0u)
+IMAP1(astype_i32_f32, s32, float, (float)x)
+IMAP1(astype_i32_u32, s32, u32, (u32)x)
+IMAP1(astype_i32_bool, s32, u32, x != 0)
+IMAP1(astype_u32_f32, u32, float, (float)x)
+IMAP1(astype_u32_i32, u32, s32, (s32)x)
+IMAP1(astype_u32_bool, u32, u32, x != 0u)
+IMAP1(astype_bool_f32, u32, float, (float)x)
+IMAP1(astype_bool_i32, u32, s32, (s32)x)
+IMAP1(astype_bool_u32, u32, u32, x)
+IMAP1(astype_f32_f32, float, float, x)
+IMAP1(astype_i32_i32, s32, s32, x)
+IMAP1(astype_u32_u32, u32, u32, x)
+IMAP1(astype_bool_bool, u32, u32, x)
 
 /* ------------------------------------------------------------------ counter-based random numbers (tw.random) */
 
@@ -655,7 +1010,7 @@ static const u32 TF_ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
 INLINE void threefry4(u32 k0, u32 k1, u4 c0, u4 c1, u4 *y0, u4 *y1) {
     u32 ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
     u4 x0 = c0 + k0, x1 = c1 + k1;
-#pragma clang loop unroll(disable) /* 5 blocks of 4 rounds, rolled: the module stays under 64 KiB */
+#pragma clang loop unroll(disable) /* 5 blocks of 4 rounds, rolled: the module stays small */
     for (u32 b = 0; b < 5; b++) {
         for (int j = 0; j < 4; j++) {
             u32 r = TF_ROT[(b & 1) * 4 + j];

@@ -58,6 +58,53 @@ def _pow(g, xs, y, params):
     return g * da, g * db
 
 
+def _sign_bit(x):
+    """-1 where x's sign bit is set (-0 and -NaN too), else 1."""
+    return (_sign(x) * 0.0 + 1.0).copysign(x)
+
+
+def _atan2(g, xs, y, params):
+    a, b = xs
+    r2 = a * a + b * b
+    return g * b / r2, -g * a / r2
+
+
+LN10 = math.log(10.0)
+ZERO = lambda g, xs, y, p: (None,)  # noqa: E731 - piecewise constant (round, ceil, trunc, sign)
+
+# the array API's functions (ops.py's rows after floor and after div), JAX's conventions: round, ceil, trunc, sign,
+# floor_divide and nextafter have no gradient; copysign's is d|a|/da times b's sign (none for b); remainder's
+# a - floor(a / b) b: g and -g floor(a / b)
+ARRAY_API = {
+    "round": ZERO,
+    "ceil": ZERO,
+    "trunc": ZERO,
+    "sign": ZERO,
+    "log1p": lambda g, xs, y, p: (g / (xs[0] + 1.0),),
+    "expm1": lambda g, xs, y, p: (g * (y + 1.0),),
+    "log2": lambda g, xs, y, p: (g / (xs[0] * math.log(2.0)),),
+    "log10": lambda g, xs, y, p: (g / (xs[0] * LN10),),
+    "sinh": lambda g, xs, y, p: (g * xs[0].cosh(),),
+    "cosh": lambda g, xs, y, p: (g * xs[0].sinh(),),
+    "tan": lambda g, xs, y, p: (g * (y * y + 1.0),),
+    "asin": lambda g, xs, y, p: (g * (1.0 - xs[0] * xs[0]).rsqrt(),),
+    "acos": lambda g, xs, y, p: (-g * (1.0 - xs[0] * xs[0]).rsqrt(),),
+    "atan": lambda g, xs, y, p: (g / (xs[0] * xs[0] + 1.0),),
+    "asinh": lambda g, xs, y, p: (g * (xs[0] * xs[0] + 1.0).rsqrt(),),
+    "acosh": lambda g, xs, y, p: (g * (xs[0] * xs[0] - 1.0).rsqrt(),),
+    "atanh": lambda g, xs, y, p: (g / (1.0 - xs[0] * xs[0]),),
+    "reciprocal": lambda g, xs, y, p: (-g * y * y,),
+    "positive": lambda g, xs, y, p: (g,),
+    "atan2": _atan2,
+    "hypot": lambda g, xs, y, p: (g * xs[0] / y, g * xs[1] / y),
+    "logaddexp": lambda g, xs, y, p: (g * (xs[0] - y).exp(), g * (xs[1] - y).exp()),
+    "copysign": lambda g, xs, y, p: (g * _sign(xs[0]) * _sign_bit(xs[1]), None),
+    "nextafter": lambda g, xs, y, p: (None, None),
+    "remainder": lambda g, xs, y, p: (g, -g * xs[0].floor_divide(xs[1])),
+    "floor_divide": lambda g, xs, y, p: (None, None),
+}
+
+
 ELEMENTWISE = {
     "relu": lambda g, xs, y, p: (g * (xs[0] > 0),),
     "leaky_relu": lambda g, xs, y, p: ((xs[0] > 0).where(g, g * p[0]),),
@@ -102,6 +149,7 @@ ELEMENTWISE = {
     "astype": lambda g, xs, y, p: (g if xs[0].dtype.kind == y.dtype.kind == "float" else None,),
     **{name: (lambda g, xs, y, p: (None,) * len(xs)) for name in INTEGRAL},
     "where": lambda g, xs, y, p: (None, xs[0].where(g, 0.0), xs[0].where(0.0, g)),
+    **ARRAY_API,
 }
 
 
