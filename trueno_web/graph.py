@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from .dtypes import DType, float32
+from .kinds import Kind
 from .layout import View, contiguous_strides
 from .ops import Op
 
@@ -147,6 +148,16 @@ def template(step: Step, nodes: list[Node]) -> str:
 def row_reduction(node: Node) -> bool:
     """A reduction along rows (the option rows=R): it runs as a RowStep."""
     return node.op is not None and node.options.get("rows") is not None
+
+
+def gathers(node: Node) -> bool:
+    """A gather (take): it reads its first input whole, at indices it computes."""
+    return node.op.kind == Kind.GATHER
+
+
+def map_only(node: Node) -> bool:
+    """A generator or a gather: only the map kernel computes it (from the element index)."""
+    return node.op.generator or gathers(node)
 
 
 def full_reduction(node: Node) -> bool:

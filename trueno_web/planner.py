@@ -16,7 +16,9 @@ than the device has, or one more node would pass the budget of op costs (`budget
 `Op.cost`: a long chain runs as several kernels); whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
 values marked `keep`. A generator (no inputs: a tw.random draw) starts a map step that what reads it
-joins; a group holding one stays a map step (row and reduce steps load its values).
+joins; a group holding one stays a map step (row and reduce steps load its values). A gather (take) is a
+map member that reads its data input whole at indices computed from its index input (an element value):
+it never joins the step that computes its data, and its group stays a map step as a generator's does.
 
 Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
 """
@@ -34,6 +36,8 @@ from .graph import (
     Step,
     consumers,
     full_reduction,
+    gathers,
+    map_only,
     merged,
     row_broadcast,
     row_reduction,
@@ -111,7 +115,7 @@ class Planner:
         if self.fuse and full_reduction(node):
             step = self.absorb(node)
         else:
-            step = self.target(node) if self.fuse and (node.op.elementwise or row_reduction(node)) else None
+            step = self.target(node) if self.fuse and (node.op.row.mapped or row_reduction(node)) else None
         for i in node.inputs:  # what it reads from a step it does not join is written by then
             other = self.open.get(storage(self.nodes, i).id)
             if other is not None and other is not step:
@@ -140,7 +144,7 @@ class Planner:
 
     def start(self, node: Node) -> Step:
         """A step of its own for a node that joins none: an open map or row step, or an OpStep."""
-        if node.op.elementwise:
+        if node.op.row.mapped:
             return MapStep(node.size, [], [], [])
         if row_reduction(node):
             rows = node.shape[0]
@@ -246,6 +250,8 @@ class Planner:
             )
             alias = self.aliases(step, node)
         members = self.counted(step)[1] if isinstance(step, MapStep) else set(step.nodes)
+        if gathers(node) and (isinstance(step, RowStep) or storage(nodes, node.inputs[0]).id in members):
+            return False  # a gather reads its data whole from memory, in the map kernel only
         return ok and all(
             i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
         )
@@ -289,10 +295,10 @@ class Planner:
         return trial
 
     def generates(self, step: MapStep) -> bool:
-        """Does a map group hold a generator (a tw.random draw)? It computes its values from the element
-        index, which only the map kernel gives it: such a group never becomes part of a row or reduce step
-        (it runs as a map step first and they load its values)."""
-        return any(self.nodes[m].op.generator for m in step.nodes)
+        """Does a map group hold a generator (a tw.random draw) or a gather (take)? It computes its values from
+        the element index, which only the map kernel gives it: such a group never becomes part of a row or
+        reduce step (it runs as a map step first and they load its values)."""
+        return any(map_only(self.nodes[m]) for m in step.nodes)
 
     # ------------------------------------------------------------ full reductions
 
@@ -327,7 +333,7 @@ class Planner:
         inside = chain | set(aliases) | {node.id}
         if (
             not chain
-            or any(self.nodes[m].op.generator for m in chain)
+            or any(map_only(self.nodes[m]) for m in chain)
             or any(self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id})
         ):
             return None

@@ -1358,6 +1358,43 @@ EXPORT __attribute__((minsize)) void tw_gather(const float *x, int offset, float
     }
 }
 
+/* ------------------------------------------------------------------ take, scatter_add */
+
+/* The element of x that output element i of a take (or element i of scatter_add's values) stands for:
+ * (i / outer) n inner + j inner + i % inner, index j wrapped once if negative and clamped into [0, n). */
+INLINE long take_at(long i, long j, int outer, int n, int inner) {
+    j = j < 0 ? j + n : j;
+    j = j < 0 ? 0 : (j >= n ? n - 1 : j);
+    return (i / outer) * (long)n * inner + j * inner + i % inner;
+}
+
+/* y[k] = x[take_at(start + k, idx[k])], k < count: 32-bit words of any dtype (a chunk of a fused chain
+ * starting at output element `start`; x whole). */
+EXPORT void tw_take_i32(const unsigned *x, const int *idx, unsigned *y, int count, int start, int outer, int n,
+                        int inner) {
+    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, idx[k], outer, n, inner)];
+}
+
+EXPORT void tw_take_u32(const unsigned *x, const unsigned *idx, unsigned *y, int count, int start, int outer,
+                        int n, int inner) {
+    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, (long)idx[k], outer, n, inner)];
+}
+
+/* out = x with v[k] added at take_at(k, idx[k]) for each of the count values (x copied first). */
+#define SCATTER_ADD(NAME, T)                                                                                  \
+    EXPORT void NAME(const T *x, const int *idx, const T *v, T *out, int size, int count, int outer, int n,   \
+                     int inner, int unsigned_idx) {                                                            \
+        __builtin_memcpy(out, x, 4 * (unsigned long)size);                                                    \
+        for (int k = 0; k < count; k++) {                                                                     \
+            long j = unsigned_idx ? (long)(unsigned)idx[k] : idx[k];                                          \
+            long at = take_at(k, j, outer, n, inner);                                                         \
+            out[at] = (T)(out[at] + v[k]);                                                                    \
+        }                                                                                                     \
+    }
+SCATTER_ADD(tw_scatter_add, float)
+SCATTER_ADD(tw_scatter_add_i32, unsigned) /* int32 wraps: added as 32-bit words */
+SCATTER_ADD(tw_scatter_add_u32, unsigned)
+
 /* ------------------------------------------------------------------ convolve2d */
 
 /* "valid", no kernel flip: out[r][c] = sum_{p,q} img[r+p][c+q] ker[p][q]. 16 output columns per pass keep

@@ -16,7 +16,7 @@ import sys
 from .. import runtime
 from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
-from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
+from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, gathers, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, CpuExecutor, upload_pending
@@ -157,6 +157,19 @@ class WasmExecutor(CpuExecutor):
                     if node.op.generator:  # no inputs: the index of the chunk's first element instead
                         call(symbol(node, nodes), at(nid, offset), count, offset, *node.params)
                         continue
+                    if gathers(node):  # its data whole; the index of the chunk's first element
+                        data, index = node.inputs
+                        geometry = (node.options[w] for w in ("outer", "n", "inner"))
+                        call(
+                            symbol(node, nodes),
+                            at(data, 0),
+                            at(index, offset),
+                            at(nid, offset),
+                            count,
+                            offset,
+                            *geometry,
+                        )
+                        continue
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node, nodes), *ins, at(nid, offset), count, *node.params)
         finally:
@@ -233,6 +246,16 @@ class WasmExecutor(CpuExecutor):
             )
         return out
 
+    def _scatter(self, nodes: list[Node], step: OpStep) -> None:
+        """scatter_add: one call copies x and adds the values at their positions in order."""
+        node = nodes[step.node]
+        x, index, values = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
+        o, unsigned = node.options, nodes[node.inputs[1]].dtype.kind == "unsigned"
+        self.module.call(
+            symbol(node, nodes), x, index, values, i32(self._result(node).ptr), node.size,
+            nodes[node.inputs[1]].size, o["outer"], o["n"], o["inner"], int(unsigned),
+        )  # fmt: skip
+
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         cols = node.shape[-1] if node.shape else 1
@@ -300,7 +323,7 @@ def export(op, compute: DType, out: DType) -> str:
     tw_softmax (a flag)."""
     if op.row.template == "softmax":
         return "tw_softmax"
-    if op.elementwise:
+    if op.row.template in ("map", "scatter"):
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
     return f"tw_{op.name}"
 
@@ -313,4 +336,5 @@ RUNNERS = {
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,
+    "scatter": WasmExecutor._scatter,
 }

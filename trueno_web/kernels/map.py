@@ -1,13 +1,15 @@
 """The fused elementwise kernel (shaders/map.wgsl): one chain of catalog functions per element; a load
 that is a strided view (a broadcast, transpose or slice) is read through index arithmetic. A generator
-(tw.random's rows) takes the element's flat index as its first argument (the ref ("idx", 0))."""
+(tw.random's rows) takes the element's flat index as its first argument (the ref ("idx", 0)); a gather (take)
+reads its data load whole at the index tw_take{k} computes from the element index and its index value (the
+ref ("at", j)): that load is not read at the element index unless another member reads it so."""
 
 from __future__ import annotations
 
 import struct
 from functools import lru_cache
 
-from ..graph import MapStep, Node, function, storage
+from ..graph import MapStep, Node, function, gathers, storage
 from .caps import Caps
 from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
 
@@ -28,6 +30,8 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
         refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
+        if gathers(node):  # its data: a load read whole, at the index tw_take{k} computes
+            refs = (("at", refs[0][1]), refs[1])
         chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
@@ -106,6 +110,30 @@ def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
     return "\n".join(lines + [tail, "}"])
 
 
+TAKE_GEOMETRY = ("outer", "n", "inner")  # a gather's tw_meta words (kinds._axis_geometry)
+TAKE_WORDS = len(TAKE_GEOMETRY)
+
+
+def take_fn(k: int, at: int, unsigned: bool) -> str:
+    """WGSL helper of gather member k, its geometry in tw_meta from `at`: tw_take{k}(i, index) -> u32, the
+    element of its data that output element i reads; a negative index wraps once, then it is clamped
+    into the axis (an out-of-range index reads the nearest end: the standard leaves it unspecified)."""
+    index = "i32(min(v, 2147483647u))" if unsigned else "v"
+    return "\n".join(
+        [
+            f"fn tw_take{k}(i: u32, v: {'u32' if unsigned else 'i32'}) -> u32 {{",
+            f"    let outer = tw_meta[{at}u];",
+            f"    let n = tw_meta[{at + 1}u];",
+            f"    let inner = tw_meta[{at + 2}u];",
+            f"    var j = {index};",
+            "    if (j < 0) { j = j + i32(n); }",
+            "    j = clamp(j, 0, max(i32(n) - 1, 0));",
+            "    return (i / outer) * n * inner + u32(j) * inner + i % inner;",
+            "}",
+        ]
+    )
+
+
 def load_expr(j: int, key, i_expr: str) -> str:
     """WGSL expression of load j at element `i_expr` of its view (after index_fn's helper)."""
     if key is None:
@@ -136,8 +164,13 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
         if load is not None:
             index_fns.append(index_fn(j, load, at, load_types[j]))
             at += meta_len(load)
+    for k, (fn, inputs, _) in enumerate(chain):
+        if inputs[0][0] == "at":
+            index_fns.append(take_fn(k, at, fn.endswith("_u32")))
+            at += TAKE_WORDS
+    elements = {r[1] for _, inputs, _ in chain for r in inputs if r[0] == "in"}
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
-    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads)]
+    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads) if j in elements]
     lanes = (".x", ".y", ".z", ".w") if vec else ("",)
 
     def name(ref, lane):
@@ -150,6 +183,10 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     for k, (fn, inputs, n_p) in enumerate(chain):
         params = [f"p{q + r}" for r in range(n_p)]
         q += n_p
+        if inputs[0][0] == "at":  # a gather (scalar form only)
+            j, at_index = inputs[0][1], f"tw_take{k}(i, {name(inputs[1], '')})"
+            body.append(f"    let t{k} = {load_expr(j, loads[j], at_index)};")
+            continue
         for lane in lanes:
             args = [name(ref, lane) for ref in inputs] + params
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
@@ -176,9 +213,9 @@ CODE_BUDGET = 64
 
 
 def form(step: MapStep, nodes: list[Node], caps: Caps) -> tuple[bool, int]:
-    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain and the chain's copies
-    fit CODE_BUDGET, else f32 with strided loads indexed."""
-    if any(strided(step, nodes)) or not caps.vec_ok(step.size):
+    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain, no member gathers and
+    the chain's copies fit CODE_BUDGET, else f32 with strided loads indexed."""
+    if any(strided(step, nodes)) or not caps.vec_ok(step.size) or any(gathers(nodes[m]) for m in step.nodes):
         return False, 1
     weight = sum(nodes[nid].op.cost for nid in step.nodes)
     for vpt in dict.fromkeys((max(1, caps.map_vpt), 1)):
@@ -198,5 +235,6 @@ def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     binds = tuple(enumerate([*loads, *stores], start=1))
     count = -(-step.size // 4) if vec else step.size
     groups = -(-count // (WORKGROUP * vpt))
-    meta = pack_meta([count], params) + struct.pack(f"<{len(words := view_meta(views))}I", *words)
+    words = view_meta(views) + [nodes[m].options[w] for m in step.nodes if gathers(nodes[m]) for w in TAKE_GEOMETRY]
+    meta = pack_meta([count], params) + struct.pack(f"<{len(words)}I", *words)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]

@@ -19,7 +19,7 @@ from numbers import Real
 
 from .. import ops
 from ..calls import Pending, install
-from ..dtypes import DType, bool_, dtype_of, float32, result_type, signature, weak_dtype
+from ..dtypes import DType, dtype_of, float32, input_dtypes, result_type, signature, weak_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -288,9 +288,8 @@ def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
     """The inputs converted to the dtypes `op` computes in (a where's condition to bool), and the dtype it
     returns (dtypes.signature)."""
     compute, out = signature(op, [t.dtype for t in ts])
-    if op.name == "where":
-        return [ts[0].astype(bool_, copy=False), *(t.astype(compute, copy=False) for t in ts[1:])], out
-    return [t if t.dtype is compute else t.astype(compute) for t in ts], out
+    wanted = input_dtypes(op, [t.dtype for t in ts], compute)
+    return [t if t.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
 
 
 def _op(name: str, *args, **params) -> Tensor:
