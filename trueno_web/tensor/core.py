@@ -24,6 +24,7 @@ from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
 from .expr import Expr, leaf
+from .index import Indexing
 from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
@@ -32,7 +33,7 @@ from .views import Views
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Views, Reductions, Linalg):
+class Tensor(Indexing, Views, Reductions, Linalg):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
