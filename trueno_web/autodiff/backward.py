@@ -11,7 +11,7 @@ import math
 from ..errors import TruenoTypeError, TruenoValueError
 from ..kinds import Kind
 from ..tensor import Tensor, asarray, matmul
-from .rules import ELEMENTWISE, REDUCTIONS
+from .rules import ELEMENTWISE, INDEXING, REDUCTIONS
 from .unview import unview
 
 REDUCE = {"sum": Tensor.sum, "prod": Tensor.prod}  # what the reduction rules total with
@@ -78,6 +78,8 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return ELEMENTWISE[op.name](g, xs, y, e.params)
     if op.kind == Kind.REDUCE:
         return _reduction(e, g, xs, y)
+    if op.name in INDEXING:
+        return INDEXING[op.name](g, xs, y, e.options)
     if op.kind == Kind.MATMUL:
         return _matmul(e, g, xs)
     if op.kind == Kind.SOFTMAX:

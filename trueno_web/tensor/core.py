@@ -28,7 +28,7 @@ from .index import Indexing
 from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
-from .views import Views
+from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
 
@@ -247,20 +247,6 @@ class Tensor(Indexing, Views, Reductions, Linalg):
 
 def _is_scalar(x) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
-
-
-def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
-    if all(s == shapes[0] for s in shapes):
-        return tuple(shapes[0]) if shapes else ()
-    ndim = max(map(len, shapes), default=0)
-    out = []
-    for d in range(ndim):
-        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise TruenoValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast (NumPy's rules)")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 def as_tensors(args) -> list[Tensor]:

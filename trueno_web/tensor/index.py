@@ -14,7 +14,7 @@ from numbers import Integral
 
 from .. import ops, runtime
 from ..errors import TruenoTypeError, TruenoValueError, UnavailableError
-from .views import axis_index
+from .views import axis_index, broadcast_shapes
 
 TAKE = ops.get("take")
 SCATTER_ADD = ops.get("scatter_add")
@@ -38,8 +38,7 @@ class Indexing:
         a = axis_index(0 if axis is None else axis, x.ndim, "take")
         ind = self._index(indices, x.shape[a], f"axis {a}")
         shape = x.shape[:a] + ind.shape + x.shape[a + 1 :]
-        full = ind.reshape((1,) * a + ind.shape + (1,) * (x.ndim - a - 1)).expand(shape)
-        return x._apply(TAKE, [x, full], (), {"axis": a})
+        return gather(x, ind.reshape((1,) * a + ind.shape + (1,) * (x.ndim - a - 1)).expand(shape), a)
 
     def take_along_axis(self, indices, axis: int):
         """NumPy's take_along_axis: out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis`, indices
@@ -54,12 +53,9 @@ class Indexing:
             self._index(indices, self.shape[a], f"axis {a}")  # host indices: checked against the axis
         x_shape = self.shape[:a] + (1,) + self.shape[a + 1 :]
         ind_shape = ind.shape[:a] + (1,) + ind.shape[a + 1 :]
-        from .core import broadcast_shapes
-
         common = broadcast_shapes(x_shape, ind_shape)
         x = self.expand(common[:a] + (self.shape[a],) + common[a + 1 :])
-        full = ind.expand(common[:a] + (ind.shape[a],) + common[a + 1 :])
-        return x._apply(TAKE, [x, full], (), {"axis": a})
+        return gather(x, ind.expand(common[:a] + (ind.shape[a],) + common[a + 1 :]), a)
 
     def scatter_add(self, indices, values, axis: int = 0):
         """x with `values` added at `indices` (any shape J) along `axis`: values of (or broadcast to) shape
@@ -73,8 +69,7 @@ class Indexing:
         full = ind.reshape((1,) * a + ind.shape + (1,) * (self.ndim - a - 1)).expand(shape)
         v = self._const_like(values).astype(self.dtype, copy=False)
         v = v if v.shape == shape else v.expand(shape)
-        inputs = [t.contiguous() for t in (self, full, v)]  # its kernel reads row-major data
-        return self._apply(SCATTER_ADD, inputs, (), {"axis": a})
+        return scatter(self, full, v, a)
 
     def index_add(self, axis: int, indices, source):
         """torch's index_add(dim, index, source): scatter_add in torch's argument order."""
@@ -96,13 +91,13 @@ class Indexing:
             return super().__getitem__(index)
         y = super().__getitem__(tuple(slice(None) if _advanced(e) else e for e in entries))  # y keeps every axis
         dims = [k for k, e in enumerate(entries) if _advanced(e)]
-        from .core import broadcast_shapes
-
         arrays = [self._index(entries[k], y.shape[k], f"axis {k}") for k in dims]
         common = broadcast_shapes(*(t.shape for t in arrays))
         flat = None
         for t, k in zip(arrays, dims):
-            t = (_wrapped(t, y.shape[k]) if _is_tensor(entries[k]) else t).expand(common)
+            if _is_tensor(entries[k]) and len(dims) > 1:  # one array alone: the gather wraps and clamps it
+                t = _wrapped(t, y.shape[k])
+            t = t.expand(common)
             flat = t if flat is None else flat * y.shape[k] + t
         at = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0  # NumPy's placement
         order = [k for k in range(y.ndim) if k not in dims]
@@ -154,6 +149,16 @@ class Indexing:
         if n is not None:
             host = numpy.where(host < 0, host + n, host)
         return self._const(numpy.ascontiguousarray(host, dtype=numpy.int32))
+
+
+def gather(x, full, axis: int):
+    """The catalog's take on indices of the output's shape (x.shape[:axis] + J + x.shape[axis+1:])."""
+    return x._apply(TAKE, [x, full], (), {"axis": axis})
+
+
+def scatter(x, full, values, axis: int):
+    """The catalog's scatter_add on indices and values of take's output shape (its kernel reads row-major data)."""
+    return x._apply(SCATTER_ADD, [t.contiguous() for t in (x, full, values)], (), {"axis": axis})
 
 
 def _is_tensor(x) -> bool:
