@@ -125,7 +125,13 @@ class Indexing:
 
     def _const_like(self, value):
         """`value` (a number or host data) as a tensor on this device, or a tensor as it is."""
-        return value if _is_tensor(value) else self._const(value)
+        if _is_tensor(value):
+            return value
+        if _is_host_array(value):  # a NumPy scalar or array keeps its dtype
+            import numpy
+
+            value = numpy.asarray(value)
+        return self._const(value)
 
     def _index(self, indices, n: int | None, where: str):
         """`indices` as an int32/uint32 tensor of this device; host ones are checked in [-n, n) first."""
@@ -319,7 +325,7 @@ def _scatter_assign(x, entries, value):
         v = v.take(numpy.ascontiguousarray(last, dtype=numpy.int32))
     at = numpy.ascontiguousarray(flat[last], dtype=numpy.int32)
     word = "int32" if x.dtype.name == "bool" else x.dtype.name  # scatter_add adds numbers
-    zeros = x._const(0).astype(word).expand((x.size,))
+    zeros = x._const(-0.0 if word == "float32" else 0).astype(word).expand((x.size,))  # -0 + v is v, -0 too
     hits = x._const(0).astype("int32").expand((x.size,)).scatter_add(at, 1)
     values = zeros.scatter_add(at, v.astype(word, copy=False))
     return (hits != 0).reshape(x.shape).where(values.reshape(x.shape), x)
