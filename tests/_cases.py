@@ -145,7 +145,7 @@ class Case:
     """One call of one op: its float32 inputs (flat, with shapes), scalar params and options."""
 
     op: ops.Op
-    inputs: list  # of (array('f') flat, shape)
+    inputs: list  # of (array('f') flat, shape); scatter_add's indices: array('i')
     params: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     label: str = ""
@@ -224,11 +224,18 @@ def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
     if op.kind in ("unary", "binary", "reduce", "softmax"):
         inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
+    if op.kind == "scatter":  # n values added into x of n elements at indices with duplicates, negative ones too
+        return Case(op, [(uniform(n, seed=seed), (n,)), (scatter_indices(n), (n,)), (uniform(n, seed=seed + 1), (n,))])
     r, c = _divisor_shape(n)
     if op.kind == "matmul":
         return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(c * 5, -1, 1, seed + 1), (c, 5))], label=f"n={n}")
     kh, kw = min(r, 3), min(c, 4)
     return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(kh * kw, -1, 1, seed + 1), (kh, kw))], label=f"n={n}")
+
+
+def scatter_indices(n: int) -> array.array:
+    """int32 indices into n elements: every third one repeats 0, one in seven counts from the end."""
+    return array.array("i", [0 if i % 3 == 0 else (i * 5) % n - (n if i % 7 == 1 else 0) for i in range(n)])
 
 
 def matmul_case(m: int, k: int, n: int, seed: int = 0, flat: bool = False) -> Case:
@@ -279,6 +286,10 @@ def special_cases(op: ops.Op) -> list[Case]:
         elif op.kind == "matmul":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:6]), (3, 2))], label=f"a={v}"))
             cases.append(Case(op, [(f32(normal[:6]), (2, 3)), (with_v, (3, 3))], label=f"b={v}"))
+        elif op.kind == "scatter":
+            cases.append(
+                Case(op, [(with_v, (9,)), (scatter_indices(9), (9,)), (f32(normal + [v]), (9,))], label=f"{v}")
+            )
         elif op.kind == "conv2d":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:4]), (2, 2))], label=f"img={v}"))
             cases.append(

@@ -6,6 +6,7 @@ _cases.py, which imports no NumPy, so these bodies also run inside Pyodide.
 
 from __future__ import annotations
 
+import array
 import math
 
 import pytest
@@ -267,6 +268,13 @@ def _empty_cases(op):
             (Case(op, [(f32([1.0] * 6), (2, 3)), (e, (3, 0))]), False),
             (Case(op, [(e, (0,)), (e, (0,))], options={"m": 0, "k": 5, "n": 0}), False),
         ]
+    if op.kind == "scatter":  # no values: x itself; an empty x has nothing to add into
+        none = array.array("i")
+        return [
+            (Case(op, [(f32([1.0, -0.0]), (2,)), (none, (0,)), (e, (0,))]), False),
+            (Case(op, [(e, (0,)), (none, (0,)), (e, (0,))]), False),
+            (Case(op, [(e, (0,)), (array.array("i", [0]), (1,)), (f32([1.0]), (1,))]), True),
+        ]
     return [
         (Case(op, [(e, (0, 3)), (f32([1.0]), (1, 1))]), True),
         (Case(op, [(f32([1.0]), (1, 1)), (e, (0, 0))]), True),
@@ -434,6 +442,16 @@ KNOWN = {
             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
         ),
         (([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 1.0, 1.0]), {"m": 2, "k": 3, "n": 1}, [6.0, 15.0]),
+    ],
+    "take": [
+        (([1.5, -0.0, NAN], [2, -1, 0, 5, -9]), {}, [NAN, NAN, 1.5, NAN, 1.5]),  # 5 clamps to 2, -9 to 0
+        (([[1, 2, 3], [4, 5, 6]], [[2, 0], [-1, 1]]), {"axis": 1}, [3, 1, 6, 5]),
+        (([True, False, True], [2, 2, 1]), {"axis": 0}, [True, True, False]),
+    ],
+    "scatter_add": [
+        (([1.0, 2.0, 3.0], [0, -1, 0, 2], [10.0, 20.0, 30.0, 0.5]), {}, [41.0, 2.0, 23.5]),
+        # int32 wraps: 2^31 - 1 + 1 is -2^31
+        (([[1, 2], [2**31 - 1, 4]], [[1, 1], [0, 0]], [[5, 6], [1, 0]]), {"axis": 1}, [1, 13, -2**31, 4]),
     ],
     "convolve2d": [
         # a delta kernel picks the centre window; no kernel flip: [[0, 1], [0, 0]] picks the right neighbour

@@ -242,7 +242,7 @@ def take_positions(index, count: int, o: dict, np=None):
     ones): a NumPy array where `np` is given, else a list."""
     outer, n, inner = o["outer"], o["n"], o["inner"]
     if np is None:
-        wrapped = (min(max(j + n if j < 0 else j, 0), n - 1) for j in index)
+        wrapped = (min(max(int(j) + n if j < 0 else int(j), 0), n - 1) for j in index)
         return [(i // outer) * n * inner + j * inner + i % inner for i, j in zip(range(count), wrapped)]
     i = np.arange(count, dtype=np.int64)
     j = np.asarray(index, dtype=np.int64)
