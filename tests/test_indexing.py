@@ -45,7 +45,7 @@ def same(got, want):
     assert got.tobytes() == np.ascontiguousarray(want).tobytes(), (got, want)
 
 
-I = np.int32  # noqa: E741 - the index dtype
+I = np.int32  # the index dtype
 GETS = {  # name -> the index NumPy and trueno_web both apply to a (3, 4, 5) array
     "x[idx]": lambda: np.array([2, 0, -1, 2], I),
     "x[:, idx]": lambda: (slice(None), np.array([[3, -4], [0, 1]], I)),
