@@ -40,7 +40,7 @@ class KindRow:
 
     kind: Kind
     inputs: tuple[str, ...]  # argument names (a row of the catalog may name its own, e.g. dot's a, b)
-    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d"
+    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d" | "scatter"
     shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
     work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
     numpy: (
