@@ -148,6 +148,24 @@ def test_item_assignment_rebinds_and_leaves_others(dev, dtype):
     same(x, want)
 
 
+def test_a_mask_assigned_an_array_of_values_and_device_indices_out_of_range(dev):
+    xn = data(float32, (3, 4), seed=12)
+    mask = xn > 0
+    x = dev.tensor(xn)
+    x[dev.tensor(mask)] = np.arange(mask.sum(), dtype=np.float32)  # one value per selected element, as NumPy
+    want = xn.copy()
+    want[mask] = np.arange(mask.sum())
+    same(x, want)
+    # device indices are not checked: a negative one wraps once, then each is clamped into its axis
+    rows, cols = np.array([5, -1, -9], I), np.array([2**32 - 1, 0, 2**31], np.uint32)
+    got = dev.tensor(xn)[dev.tensor(rows), dev.tensor(cols)]
+    same(got, xn[[2, 2, 0], [3, 0, 3]])
+    same(dev.tensor(xn)[:, dev.tensor(cols)], xn[:, [3, 0, 3]])
+    want = xn.copy()
+    np.add.at(want, (slice(None), [3, 0, 3]), np.float32(0.5))
+    same(dev.tensor(xn).scatter_add(dev.tensor(cols), 0.5, axis=1), want)
+
+
 @pytest.mark.parametrize("dtype", [pytest.param(d, id=d.name) for d in (float32, int32, uint32)])
 def test_scatter_add_with_duplicates(dev, dtype):
     xn = data(dtype, (5, 3), seed=8) if dtype is not float32 else np.arange(15, dtype=np.float32).reshape(5, 3)

@@ -1362,10 +1362,10 @@ EXPORT __attribute__((minsize)) void tw_gather(const float *x, int offset, float
 
 /* The element of x that output element i of a take (or element i of scatter_add's values) stands for:
  * (i / outer) n inner + j inner + i % inner, index j wrapped once if negative and clamped into [0, n). */
-INLINE long take_at(long i, long j, int outer, int n, int inner) {
+INLINE long take_at(long i, long long j, int outer, int n, int inner) { /* j: 64 bits, a uint32 index too */
     j = j < 0 ? j + n : j;
     j = j < 0 ? 0 : (j >= n ? n - 1 : j);
-    return (i / outer) * (long)n * inner + j * inner + i % inner;
+    return (i / outer) * (long)n * inner + (long)j * inner + i % inner;
 }
 
 /* y[k] = x[take_at(start + k, idx[k])], k < count: 32-bit words of any dtype (a chunk of a fused chain
@@ -1377,7 +1377,7 @@ EXPORT void tw_take_i32(const unsigned *x, const int *idx, unsigned *y, int coun
 
 EXPORT void tw_take_u32(const unsigned *x, const unsigned *idx, unsigned *y, int count, int start, int outer,
                         int n, int inner) {
-    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, (long)idx[k], outer, n, inner)];
+    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, (long long)idx[k], outer, n, inner)];
 }
 
 /* out = x with v[k] added at take_at(k, idx[k]) for each of the count values (x copied first). */
@@ -1386,7 +1386,7 @@ EXPORT void tw_take_u32(const unsigned *x, const unsigned *idx, unsigned *y, int
                      int inner, int unsigned_idx) {                                                            \
         __builtin_memcpy(out, x, 4 * (unsigned long)size);                                                    \
         for (int k = 0; k < count; k++) {                                                                     \
-            long j = unsigned_idx ? (long)(unsigned)idx[k] : idx[k];                                          \
+            long long j = unsigned_idx ? (long long)(unsigned)idx[k] : idx[k];                                \
             long at = take_at(k, j, outer, n, inner);                                                         \
             out[at] = (T)(out[at] + v[k]);                                                                    \
         }                                                                                                     \

@@ -61,9 +61,9 @@ class Indexing:
         """x with `values` added at `indices` (any shape J) along `axis`: values of (or broadcast to) shape
         x.shape[:axis] + J + x.shape[axis+1:] (torch's index_add; np.add.at: duplicates all add). The
         gradient of take."""
-        a = axis_index(axis, self.ndim, "scatter_add") if self.ndim else 0
         if not self.ndim:
             raise TruenoValueError("scatter_add needs a tensor of at least one dimension")
+        a = axis_index(axis, self.ndim, "scatter_add")
         ind = self._index(indices, self.shape[a], f"axis {a}")
         shape = self.shape[:a] + ind.shape + self.shape[a + 1 :]
         full = ind.reshape((1,) * a + ind.shape + (1,) * (self.ndim - a - 1)).expand(shape)
@@ -109,16 +109,19 @@ class Indexing:
 
     def __setitem__(self, index, value):
         """x[index] = value: the tensor's expression becomes x with those elements replaced (tensors that
-        shared the old expression keep their values). A mask of x's shape: a where; a basic index of unit-step
-        slices and ints: a where over the padded region; integer arrays (and strided slices): a scatter of
-        the host's positions, the last write winning for duplicates as in NumPy."""
+        shared the old expression keep their values). A mask of x's shape and one value: a where; a basic
+        index of unit-step slices and ints: a where over the padded region; others (integer arrays, strided
+        slices, a mask with an array of values): a scatter of the host's positions, the last write winning
+        for duplicates as in NumPy."""
         entries = index if isinstance(index, tuple) else (index,)
-        if len(entries) == 1 and _is_mask(index, self) and _shape_of(index) == self.shape:
-            new = _masked_assign(self, index, value)
+        v = self._const_like(value)
+        if len(entries) == 1 and _is_mask(index, self) and _shape_of(index) == self.shape and v.size == 1:
+            (mask,) = self._tensors([index]) if _is_tensor(index) else [self._const(_host_bool(index))]
+            new = mask.where(v.reshape(()), self)
         elif not any(_advanced(e) for e in entries) and _unit_steps(entries):
-            new = _region_assign(self, index, value)
+            new = _region_assign(self, index, v)
         else:
-            new = _scatter_assign(self, entries, value)
+            new = _scatter_assign(self, entries, v)
         self.expr = new.astype(self.dtype, copy=False).expr
 
     # ------------------------------------------------------------ helpers
@@ -255,7 +258,7 @@ def _read_now(t, what: str):
 def _wrapped(t, n: int):
     """Device indices wrapped once if negative and clamped into [0, n) (each axis's own, before they combine)."""
     if t.dtype.name == "uint32":
-        return t.astype("int32").minimum(n - 1) if n else t.astype("int32")
+        return t.minimum(max(n - 1, 0)).astype("int32")
     return (t < 0).where(t + n, t).maximum(0).minimum(max(n - 1, 0))
 
 
@@ -265,20 +268,13 @@ def _unit_steps(index) -> bool:
     return all(not isinstance(e, slice) or e.step in (None, 1) for e in entries)
 
 
-def _masked_assign(x, mask, value):
-    """x[mask] = value (a scalar, or values broadcast to x): where(mask, value, x)."""
-    (m,) = x._tensors([mask]) if _is_tensor(mask) else [x._const(_host_bool(mask))]
-    v = x._const_like(value)
-    return m.where(v, x)
-
-
 def _host_bool(mask):
     import numpy
 
     return numpy.asarray(mask, dtype=bool)
 
 
-def _region_assign(x, index, value):
+def _region_assign(x, index, value):  # value: a tensor
     """x[basic index] = value: value broadcast to the region, shaped as its box in x (ints: 1), padded out
     to x (a masked view), and a where on the box's ones padded the same way: nothing of x is copied."""
     region = x[index].shape
@@ -286,26 +282,19 @@ def _region_assign(x, index, value):
     if Ellipsis not in entries:
         entries = (*entries, Ellipsis)
     named = sum(e is not None and e is not Ellipsis for e in entries)
-    widths, box, d = [], [], 0
-    for e in entries:
-        if e is None:
-            continue
-        for _ in range(x.ndim - named) if e is Ellipsis else (0,):
-            n = x.shape[d]
-            start, stop = (
-                (e % n, e % n + 1) if isinstance(e, Integral) else e.indices(n)[:2] if e is not Ellipsis else (0, n)
-            )
-            stop = max(stop, start)
-            widths.append((start, n - stop))
-            box.append(stop - start)
-            d += 1
-    v = x._const_like(value).astype(x.dtype, copy=False)
-    v = v.expand(region).reshape(tuple(box))
+    axes = [e for f in entries if f is not None for e in ([slice(None)] * (x.ndim - named) if f is Ellipsis else [f])]
+    widths, box = [], []
+    for e, n in zip(axes, x.shape):
+        start, stop = (e % n, e % n + 1) if isinstance(e, Integral) else e.indices(n)[:2]
+        stop = max(stop, start)
+        widths.append((start, n - stop))
+        box.append(stop - start)
+    v = value.astype(x.dtype, copy=False).expand(region).reshape(tuple(box))
     inside = x._const(True).expand(tuple(box)).pad(widths)
     return inside.where(v.pad(widths), x)
 
 
-def _scatter_assign(x, entries, value):
+def _scatter_assign(x, entries, value):  # value: a tensor
     """x[index] = value for integer arrays, masks or strided slices: the flat positions from the host (device
     indices read first), the last write of each kept (NumPy's rule), then a where on a scatter of the values
     and one of the hits."""
@@ -320,7 +309,7 @@ def _scatter_assign(x, entries, value):
         raise TruenoValueError(f"this index does not fit a tensor of shape {x.shape}: {e}") from None
     flat = chosen.reshape(-1)
     last = numpy.sort(len(flat) - 1 - numpy.unique(flat[::-1], return_index=True)[1])  # each position's last write
-    v = x._const_like(value).astype(x.dtype, copy=False).expand(chosen.shape).reshape(-1)
+    v = value.astype(x.dtype, copy=False).expand(chosen.shape).reshape(-1)
     if len(last) != len(flat):
         v = v.take(numpy.ascontiguousarray(last, dtype=numpy.int32))
     at = numpy.ascontiguousarray(flat[last], dtype=numpy.int32)
