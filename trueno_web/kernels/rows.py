@@ -13,9 +13,9 @@ import struct
 from functools import lru_cache
 
 from ..errors import LimitError
-from ..graph import Node, RowStep, function, row_reduction, storage
+from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
-from .map import index_fn, load_expr, meta_len, view_key, view_words
+from .map import TAKE_GEOMETRY, TAKE_WORDS, index_fn, load_expr, meta_len, take_fn, view_key, view_words
 from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, grid_for, pack_meta, shader
 
 
@@ -26,16 +26,19 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
     local.update({nid: ("m", k) for k, nid in enumerate(step.nodes)})
     ref = lambda i: local[step.aliases.get(i, i)]  # noqa: E731
     row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m]) for i in nodes[m].inputs}
+    whole = {nodes[m].inputs[0] for m in step.nodes if gathers(nodes[m])}  # a gather's data: read at its index
     loads = tuple(
         ("r", view_key(nodes[i].view), None)
         if i in row_loads
-        else ("e", view_key(nodes[i].view), row_split(nodes[i].view, step.cols))
+        else ("e", view_key(nodes[i].view), None if i in whole else row_split(nodes[i].view, step.cols))
         for i in step.loads
     )
     members = []
     for nid in step.nodes:
         node = nodes[nid]
         refs = tuple(ref(i) for i in node.inputs)
+        if gathers(node):  # an element value (planner: never a row value)
+            refs = (("at", refs[0][1]), refs[1])
         if row_reduction(node):
             op = node.op
             members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
@@ -123,6 +126,10 @@ def rows_source(key: tuple) -> str:
             decls.append(split_fns(j, vk[0], outer, at))
             element_load[j] = split_load(j, vk[0], outer, at)
         at += meta_len(vk)
+    for k, (_, fn, refs, _) in enumerate(members):
+        if refs and refs[0][0] == "at":
+            decls.append(take_fn(k, at, fn.endswith("_u32")))
+            at += TAKE_WORDS
     first_param, q = {}, 0
     for k, m in enumerate(members):
         first_param[k], q = q, q + m[3]
@@ -138,6 +145,9 @@ def rows_source(key: tuple) -> str:
 
     def call(k: int, element: bool) -> str:
         _, fn, refs, n_p = members[k]
+        if refs[0][0] == "at":  # a gather: its data load read at the element it computes
+            j = refs[0][1]
+            return load_expr(j, loads[j][1], f"tw_take{k}(i, {value(refs[1], element)})")
         args = [value(r, element) for r in refs] + [f"p{first_param[k] + p}" for p in range(n_p)]
         return f"{fn}({', '.join(args)})"
 
@@ -237,6 +247,7 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
+    words += [nodes[m].options[w] for m in step.nodes if gathers(nodes[m]) for w in TAKE_GEOMETRY]
     meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))

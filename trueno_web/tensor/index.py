@@ -105,7 +105,7 @@ class Indexing:
         if order != list(range(y.ndim)):
             y = y.permute(order)
         merged = y.shape[:at] + (math.prod(y.shape[at : at + len(dims)]),) + y.shape[at + len(dims) :]
-        return y.reshape(merged).take(flat, axis=at)
+        return (y if merged == y.shape else y.reshape(merged)).take(flat, axis=at)  # (a reshape of a view copies)
 
     def __setitem__(self, index, value):
         """x[index] = value: the tensor's expression becomes x with those elements replaced (tensors that
