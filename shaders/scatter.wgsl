@@ -2,7 +2,7 @@
 // (kernels/scatter.py). Entry `copy` writes x into out (one thread per element), entry `add` one value
 // per thread: an atomicAdd on i32/u32 words; on float32 a compare-exchange loop on the word's bits (WGSL
 // has no float atomics), so duplicates all add, in any order.
-// tw_meta: [0] = elements (copy) or values (add), [1] outer, [2] n, [3] inner (kinds._axis_geometry).
+// tw_meta: [0] = elements (copy) or values (add), [1] outer, [2] n, [3] inner (gathers.axis_geometry).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<u32>;

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .errors import TruenoValueError
+from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
 
 
 class Kind(StrEnum):
@@ -206,72 +207,6 @@ def _conv2d_shape(op, shapes, options):
     return (ih - kh + 1, iw - kw + 1), {}
 
 
-def _axis_geometry(op, x: Shape, ind: Shape, options):
-    """take/scatter_add's indices have the output's shape x.shape[:axis] + J + x.shape[axis+1:] (J any
-    shape; Tensor.take broadcasts NumPy's indices to it): the axis, and output element i reads x at
-    (i // outer) * n * inner + index * inner + i % inner (outer = J's size * inner, n = x.shape[axis])."""
-    axis = options.get("axis", 0)
-    if not x or isinstance(axis, bool) or not isinstance(axis, int) or not -len(x) <= axis < len(x):
-        raise TruenoValueError(f"{op.name} needs axis= an int axis of x; got {axis!r:.40} for x of shape {x}")
-    axis %= len(x)
-    k = len(ind) - len(x) + 1
-    if k < 0 or ind[:axis] != x[:axis] or ind[axis + k :] != x[axis + 1 :]:
-        raise TruenoValueError(
-            f"{op.name}'s indices need the shape x.shape[:axis] + J + x.shape[axis+1:] (axis={axis}); got {ind} "
-            f"for x of shape {x} (Tensor.take broadcasts NumPy-style indices to it)"
-        )
-    inner = math.prod(x[axis + 1 :])
-    if x[axis] == 0 and math.prod(ind):
-        raise TruenoValueError(f"{op.name} along an empty axis {axis} of x {x} has nothing to index")
-    return {"axis": axis, "outer": math.prod(ind[axis:]), "n": x[axis], "inner": inner}
-
-
-def _take_shape(op, shapes, options):
-    return shapes[1], _axis_geometry(op, shapes[0], shapes[1], options)
-
-
-def _scatter_shape(op, shapes, options):
-    if shapes[1] != shapes[2]:
-        raise TruenoValueError(f"{op.name} needs indices and values of one shape; got {shapes[1]} and {shapes[2]}")
-    return shapes[0], _axis_geometry(op, shapes[0], shapes[1], options)
-
-
-def take_positions(index, count: int, o: dict, np=None):
-    """The flat positions in x that output elements 0..count-1 read (or scatter_add writes), indices `index`
-    (flat) wrapped once if negative and clamped into the axis (the kernels' rule; NumPy's for in-range
-    ones): a NumPy array where `np` is given, else a list."""
-    outer, n, inner = o["outer"], o["n"], o["inner"]
-    if np is None:
-        wrapped = (min(max(int(j) + n if j < 0 else int(j), 0), n - 1) for j in index)
-        return [(i // outer) * n * inner + j * inner + i % inner for i, j in zip(range(count), wrapped)]
-    i = np.arange(count, dtype=np.int64)
-    j = np.asarray(index, dtype=np.int64)
-    return (i // outer) * n * inner + np.clip(np.where(j < 0, j + n, j), 0, n - 1) * inner + i % inner
-
-
-def _take_numpy(op, arrays, params, o, out=None):
-    import numpy
-
-    x, ind = arrays
-    return op.numpy(x.reshape(-1), take_positions(ind.reshape(-1), ind.size, o, numpy)).reshape(ind.shape)
-
-
-def _scatter_numpy(op, arrays, params, o):
-    import numpy
-
-    x, ind, values = arrays
-    result = numpy.array(x, copy=True).reshape(-1)
-    op.numpy(result, take_positions(ind.reshape(-1), ind.size, o, numpy), values.reshape(-1))
-    return result.reshape(x.shape)
-
-
-def _scatter_python(op, lists, shapes, params, o):
-    out = list(lists[0])
-    for at, v in zip(take_positions(lists[1], len(lists[1]), o), lists[2]):
-        out[at] = op.ref(out[at], v)
-    return out
-
-
 # ---------------------------------------------------------------- how the references are called
 
 
@@ -378,21 +313,19 @@ KINDS: dict[Kind, KindRow] = {
             Kind.GATHER,
             ("x", "indices"),
             "map",  # a member of a fused chain: the map kernel reads x whole at the computed index (kernels/map.py)
-            _take_shape,
+            take_shape,
             work=lambda out, ins, o: math.prod(out),
-            numpy=_take_numpy,
-            python=lambda op, lists, shapes, params, o: [
-                op.ref(lists[0], at) for at in take_positions(lists[1], len(lists[1]), o)
-            ],
+            numpy=take_numpy,
+            python=take_python,
         ),
         KindRow(
             Kind.SCATTER,
             ("x", "indices", "values"),
             "scatter",
-            _scatter_shape,
+            scatter_shape,
             work=lambda out, ins, o: math.prod(out) + math.prod(ins[1]),
-            numpy=_scatter_numpy,
-            python=_scatter_python,
+            numpy=scatter_numpy,
+            python=scatter_python,
         ),
         KindRow(
             Kind.REDUCE,

@@ -110,7 +110,7 @@ def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
     return "\n".join(lines + [tail, "}"])
 
 
-TAKE_GEOMETRY = ("outer", "n", "inner")  # a gather's tw_meta words (kinds._axis_geometry)
+TAKE_GEOMETRY = ("outer", "n", "inner")  # a gather's tw_meta words (gathers.axis_geometry)
 TAKE_WORDS = len(TAKE_GEOMETRY)
 
 
