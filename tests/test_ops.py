@@ -522,7 +522,7 @@ def test_checker_catches_wrong_results(op):
     want = [float(v) for v in f32(reference(case))]
     assert not mismatches(case, want), "the float32-rounded reference itself passes"
     i = next(j for j in range(len(want) // 2, len(want)) if math.isfinite(want[j]))  # log, sqrt of x < 0: NaN
-    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d") else None
+    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d", "scatter") else None
     tol = op.atol * (mag[i] if mag else 1.0) + op.rtol * abs(want[i])
     for wrong in (want[i] + 2 * tol + 1e-30, NAN, INF if want[i] != INF else 0.0):
         got = list(want)
