@@ -249,3 +249,18 @@ def test_one_hot_takes_int_labels_and_gives_float32(dev):
     got = tw.nn.one_hot(dev.tensor(labels), 4)
     same(got, (labels[..., None] == np.arange(4)).astype(np.float32))
     same(tw.nn.one_hot(dev.tensor(labels.astype(np.float32)), 4, axis=0), np.moveaxis(block_on(got.numpy()), -1, 0))
+
+
+def test_two_d_grids_of_workgroups(gpu, monkeypatch):
+    """Gathers (map and row kernels) and scatter_add on 2-D grids of workgroups, as past 65535 of them (here
+    at small sizes: max_per_dim 3)."""
+    monkeypatch.setattr(gpu.executor.caps, "max_per_dim", 3)
+    rng = np.random.default_rng(13)
+    xn, ids = rng.integers(-1000, 1000, 5000).astype(I), rng.integers(-5000, 5000, 3001).astype(I)
+    same(gpu.tensor(xn)[ids] * 3, xn[ids] * 3)
+    wn = rng.integers(-1000, 1000, (50, 9)).astype(np.float32)  # integers: their sums are exact in any order
+    rows = rng.integers(0, 50, 4000).astype(I)
+    same((gpu.tensor(wn)[rows] * 2).sum(axis=-1), (wn[rows] * 2).sum(-1))
+    want = xn.copy()
+    np.add.at(want, np.where(ids < 0, ids + 5000, ids), np.arange(3001, dtype=I))
+    same(gpu.tensor(xn).scatter_add(ids, np.arange(3001, dtype=I)), want)
