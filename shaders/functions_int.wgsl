@@ -89,3 +89,6 @@ fn tw_astype_f32_f32(x: f32) -> f32 { return x; }
 fn tw_astype_i32_i32(x: i32) -> i32 { return x; }
 fn tw_astype_u32_u32(x: u32) -> u32 { return x; }
 fn tw_astype_bool_bool(x: u32) -> u32 { return x; }
+// ---------------------------------------------------------------- reductions of bool (max: any, min: all)
+fn tw_max_bool(a: u32, b: u32) -> u32 { return a | b; }
+fn tw_min_bool(a: u32, b: u32) -> u32 { return a & b; }

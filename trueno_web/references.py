@@ -53,6 +53,8 @@ def clip(x: float, lo: float, hi: float) -> float:
 
 def total(xs) -> float:
     xs = list(xs)
+    if xs and all(isinstance(v, int) for v in xs):
+        return sum(xs)  # integers (and bools) exactly: the caller wraps them to the dtype
     return math.fsum(xs) if all(math.isfinite(v) for v in xs) else sum(xs)
 
 
@@ -124,7 +126,8 @@ def nan_or(pick):
 
 
 def product(xs) -> float:
-    return math.prod(xs, start=1.0)
+    xs = list(xs)
+    return math.prod(xs, start=1 if xs and all(isinstance(v, int) for v in xs) else 1.0)  # integers exactly
 
 
 def softmax_row(row, log=False):
@@ -192,8 +195,11 @@ def in_float64(expr: Callable) -> Callable:
 
 
 def np_sum(x, axis=None):
-    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count."""
+    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count. Integers
+    sum in their own dtype (wrapping, as the kernels)."""
     np = numpy_module()
+    if x.dtype.kind in "iu":
+        return np.sum(x, axis=axis, dtype=x.dtype)
     return np.sum(x, axis=axis, dtype=np.float64).astype(x.dtype)
 
 

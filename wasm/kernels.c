@@ -1188,6 +1188,51 @@ EXPORT void tw_dot(const float *a, const float *b, float *y, int rows, int cols)
     over_rows(dot_row, a, b, y, rows, cols);
 }
 
+/* ------------------------------------------------------------------ integer reductions and scans
+   Reductions of int32, uint32 and bool rows (y[r] of `rows` rows of `cols` words, as the float ones above):
+   sums and products wrap (through u32: the same bits for int32 and uint32), max and min are exact (bool: or,
+   and). Scans (cumulative_sum, cumulative_prod): y = the running fold of each row, in order. */
+#define IREDUCE(NAME, T, INIT, STEP)                                                \
+    EXPORT void tw_##NAME(const T *x, T *y, int rows, int cols) {                   \
+        for (long r = 0; r < rows; r++) {                                           \
+            const T *xr = x + r * cols;                                             \
+            T acc = INIT;                                                           \
+            for (int i = 0; i < cols; i++) {                                        \
+                T v = xr[i];                                                        \
+                acc = (T)(STEP);                                                    \
+            }                                                                       \
+            y[r] = acc;                                                             \
+        }                                                                           \
+    }
+IREDUCE(sum_i32, u32, 0u, acc + v)
+IREDUCE(sum_u32, u32, 0u, acc + v)
+IREDUCE(prod_i32, u32, 1u, acc * v)
+IREDUCE(prod_u32, u32, 1u, acc * v)
+IREDUCE(max_i32, s32, (s32)0x80000000u, v > acc ? v : acc)
+IREDUCE(min_i32, s32, 0x7fffffff, v < acc ? v : acc)
+IREDUCE(max_u32, u32, 0u, v > acc ? v : acc)
+IREDUCE(min_u32, u32, 0xffffffffu, v < acc ? v : acc)
+IREDUCE(max_bool, u32, 0u, acc | v)
+IREDUCE(min_bool, u32, 1u, acc & v)
+
+#define SCAN(NAME, T, INIT, STEP)                                                   \
+    EXPORT void tw_##NAME(const T *x, T *y, int rows, int cols) {                   \
+        for (long r = 0; r < rows; r++) {                                           \
+            const T *xr = x + r * cols;                                             \
+            T *yr = y + r * cols, acc = INIT;                                       \
+            for (int i = 0; i < cols; i++) {                                        \
+                T v = xr[i];                                                        \
+                yr[i] = acc = (T)(STEP);                                            \
+            }                                                                       \
+        }                                                                           \
+    }
+SCAN(cumulative_sum, float, 0.0f, acc + v)
+SCAN(cumulative_sum_i32, u32, 0u, acc + v)
+SCAN(cumulative_sum_u32, u32, 0u, acc + v)
+SCAN(cumulative_prod, float, 1.0f, acc * v)
+SCAN(cumulative_prod_i32, u32, 1u, acc * v)
+SCAN(cumulative_prod_u32, u32, 1u, acc * v)
+
 /* ------------------------------------------------------------------ softmax */
 
 /* Row by row along the last axis: NaN-propagating max, y = exp(x - max), s = sum of y (float64, rounded once),

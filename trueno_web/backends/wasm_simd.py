@@ -296,13 +296,13 @@ def symbol(node: Node, nodes: list[Node]) -> str:
 
 def export(op, compute: DType, out: DType) -> str:
     """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
-    the suffix of its WGSL function for those dtypes (ops.Op.function); softmax and log_softmax share
-    tw_softmax (a flag)."""
+    the suffix of its WGSL function for those dtypes (ops.Op.function), another kind's with its dtype's
+    suffix (tw_sum_i32); softmax and log_softmax share tw_softmax (a flag)."""
     if op.row.template == "softmax":
         return "tw_softmax"
     if op.elementwise:
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
-    return f"tw_{op.name}"
+    return f"tw_{op.name}{compute.suffix}"
 
 
 #: kernel template -> the executor method that runs a step of it
