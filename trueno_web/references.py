@@ -125,6 +125,19 @@ def nan_or(pick):
     return lambda a, b: math.nan if math.isnan(a) or math.isnan(b) else pick(a, b)
 
 
+def running(step):
+    """The running fold of a row by `step`, in order (cumulative_sum, cumulative_prod)."""
+
+    def scan(xs):
+        out, acc = [], None
+        for v in xs:
+            acc = v if acc is None else step(acc, v)
+            out.append(acc)
+        return out
+
+    return scan
+
+
 def product(xs) -> float:
     xs = list(xs)
     return math.prod(xs, start=1 if xs and all(isinstance(v, int) for v in xs) else 1.0)  # integers exactly

@@ -233,6 +233,21 @@ class WasmExecutor(CpuExecutor):
             )
         return out
 
+    def _scan(self, nodes: list[Node], step: OpStep) -> None:
+        """One kernel call over the rows (all of the input as one row without the option); a strided input is
+        gathered first."""
+        node = nodes[step.node]
+        rows = node.options.get("rows") or 1
+        gathered = self._gather(nodes, node.inputs[0])
+        try:
+            src = gathered or storage(nodes, node.inputs[0]).buffer
+            out = self._result(node)
+            if node.size:
+                self.module.call(symbol(node, nodes), i32(src.ptr), i32(out.ptr), rows, node.size // rows)
+        finally:
+            if gathered is not None:
+                self.free(gathered)
+
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         cols = node.shape[-1] if node.shape else 1
@@ -313,4 +328,5 @@ RUNNERS = {
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,
+    "scan": WasmExecutor._scan,
 }

@@ -1,0 +1,45 @@
+"""Scans along rows (shaders/scan.wgsl): cumulative_sum and cumulative_prod of `rows` contiguous rows, in the
+dtype the node computes in. A row of up to BLOCK elements is one workgroup's `scan`; a longer one three
+passes (each block's total, the row's prefixes of those, each block's scan from its prefix): the input is
+read twice and the output written once, so a long scan moves 3 words per element to a copy's 2."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..graph import Node, OpStep, storage
+from .caps import Caps
+from .source import ONE_BITS, Dispatch, fill, fold, functions, grid_for, pack_meta, shader
+
+BLOCK = 2048  # elements per workgroup (scan.wgsl's BLOCK: 256 threads x PER)
+
+
+@lru_cache(maxsize=32)
+def scan_source(combine: str, identity: str, scalar: str) -> str:
+    """WGSL of one scan: its fold function, identity and scalar type (source.fold)."""
+    return functions() + fill(shader("scan"), T=scalar, COMBINE=combine, IDENTITY=f"{scalar}({identity})")
+
+
+def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+    """`scan` alone where every row fits one block, else `reduce`, `carry` and `scan`; none for no elements.
+    The input is read flat (the tensor layer gives a scan row-major input)."""
+    node = nodes[step.node]
+    rows = node.options.get("rows") or 1
+    cols = node.size // rows if rows else 0
+    if not node.size:
+        return []
+    _, combine, identity, _, scalar = fold(node.op, node.dtype)
+    source = scan_source(combine, identity, scalar)
+    nb = -(-cols // BLOCK)
+    meta = pack_meta([rows, cols, nb, 0, 0, 0, 0, ONE_BITS])
+    src = storage(nodes, node.inputs[0]).id
+    blocks = grid_for(rows * nb, caps.max_per_dim)
+    scratch = 4 * rows * nb
+    scan = Dispatch(source, "scan", ((1, "partials"), (2, src), (3, node.id)), blocks, meta, scratch)
+    if nb == 1:
+        return [scan]
+    return [
+        Dispatch(source, "reduce", ((1, "partials"), (2, src)), blocks, meta, scratch),
+        Dispatch(source, "carry", ((1, "partials"),), grid_for(rows, caps.max_per_dim), meta, scratch),
+        scan,
+    ]
