@@ -146,7 +146,7 @@ def template(step: Step, nodes: list[Node]) -> str:
 
 def row_reduction(node: Node) -> bool:
     """A reduction along rows (the option rows=R): it runs as a RowStep."""
-    return node.op is not None and node.options.get("rows") is not None
+    return node.op is not None and node.op.row.template == "reduce" and node.options.get("rows") is not None
 
 
 def full_reduction(node: Node) -> bool:
