@@ -132,7 +132,7 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 
 def test_every_catalog_op_has_a_rule():
-    kinds_with_rules = {"softmax", "matmul", "conv2d"}
+    kinds_with_rules = {"softmax", "matmul", "conv2d", "scan"}
     for op in ops.CATALOG:
         assert op.name in ELEMENTWISE or op.name in REDUCTIONS or op.kind.value in kinds_with_rules, op.name
 
