@@ -45,7 +45,8 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     tw_one = bitcast<f32>(tw_meta[7]);
     let cols = tw_meta[1];
     let nb = tw_meta[2];
-    let g = min(wid.y * nwg.x + wid.x, tw_meta[0] * nb - 1u);  // past the end: the last block again, not stored
+    let g = wid.y * nwg.x + wid.x;
+    if (g >= tw_meta[0] * nb) { return; }  // past the end (a whole workgroup: its barriers stay uniform)
     let start = (g / nb) * cols + (g % nb) * BLOCK;
     let count = min(BLOCK, cols - (g % nb) * BLOCK);
     var acc = {{IDENTITY}};
@@ -54,7 +55,7 @@ fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         if (e < count) { acc = {{COMBINE}}(acc, x[start + e]); }
     }
     let total = tw_wg_scan(lid, acc);
-    if (lid == 255u && wid.y * nwg.x + wid.x == g) { partials[g] = total; }
+    if (lid == 255u) { partials[g] = total; }
 }
 
 @compute @workgroup_size(256)
@@ -63,17 +64,17 @@ fn carry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     tw_one = bitcast<f32>(tw_meta[7]);
     let nb = tw_meta[2];
     let row = wid.y * nwg.x + wid.x;
-    let live = row < tw_meta[0];
+    if (row >= tw_meta[0]) { return; }
     var before = {{IDENTITY}};
     for (var c = 0u; c < nb; c = c + 256u) {
         let at = row * nb + c + lid;
         var v = {{IDENTITY}};
-        if (live && c + lid < nb) { v = partials[at]; }
-        let total = tw_wg_scan(lid, v);
+        if (c + lid < nb) { v = partials[at]; }
+        tw_wg_scan(lid, v);
         let mine = {{COMBINE}}(before, tw_before(lid));
         before = {{COMBINE}}(before, tw_scan[255]);
         workgroupBarrier();
-        if (live && c + lid < nb) { partials[at] = mine; }
+        if (c + lid < nb) { partials[at] = mine; }
     }
 }
 
@@ -83,8 +84,8 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     tw_one = bitcast<f32>(tw_meta[7]);
     let cols = tw_meta[1];
     let nb = tw_meta[2];
-    let g0 = wid.y * nwg.x + wid.x;
-    let g = min(g0, tw_meta[0] * nb - 1u);
+    let g = wid.y * nwg.x + wid.x;
+    if (g >= tw_meta[0] * nb) { return; }
     let start = (g / nb) * cols + (g % nb) * BLOCK;
     let count = min(BLOCK, cols - (g % nb) * BLOCK);
     var run: array<{{T}}, 8>;
@@ -97,7 +98,6 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     tw_wg_scan(lid, acc);
     var prefix = tw_before(lid);
     if (nb > 1u) { prefix = {{COMBINE}}(partials[g], prefix); }
-    if (g0 != g) { return; }
     for (var k = 0u; k < PER; k = k + 1u) {
         let e = lid * PER + k;
         if (e < count) { y[start + e] = {{COMBINE}}(prefix, run[k]); }

@@ -21,20 +21,18 @@ def scan_source(combine: str, identity: str, scalar: str) -> str:
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """`scan` alone where every row fits one block, else `reduce`, `carry` and `scan`; none for no elements.
-    The input is read flat (the tensor layer gives a scan row-major input)."""
+    """`scan` alone where every row fits one block (no elements: one workgroup that returns at once), else
+    `reduce`, `carry` and `scan`. The input is read flat (the tensor layer gives a scan row-major input)."""
     node = nodes[step.node]
     rows = node.options.get("rows") or 1
-    cols = node.size // rows if rows else 0
-    if not node.size:
-        return []
+    cols = node.size // rows if node.size else 0
     _, combine, identity, _, scalar = fold(node.op, node.dtype)
     source = scan_source(combine, identity, scalar)
-    nb = -(-cols // BLOCK)
-    meta = pack_meta([rows, cols, nb, 0, 0, 0, 0, ONE_BITS])
+    nb = max(-(-cols // BLOCK), 1)
+    meta = pack_meta([rows if cols else 0, cols, nb, 0, 0, 0, 0, ONE_BITS])
     src = storage(nodes, node.inputs[0]).id
     blocks = grid_for(rows * nb, caps.max_per_dim)
-    scratch = 4 * rows * nb
+    scratch = 4 * max(rows * nb, 1)
     scan = Dispatch(source, "scan", ((1, "partials"), (2, src), (3, node.id)), blocks, meta, scratch)
     if nb == 1:
         return [scan]

@@ -91,7 +91,7 @@ def _scan(name: str, t, axis, dtype, include_initial: bool):
         widths[-1] = (1, 0)
         padded = out.pad(widths)  # reads 0 before the row: cumulative_sum's initial value
         if name == "cumulative_prod":
-            padded = out._const(1.0).expand(out.shape).pad(widths).where(padded, 1)
+            padded = out._const(True).expand(out.shape).pad(widths).where(padded, 1)
         out = padded
     if a == t.ndim - 1:
         return out
