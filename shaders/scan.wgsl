@@ -1,12 +1,15 @@
 // Scan template (cumulative_sum, cumulative_prod): an inclusive running fold along each of `rows` contiguous
-// rows of `cols` elements, rows in parallel. A row is cut into blocks of BLOCK elements, one workgroup each:
-// where a row has more than one block, three passes: `reduce` folds each block into partials[block],
-// `carry` (a workgroup per row) turns the row's partials into exclusive prefixes in place, and `scan` scans
-// each block from its prefix; a row of one block is `scan` alone (no prefix). Within a block each thread
-// scans PER consecutive elements, then the threads' totals are scanned across the workgroup (tw_wg_scan).
+// rows of `cols` elements, rows in parallel. Workgroups take blocks of at most BLOCK elements: short rows
+// (cols <= BLOCK) K whole rows to a block, a long row several blocks. Where a row has more than one block,
+// three passes: `reduce` folds each block into partials[block], `carry` (a workgroup per row) turns the row's
+// partials into exclusive prefixes in place, and `scan` scans each block from its prefix; short rows are
+// `scan` alone. Within a block each thread scans PER consecutive elements, restarting at each row's first
+// element, then the threads' (head, value) pairs are scanned across the workgroup as a segmented scan
+// (tw_wg_scan: a value after a row's start does not take what came before it).
 // kernels/scan.py fills in T (the WGSL scalar), COMBINE (the dtype's function: tw_add, tw_mul_i32, ...) and
 // IDENTITY (source.fold).
-// tw_meta: [0] rows, [1] cols, [2] blocks per row, [7] 1.0 (tw_one).
+// tw_meta: [0] rows, [1] cols, [2] blocks per row (NB: 1 for short rows), [3] rows per block (K: 1 for long
+// rows), [7] 1.0 (tw_one).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read_write> partials: array<{{T}}>;
@@ -16,18 +19,28 @@
 const PER = 8u;
 const BLOCK = 2048u;  // 256 threads x PER
 var<workgroup> tw_scan: array<{{T}}, 256>;
+var<workgroup> tw_heads: array<u32, 256>;
 
-// the inclusive scan of v across the workgroup (Hillis-Steele in workgroup memory); every thread reaches it
-fn tw_wg_scan(lid: u32, v: {{T}}) -> {{T}} {
+// the inclusive segmented scan of (head, v) across the workgroup (Hillis-Steele in workgroup memory): a
+// thread holding a row's start keeps its own value; every thread reaches it
+fn tw_wg_scan(lid: u32, head: bool, v: {{T}}) -> {{T}} {
     var acc = v;
+    var h = head;
     tw_scan[lid] = acc;
+    tw_heads[lid] = u32(h);
     workgroupBarrier();
     for (var o = 1u; o < 256u; o = o << 1u) {
         var left = {{IDENTITY}};
-        if (lid >= o) { left = tw_scan[lid - o]; }
+        var left_head = 0u;
+        if (lid >= o) {
+            left = tw_scan[lid - o];
+            left_head = tw_heads[lid - o];
+        }
         workgroupBarrier();
-        acc = {{COMBINE}}(left, acc);
+        if (!h) { acc = {{COMBINE}}(left, acc); }
+        h = h || left_head != 0u;
         tw_scan[lid] = acc;
+        tw_heads[lid] = u32(h);
         workgroupBarrier();
     }
     return acc;
@@ -39,22 +52,35 @@ fn tw_before(lid: u32) -> {{T}} {
     return tw_scan[lid - 1u];
 }
 
+// (first element, element count) of block g: row group g / NB of K rows, its block g % NB
+fn tw_block(g: u32) -> vec2<u32> {
+    let rows = tw_meta[0];
+    let cols = tw_meta[1];
+    let nb = tw_meta[2];
+    let k = tw_meta[3];
+    let r = g / nb;
+    let b = g % nb;
+    return vec2<u32>(r * k * cols + b * BLOCK, min(BLOCK, min(k, rows - r * k) * cols - b * BLOCK));
+}
+
+// workgroups past the last block return whole (their barriers stay uniform)
+fn tw_live(g: u32) -> bool {
+    return g < (tw_meta[0] + tw_meta[3] - 1u) / tw_meta[3] * tw_meta[2];
+}
+
 @compute @workgroup_size(256)
 fn reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     tw_one = bitcast<f32>(tw_meta[7]);
-    let cols = tw_meta[1];
-    let nb = tw_meta[2];
     let g = wid.y * nwg.x + wid.x;
-    if (g >= tw_meta[0] * nb) { return; }  // past the end (a whole workgroup: its barriers stay uniform)
-    let start = (g / nb) * cols + (g % nb) * BLOCK;
-    let count = min(BLOCK, cols - (g % nb) * BLOCK);
+    if (!tw_live(g)) { return; }
+    let block = tw_block(g);
     var acc = {{IDENTITY}};
     for (var k = 0u; k < PER; k = k + 1u) {
         let e = k * 256u + lid;
-        if (e < count) { acc = {{COMBINE}}(acc, x[start + e]); }
+        if (e < block.y) { acc = {{COMBINE}}(acc, x[block.x + e]); }
     }
-    let total = tw_wg_scan(lid, acc);
+    let total = tw_wg_scan(lid, false, acc);
     if (lid == 255u) { partials[g] = total; }
 }
 
@@ -70,7 +96,7 @@ fn carry(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         let at = row * nb + c + lid;
         var v = {{IDENTITY}};
         if (c + lid < nb) { v = partials[at]; }
-        tw_wg_scan(lid, v);
+        tw_wg_scan(lid, false, v);
         let mine = {{COMBINE}}(before, tw_before(lid));
         before = {{COMBINE}}(before, tw_scan[255]);
         workgroupBarrier();
@@ -85,21 +111,31 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let cols = tw_meta[1];
     let nb = tw_meta[2];
     let g = wid.y * nwg.x + wid.x;
-    if (g >= tw_meta[0] * nb) { return; }
-    let start = (g / nb) * cols + (g % nb) * BLOCK;
-    let count = min(BLOCK, cols - (g % nb) * BLOCK);
+    if (!tw_live(g)) { return; }
+    let block = tw_block(g);
+    var col = ((g % nb) * BLOCK + lid * PER) % cols;  // of the thread's first element in its row
     var run: array<{{T}}, 8>;
     var acc = {{IDENTITY}};
+    var first = PER;  // the thread's first element that starts a row (PER: none)
     for (var k = 0u; k < PER; k = k + 1u) {
         let e = lid * PER + k;
-        if (e < count) { acc = {{COMBINE}}(acc, x[start + e]); }
+        if (e < block.y) {
+            let v = x[block.x + e];
+            if (col == 0u) {
+                acc = v;
+                first = min(first, k);
+            } else {
+                acc = {{COMBINE}}(acc, v);
+            }
+        }
         run[k] = acc;
+        col = select(col + 1u, 0u, col + 1u == cols);
     }
-    tw_wg_scan(lid, acc);
+    tw_wg_scan(lid, first < PER, acc);
     var prefix = tw_before(lid);
     if (nb > 1u) { prefix = {{COMBINE}}(partials[g], prefix); }
     for (var k = 0u; k < PER; k = k + 1u) {
         let e = lid * PER + k;
-        if (e < count) { y[start + e] = {{COMBINE}}(prefix, run[k]); }
+        if (e < block.y) { y[block.x + e] = select({{COMBINE}}(prefix, run[k]), run[k], k >= first); }
     }
 }

@@ -81,13 +81,18 @@ def test_scan_of_every_dtype_and_size(dev, name, dtype, n):
 
 @pytest.mark.parametrize(
     "shape,axis",
-    [((3, 5000), 1), ((3, 5000), 0), ((5000, 3), 0), ((2, 3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((4, 0), 0)],
+    [
+        *(((3, 5000), 1), ((3, 5000), 0), ((5000, 3), 0), ((2, 2049), 1), ((700, 33), -1), ((1000, 1), 1)),
+        *(((2, 3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((4, 0), 0), ((0, 4), 1)),
+    ],
 )
 @pytest.mark.parametrize("dtype", [float32, int32], ids=lambda d: d.name)
 @pytest.mark.parametrize("name", SCANS)
 def test_scan_along_an_axis(dev, name, dtype, shape, axis):
-    """Rows in parallel (several rows of 5000: three passes each), a leading axis (moved last, scanned, moved
-    back), and the standard's include_initial (a leading identity: 0, or 1 for a product)."""
+    """Rows in parallel: long ones (5000, 2049: three passes each), short ones many to a workgroup (3, 33, 1:
+    a segmented scan; 5000 rows of 3 take several workgroups, the last one partly), a leading axis (moved
+    last, scanned, moved back), and the standard's include_initial (a leading identity: 0, or 1 for a
+    product)."""
     x = inputs(name, dtype, math.prod(shape), seed=3).reshape(shape)
     t = tw.asarray(x, dev)
     check(block_on(getattr(t, name)(axis=axis).numpy()), name, x, axis, dtype)

@@ -1,7 +1,7 @@
 """Scans along rows (shaders/scan.wgsl): cumulative_sum and cumulative_prod of `rows` contiguous rows, in the
-dtype the node computes in. A row of up to BLOCK elements is one workgroup's `scan`; a longer one three
-passes (each block's total, the row's prefixes of those, each block's scan from its prefix): the input is
-read twice and the output written once, so a long scan moves 3 words per element to a copy's 2."""
+dtype the node computes in. Rows of up to BLOCK elements go several to a workgroup (a segmented scan: one
+`scan` pass); a longer row three passes (each block's total, the row's prefixes of those, each block's scan
+from its prefix): the input is read twice and the output written once, 3 words per element to a copy's 2."""
 
 from __future__ import annotations
 
@@ -21,17 +21,19 @@ def scan_source(combine: str, identity: str, scalar: str) -> str:
 
 
 def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """`scan` alone where every row fits one block (no elements: one workgroup that returns at once), else
-    `reduce`, `carry` and `scan`. The input is read flat (the tensor layer gives a scan row-major input)."""
+    """`scan` alone where rows fit a block (K of them to a workgroup; no elements: one workgroup that returns at
+    once), else `reduce`, `carry` and `scan`. The input is read flat (the tensor layer gives a scan row-major
+    input)."""
     node = nodes[step.node]
     rows = node.options.get("rows") or 1
     cols = node.size // rows if node.size else 0
     _, combine, identity, _, scalar = fold(node.op, node.dtype)
     source = scan_source(combine, identity, scalar)
     nb = max(-(-cols // BLOCK), 1)
-    meta = pack_meta([rows if cols else 0, cols, nb, 0, 0, 0, 0, ONE_BITS])
+    k = max(BLOCK // cols, 1) if cols else 1  # rows per block
+    meta = pack_meta([rows if cols else 0, cols, nb, k, 0, 0, 0, ONE_BITS])
     src = storage(nodes, node.inputs[0]).id
-    blocks = grid_for(rows * nb, caps.max_per_dim)
+    blocks = grid_for(-(-rows // k) * nb, caps.max_per_dim)
     scratch = 4 * max(rows * nb, 1)
     scan = Dispatch(source, "scan", ((1, "partials"), (2, src), (3, node.id)), blocks, meta, scratch)
     if nb == 1:
