@@ -3,9 +3,10 @@
 // (cols <= BLOCK) K whole rows to a block, a long row several blocks. Where a row has more than one block,
 // three passes: `reduce` folds each block into partials[block], `carry` (a workgroup per row) turns the row's
 // partials into exclusive prefixes in place, and `scan` scans each block from its prefix; short rows are
-// `scan` alone. Within a block each thread scans PER consecutive elements, restarting at each row's first
-// element, then the threads' (head, value) pairs are scanned across the workgroup as a segmented scan
-// (tw_wg_scan: a value after a row's start does not take what came before it).
+// `scan` alone. A block goes through workgroup memory (tw_tile: coalesced loads and stores); each thread
+// scans PER consecutive elements of it, restarting at each row's first element, then the threads' (head,
+// value) pairs are scanned across the workgroup as a segmented scan (tw_wg_scan: a value after a row's start
+// does not take what came before it).
 // kernels/scan.py fills in T (the WGSL scalar), COMBINE (the dtype's function: tw_add, tw_mul_i32, ...) and
 // IDENTITY (source.fold).
 // tw_meta: [0] rows, [1] cols, [2] blocks per row (NB: 1 for short rows), [3] rows per block (K: 1 for long
@@ -20,6 +21,10 @@ const PER = 8u;
 const BLOCK = 2048u;  // 256 threads x PER
 var<workgroup> tw_scan: array<{{T}}, 256>;
 var<workgroup> tw_heads: array<u32, 256>;
+var<workgroup> tw_tile: array<{{T}}, 2112>;  // a block, one word of padding per 32
+
+// where element e of a block sits in tw_tile: thread t's PER consecutive elements fall in distinct banks
+fn tw_at(e: u32) -> u32 { return e + e / 32u; }
 
 // the inclusive segmented scan of (head, v) across the workgroup (Hillis-Steele in workgroup memory): a
 // thread holding a row's start keeps its own value; every thread reaches it
@@ -113,6 +118,11 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let g = wid.y * nwg.x + wid.x;
     if (!tw_live(g)) { return; }
     let block = tw_block(g);
+    for (var k = 0u; k < PER; k = k + 1u) {  // the block into workgroup memory, coalesced
+        let e = k * 256u + lid;
+        if (e < block.y) { tw_tile[tw_at(e)] = x[block.x + e]; }
+    }
+    workgroupBarrier();
     var col = ((g % nb) * BLOCK + lid * PER) % cols;  // of the thread's first element in its row
     var run: array<{{T}}, 8>;
     var acc = {{IDENTITY}};
@@ -120,7 +130,7 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var k = 0u; k < PER; k = k + 1u) {
         let e = lid * PER + k;
         if (e < block.y) {
-            let v = x[block.x + e];
+            let v = tw_tile[tw_at(e)];
             if (col == 0u) {
                 acc = v;
                 first = min(first, k);
@@ -134,8 +144,12 @@ fn scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     tw_wg_scan(lid, first < PER, acc);
     var prefix = tw_before(lid);
     if (nb > 1u) { prefix = {{COMBINE}}(partials[g], prefix); }
-    for (var k = 0u; k < PER; k = k + 1u) {
-        let e = lid * PER + k;
-        if (e < block.y) { y[block.x + e] = select({{COMBINE}}(prefix, run[k]), run[k], k >= first); }
+    for (var k = 0u; k < PER; k = k + 1u) {  // tw_wg_scan's barriers: every thread has read its elements
+        tw_tile[tw_at(lid * PER + k)] = select({{COMBINE}}(prefix, run[k]), run[k], k >= first);
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < PER; k = k + 1u) {  // and out, coalesced
+        let e = k * 256u + lid;
+        if (e < block.y) { y[block.x + e] = tw_tile[tw_at(e)]; }
     }
 }
