@@ -345,6 +345,9 @@ GENERATORS: tuple[Op, ...] = (
        params=KEY, cost=16, rtol=2e-6, atol=2e-7, ulp=4),
     Op("random_bernoulli", Kind.GENERATOR, "tw_random_bernoulli", prng.np_bernoulli, prng.py_bernoulli,
        "1.0 where u < p, else 0.0 (u uniform in [0, 1))", params=(*KEY, Param("p", 0.5)), cost=8, **T_RANDOM),
+    Op("index", Kind.GENERATOR, "tw_index", prng.np_index, prng.py_index,
+       "the element's flat (row-major) index as int32: arange, linspace, eye, tril and triu are made from it",
+       dtypes=(int32,), **T_RANDOM),
 )
 # fmt: on
 

@@ -115,6 +115,11 @@ def np_bernoulli(shape, *params):
     return (np_unit(x0 ^ x1) < np.float32(params[6])).astype(np.float32).reshape(shape)
 
 
+def np_index(shape):
+    """The `index` generator: each element's flat index, int32 (no key: the iota the creation functions use)."""
+    return numpy_module().arange(math.prod(shape), dtype="int32").reshape(shape)
+
+
 # ---------------------------------------------------------------- pure Python (op.ref: a flat list)
 
 
@@ -145,3 +150,7 @@ def py_normal(size: int, *params) -> list[float]:
 def py_bernoulli(size: int, *params) -> list[float]:
     p = _f32(params[6])
     return [1.0 if unit(a ^ b) < p else 0.0 for a, b in _py_bits(size, params)]
+
+
+def py_index(size: int) -> list[int]:
+    return list(range(size))

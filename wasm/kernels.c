@@ -1070,6 +1070,10 @@ EXPORT void tw_random_normal(float *yp, int n, int start, KEY_ARGS) { draw(norma
 EXPORT void tw_random_bernoulli(float *yp, int n, int start, KEY_ARGS, float p) {
     draw(bernoulli4, yp, n, start, KEY, p, 0.0f);
 }
+/* the `index` generator: element i of the chunk starting at `start` is start + i, int32 (the creation functions' iota) */
+EXPORT void tw_index_i32(s32 *yp, int n, int start) {
+    for (int i = 0; i < n; i++) yp[i] = start + i;
+}
 
 /* ------------------------------------------------------------------ reductions */
 
