@@ -346,7 +346,8 @@ GENERATORS: tuple[Op, ...] = (
     Op("random_bernoulli", Kind.GENERATOR, "tw_random_bernoulli", prng.np_bernoulli, prng.py_bernoulli,
        "1.0 where u < p, else 0.0 (u uniform in [0, 1))", params=(*KEY, Param("p", 0.5)), cost=8, **T_RANDOM),
     Op("index", Kind.GENERATOR, "tw_index", prng.np_index, prng.py_index,
-       "the element's flat (row-major) index as int32: arange, linspace, eye, tril and triu are made from it",
+       "the element's index as int32: its flat (row-major) index, or sum(k_d * strides_d) of its position k with "
+       "the option strides= (an iota broadcast, stride 0, without a view): arange, linspace, eye, tril, triu",
        dtypes=(int32,), **T_RANDOM),
 )
 # fmt: on

@@ -42,13 +42,14 @@ def asarray(data, device=None, shape=None, *, dtype=None) -> Tensor:
     return Tensor(device, leaf(device, data, shape, None if dtype is None else dtype_of(dtype)))
 
 
-def generate(device, op, shape: tuple[int, ...], params: tuple[float, ...]) -> Tensor:
+def generate(device, op, shape: tuple[int, ...], params: tuple[float, ...], strides=None) -> Tensor:
     """A Tensor of generator row `op` (ops.GENERATORS: no inputs, e.g. tw.random.uniform) on `device`:
-    nothing is uploaded, each element is made from its index where the expression runs."""
+    nothing is uploaded, each element is made from its index where the expression runs (`strides`: the
+    index iota's, kinds._generator_shape)."""
     if not getattr(op, "generator", False):
         raise TruenoTypeError(f"generate() takes a generator row of ops.GENERATORS, got {op!r:.60}")
     device.check_open()
-    shape, options = op.row.shape(op, [], {"shape": shape})
+    shape, options = op.row.shape(op, [], {"shape": shape} | ({} if strides is None else {"strides": strides}))
     device.executor.check_size(math.prod(shape) * 4, f"this {op.name} draw")
     dtype = signature(op, [])[1]
     params = tuple(float(p) for p in params)

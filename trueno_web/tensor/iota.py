@@ -92,15 +92,16 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
     return (i == num - 1).where(f32(stop), values) if endpoint and num > 1 else values
 
 
-def _grid(dev, n: int, m: int) -> Tensor:
-    """cols - rows of an (n, m) grid: two views of one iota (of max(n, m)), broadcast."""
-    i = iota(dev, max(n, m))
-    return i[:m].reshape(1, m) - i[:n].reshape(n, 1)
+def _grid(dev, shape: tuple[int, ...]) -> Tensor:
+    """cols - rows over the last two axes of `shape`: two strided iotas (stride 0 along the other axes), so
+    the kernel that reads them computes them (no view, no stored iota)."""
+    lead = (0,) * (len(shape) - 2)
+    return generate(dev, INDEX, shape, (), (*lead, 0, 1)) - generate(dev, INDEX, shape, (), (*lead, 1, 0))
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Tensor:
     """An (n_rows, n_cols) tensor with ones on diagonal k (k > 0 above the main one) and zeros elsewhere
-    (float32 unless `dtype`): cols - rows == k, from iotas."""
+    (float32 unless `dtype`): cols - rows == k, from two strided iotas, in one kernel."""
     n = int_arg(n_rows, "n_rows", "eye")
     m = n if n_cols is None else int_arg(n_cols, "n_cols", "eye")
     k = int_arg(k, "k", "eye")
@@ -111,7 +112,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Tensor:
     if not -n < k < m:  # no element on that diagonal (and k may be past int32)
         return filled(dev, (n, m), 0, dtype, "eye")
     dev.executor.check_size(n * m * 4, "this eye result")
-    return (_grid(dev, n, m) == k).astype(dtype)
+    return (_grid(dev, (n, m)) == k).astype(dtype)
 
 
 def tril(x, /, *, k=0) -> Tensor:
@@ -132,7 +133,7 @@ def _triangle(x, k, where: str) -> Tensor:
     k = int_arg(k, "k", where)
     n, m = x.shape[-2:]
     k = max(-n, min(m, k))  # past the corners every diagonal is in (or out): an int32 comparison
-    d = _grid(device_arg(x.device, where), n, m)
+    d = _grid(device_arg(x.device, where), x.shape)
     mask = d <= k if where == "tril" else d >= k
     return mask.where(x, constant(x.device, 0, x.dtype, where))
 
