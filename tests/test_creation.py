@@ -291,3 +291,12 @@ def test_bad_arguments_raise_at_the_call_and_the_device_stays_usable(dev, make, 
     with pytest.raises(error, match=words):
         make(dev)
     same(read(tw.arange(3, device=dev) + tw.ones(3, dtype=int32, device=dev)), np.arange(1, 4, dtype=np.int32))
+
+
+def test_meshgrid_of_two_devices_raises(dev):
+    other = block_on(tw.GpuDevice.create("numpy"))
+    try:
+        with pytest.raises(TruenoValueError, match="one device"):
+            tw.meshgrid(tw.zeros(2, device=dev), tw.zeros(2, device=other))
+    finally:
+        other.close()

@@ -10,7 +10,7 @@ An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float
 what it returns (`Op.returns`: the dtype it computed in, bool, or the index dtype). `signature` picks the
 dtype an op computes in for given inputs: their promoted dtype where the op has it, else the first of the
 op's dtypes that holds it (bool to int32, integers to float32 for float-only ops such as exp), else a
-TruenoTypeError.
+TruenoTypeError; a generator (no inputs) computes in the first of its dtypes.
 """
 
 from __future__ import annotations

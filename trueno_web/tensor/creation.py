@@ -63,7 +63,10 @@ def device_arg(device, where: str):
     """The device of `device=`: a GpuDevice, or None for the default device; open."""
     if device is None:
         if _default_device is None:
-            raise TruenoTypeError(f"{where} needs device= (no default device: trueno_web.device is not loaded)")
+            raise TruenoTypeError(
+                f"{where} needs device= here: the default device comes with trueno_web.device (call tw.{where}, "
+                "which loads it, or pass device=)"
+            )
         device = _default_device()
     if not hasattr(device, "executor") or not hasattr(device, "check_open"):
         raise TruenoTypeError(

@@ -147,8 +147,12 @@ def meshgrid(*arrays, indexing: str = "xy") -> list[Tensor]:
         raise TruenoTypeError("meshgrid takes 1-D Tensors")
     if any(a.ndim != 1 for a in arrays):
         raise TruenoValueError(f"meshgrid takes 1-D tensors; got shapes {[a.shape for a in arrays]}")
-    if len({a.dtype for a in arrays}) > 1 or len({id(a.device) for a in arrays}) > 1:
-        raise TruenoTypeError("meshgrid takes tensors of one dtype on one device; convert them first")
+    if len({a.dtype for a in arrays}) > 1:
+        raise TruenoTypeError(
+            f"meshgrid takes tensors of one dtype; got {[a.dtype.name for a in arrays]}: convert them"
+        )
+    if len({id(a.device) for a in arrays}) > 1:
+        raise TruenoValueError("meshgrid takes tensors on one device; read one and make it a tensor of the other's")
     axes = list(range(len(arrays)))
     if indexing == "xy" and len(arrays) > 1:
         axes[0], axes[1] = 1, 0
