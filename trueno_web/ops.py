@@ -345,6 +345,10 @@ GENERATORS: tuple[Op, ...] = (
        params=KEY, cost=16, rtol=2e-6, atol=2e-7, ulp=4),
     Op("random_bernoulli", Kind.GENERATOR, "tw_random_bernoulli", prng.np_bernoulli, prng.py_bernoulli,
        "1.0 where u < p, else 0.0 (u uniform in [0, 1))", params=(*KEY, Param("p", 0.5)), cost=8, **T_RANDOM),
+    Op("index", Kind.GENERATOR, "tw_index", prng.np_index, prng.py_index,
+       "the element's index as int32: its flat (row-major) index, or sum(k_d * strides_d) of its position k with "
+       "the option strides= (an iota broadcast, stride 0, without a view): arange, linspace, eye, tril, triu",
+       dtypes=(int32,), options=("strides",), **T_RANDOM),
 )
 # fmt: on
 

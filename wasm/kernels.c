@@ -1098,6 +1098,18 @@ EXPORT void tw_random_normal(float *yp, int n, int start, KEY_ARGS) { draw(norma
 EXPORT void tw_random_bernoulli(float *yp, int n, int start, KEY_ARGS, float p) {
     draw(bernoulli4, yp, n, start, KEY, p, 0.0f);
 }
+/* the `index` generator (the creation functions' iota): element start + i of a shape's row-major order is
+ * sum(k_d * stride_d) of its position k; dims holds (size, stride) per dimension, the last first */
+EXPORT __attribute__((minsize)) void tw_index_i32(s32 *yp, int n, int start, const s32 *dims, int ndims) {
+    for (int i = 0; i < n; i++) {
+        u32 rest = (u32)(start + i), at = 0;
+        for (int d = 0; d < ndims; d++) {
+            at += (rest % (u32)dims[2 * d]) * (u32)dims[2 * d + 1];
+            rest /= (u32)dims[2 * d];
+        }
+        yp[i] = (s32)at;
+    }
+}
 
 /* ------------------------------------------------------------------ reductions */
 
