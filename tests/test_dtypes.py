@@ -162,6 +162,20 @@ def test_uploads_and_reads_of_each_dtype(dev):
     assert arr.dtype == tw.bool and block_on(arr.read()).tolist() == [True, False]
 
 
+def test_integer_floor_divide_and_remainder_edges(dev):
+    """Python's // and % signs, 0 for a zero divisor (as NumPy), and the int32 minimum over -1 (which wraps)."""
+    a = np.array([-7, 7, -7, 7, -(2**31), -(2**31), 5, 0, 2**31 - 1], np.int32)
+    b = np.array([2, -2, -2, 2, -1, 1, 0, 3, -1], np.int32)
+    ta, tb = tw.asarray(a, dev), tw.asarray(b, dev)
+    with np.errstate(all="ignore"):
+        assert block_on(ta.floor_divide(tb).numpy()).tolist() == np.floor_divide(a, b).tolist()
+        assert block_on(ta.remainder(tb).numpy()).tolist() == np.remainder(a, b).tolist()
+    u = np.array([7, 2**32 - 1, 5], np.uint32)
+    v = np.array([2, 16, 0], np.uint32)
+    got = block_on(tw.asarray(u, dev).floor_divide(tw.asarray(v, dev)).numpy())
+    assert got.dtype == np.uint32 and got.tolist() == [3, 2**28 - 1, 0]
+
+
 REDUCTIONS = [
     pytest.param(op, d, id=f"{op.name}-{d.name}")
     for op in ops.CATALOG

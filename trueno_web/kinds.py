@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .errors import TruenoValueError
+from .layout import contiguous_strides
 
 
 class Kind(StrEnum):
@@ -75,11 +76,24 @@ def _map_shape(op, shapes, options):
 
 
 def _generator_shape(op, shapes, options):
-    """The option shape=(d0, d1, ...) of non-negative ints, checked; no inputs."""
+    """The option shape=(d0, d1, ...) of non-negative ints, checked; no inputs. A generator with the option
+    `strides` (the index iota) gets strides=, one int per dimension (default: row-major)."""
     shape = options.get("shape")
     if not isinstance(shape, tuple) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
         raise TruenoValueError(f"{op.name} needs shape= a tuple of non-negative ints; got {shape!r:.60}")
-    return shape, {"shape": shape}
+    if "strides" not in op.options:
+        if "strides" in options:
+            raise TruenoValueError(f"{op.name} takes no strides=")
+        return shape, {"shape": shape}
+    strides = options.get("strides", contiguous_strides(shape))
+    if not isinstance(strides, tuple) or len(strides) != len(shape) or any(type(s) is not int for s in strides):
+        raise TruenoValueError(f"{op.name} needs strides= one int per dimension of {shape}; got {strides!r:.60}")
+    return shape, {"shape": shape, "strides": strides}
+
+
+def _generated(o) -> dict:
+    """The keyword arguments of a generator's references: its strides where it takes them."""
+    return {"strides": o["strides"]} if "strides" in o else {}
 
 
 def _reduce_shape(op, shapes, options):
@@ -321,8 +335,10 @@ KINDS: dict[Kind, KindRow] = {
             "map",  # elementwise: it fuses with what reads it (kernels/map.py gives it the element index)
             _generator_shape,
             work=lambda out, ins, o: math.prod(out),
-            numpy=lambda op, arrays, params, o, out=None: op.numpy(o["shape"], *params),
-            python=lambda op, lists, shapes, params, o: op.ref(math.prod(o["shape"]), *params),
+            numpy=lambda op, arrays, params, o, out=None: op.numpy(o["shape"], *params, **_generated(o)),
+            python=lambda op, lists, shapes, params, o: op.ref(
+                math.prod(o["shape"]), *params, **({"shape": o["shape"]} if "strides" in o else {}), **_generated(o)
+            ),
         ),
         KindRow(
             Kind.REDUCE,

@@ -386,7 +386,10 @@ def nextafter32(a: float, b: float) -> float:
 
 
 def remainder(a: float, b: float) -> float:
-    """np.remainder (Python's %): fmod, moved by b where its sign differs from b's; a zero has b's sign."""
+    """np.remainder (Python's %): fmod, moved by b where its sign differs from b's; a zero has b's sign.
+    Integers: Python's %, and 0 for b = 0 (as NumPy)."""
+    if isinstance(a, int) and isinstance(b, int) and b == 0:
+        return 0
     try:
         return a % b
     except ZeroDivisionError:
@@ -394,7 +397,10 @@ def remainder(a: float, b: float) -> float:
 
 
 def floor_divide(a: float, b: float) -> float:
-    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0."""
+    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0.
+    Integers: Python's //, and 0 for b = 0 (as NumPy)."""
+    if isinstance(a, int) and isinstance(b, int) and b == 0:
+        return 0
     try:
         return a // b
     except ZeroDivisionError:

@@ -954,6 +954,34 @@ IMAP1(abs_u32, u32, u32, x)
 IMAP2(bitwise_right_shift_i32, s32, s32, a >> ((u32)b < 32u ? b : 31))
 IMAP2(bitwise_right_shift_u32, u32, u32, b < 32u ? a >> b : 0u)
 
+/* rounding an integer is itself; Python's // and % on integers: floor's signs, 0 for b = 0 (as NumPy), and the
+   int32 minimum // -1 wraps to itself (C's / and % would trap there) */
+INLINE s32 floordiv_i32(s32 a, s32 b) {
+    if (b == 0) return 0;
+    if (a == (s32)0x80000000u && b == -1) return a;
+    s32 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+INLINE s32 rem_i32(s32 a, s32 b) {
+    if (b == 0 || b == -1) return 0;
+    s32 r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+#define ROUNDING(SUF, T)                                                            \
+    IMAP1(floor##SUF, T, T, x)                                                      \
+    IMAP1(round##SUF, T, T, x)                                                      \
+    IMAP1(ceil##SUF, T, T, x)                                                       \
+    IMAP1(trunc##SUF, T, T, x)                                                      \
+    IMAP1(positive##SUF, T, T, x)
+ROUNDING(_i32, s32)
+ROUNDING(_u32, u32)
+IMAP1(sign_i32, s32, s32, (x > 0) - (x < 0))
+IMAP1(sign_u32, u32, u32, x != 0u)
+IMAP2(floor_divide_i32, s32, s32, floordiv_i32(a, b))
+IMAP2(remainder_i32, s32, s32, rem_i32(a, b))
+IMAP2(floor_divide_u32, u32, u32, b ? a / b : 0u)
+IMAP2(remainder_u32, u32, u32, b ? a % b : 0u)
+
 IMAP2(eq_bool, u32, u32, a == b)
 IMAP2(ne_bool, u32, u32, a != b)
 WHERE(where_bool, u32)
@@ -1069,6 +1097,18 @@ EXPORT void tw_random_uniform(float *yp, int n, int start, KEY_ARGS, float lo, f
 EXPORT void tw_random_normal(float *yp, int n, int start, KEY_ARGS) { draw(normal4, yp, n, start, KEY, 0.0f, 0.0f); }
 EXPORT void tw_random_bernoulli(float *yp, int n, int start, KEY_ARGS, float p) {
     draw(bernoulli4, yp, n, start, KEY, p, 0.0f);
+}
+/* the `index` generator (the creation functions' iota): element start + i of a shape's row-major order is
+ * sum(k_d * stride_d) of its position k; dims holds (size, stride) per dimension, the last first */
+EXPORT __attribute__((minsize)) void tw_index_i32(s32 *yp, int n, int start, const s32 *dims, int ndims) {
+    for (int i = 0; i < n; i++) {
+        u32 rest = (u32)(start + i), at = 0;
+        for (int d = 0; d < ndims; d++) {
+            at += (rest % (u32)dims[2 * d]) * (u32)dims[2 * d + 1];
+            rest /= (u32)dims[2 * d];
+        }
+        yp[i] = (s32)at;
+    }
 }
 
 /* ------------------------------------------------------------------ reductions */

@@ -134,7 +134,7 @@ class WasmExecutor(CpuExecutor):
         for nid in step.stores:
             self._result(nodes[nid])
         chunk = max(1, min(n, CHUNK if len(stores) < len(step.nodes) else n))
-        scratch, gathered = {}, {}
+        scratch, gathered, strides = {}, {}, {}
         try:
             for nid in step.nodes:
                 if nid not in stores:
@@ -143,6 +143,11 @@ class WasmExecutor(CpuExecutor):
                 copy = self._gather(nodes, nid)
                 if copy is not None:
                     gathered[nid] = copy
+            for nid in step.nodes:  # a generator's strides= (the index iota): (size, stride), the last dimension first
+                if "strides" in nodes[nid].options:
+                    dims = list(zip(nodes[nid].shape, nodes[nid].options["strides"]))[::-1] or [(1, 0)]
+                    strides[nid] = (self._alloc(8 * len(dims), "a generator's strides"), len(dims))
+                    self.module.write(strides[nid][0].ptr, words(dims))
 
             def at(nid: int, offset: int) -> int:
                 if nid in scratch:
@@ -155,13 +160,20 @@ class WasmExecutor(CpuExecutor):
                 for nid in step.nodes:
                     node = nodes[nid]
                     if node.op.generator:  # no inputs: the index of the chunk's first element instead
-                        call(symbol(node, nodes), at(nid, offset), count, offset, *node.params)
+                        call(
+                            symbol(node, nodes), at(nid, offset), count, offset, *node.params, *self._dims(strides, nid)
+                        )
                         continue
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node, nodes), *ins, at(nid, offset), count, *node.params)
         finally:
-            for buf in [*scratch.values(), *gathered.values()]:
+            for buf in [*scratch.values(), *gathered.values(), *(b for b, _ in strides.values())]:
                 self.free(buf)
+
+    @staticmethod
+    def _dims(strides: dict, nid: int) -> tuple:
+        """The (address, count) arguments of a generator's strides, or none."""
+        return (i32(strides[nid][0].ptr), strides[nid][1]) if nid in strides else ()
 
     def _reduce(self, nodes: list[Node], step: OpStep | ReduceStep) -> None:
         """All of the input as one row, or (option rows) R rows, in one kernel call; a strided input is
