@@ -246,19 +246,14 @@ class WasmExecutor(CpuExecutor):
         return out
 
     def _scan(self, nodes: list[Node], step: OpStep) -> None:
-        """One kernel call over the rows (all of the input as one row without the option); a strided input is
-        gathered first."""
+        """One kernel call over the rows (all of the input as one row without the option); the input is
+        row-major (batch.record_checked)."""
         node = nodes[step.node]
         rows = node.options.get("rows") or 1
-        gathered = self._gather(nodes, node.inputs[0])
-        try:
-            src = gathered or storage(nodes, node.inputs[0]).buffer
-            out = self._result(node)
-            if node.size:
-                self.module.call(symbol(node, nodes), i32(src.ptr), i32(out.ptr), rows, node.size // rows)
-        finally:
-            if gathered is not None:
-                self.free(gathered)
+        out = self._result(node)
+        if node.size:
+            src = storage(nodes, node.inputs[0]).buffer
+            self.module.call(symbol(node, nodes), i32(src.ptr), i32(out.ptr), rows, node.size // rows)
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
