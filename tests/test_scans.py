@@ -180,6 +180,9 @@ def test_logical_reductions_fuse_and_take_empty_axes(dev):
     assert block_on(e.all(axis=0, keepdims=True).numpy()).tolist() == [[True] * 3]
     assert block_on(e.all().numpy()) and not block_on(e.any().numpy())
     assert block_on(e.count_nonzero(axis=0).numpy()).tolist() == [0, 0, 0]
+    for name in ("all", "any", "count_nonzero"):
+        with pytest.raises(TruenoValueError, match=f"{name}: axis 2 is out of range"):
+            getattr(e, name)(axis=2)
 
 
 def test_diff(dev):

@@ -40,6 +40,7 @@ class Scans:
 
     def count_nonzero(self, axis=None, keepdims=False):
         """How many elements along `axis` are nonzero (NaN counts), as int32."""
+        axes_tuple(axis, self.ndim, "count_nonzero")  # its own name in an axis error
         return self.astype(bool_, copy=False).sum(axis, keepdims)
 
     def diff(self, axis: int = -1, n: int = 1, prepend=None, append=None):
