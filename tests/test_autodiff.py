@@ -132,7 +132,7 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 
 def test_every_catalog_op_has_a_rule():
-    kinds_with_rules = {"softmax", "matmul", "conv2d"}
+    kinds_with_rules = {"softmax", "matmul", "conv2d", "scan"}
     for op in ops.CATALOG:
         rules = (ELEMENTWISE, REDUCTIONS, INDEXING)
         assert any(op.name in r for r in rules) or op.kind.value in kinds_with_rules, op.name

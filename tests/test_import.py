@@ -82,7 +82,7 @@ def test_catalog_rows_are_consistent():
     aliases = [a for op in ops.CATALOG for a in op.aliases]
     assert len(set(names + aliases)) == len(names) + len(aliases), "names and aliases are unique"
     for op in ops.CATALOG:
-        kinds = ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "gather", "scatter")
+        kinds = ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "scan", "gather", "scatter")
         assert op.kind in kinds, op
         arity = {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "gather": 2, "scatter": 3}
         assert op.arity == arity.get(op.kind, op.arity)

@@ -28,12 +28,13 @@ from .index import Indexing
 from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
+from .scans import Scans
 from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Indexing, Views, Reductions, Linalg):
+class Tensor(Indexing, Views, Reductions, Scans, Linalg):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
