@@ -101,6 +101,26 @@ def _prod_order(xs):
     return lambda g: math.isnan(g) or math.copysign(1.0, g) == sign
 
 
+def _cumulative_prod_order(xs) -> list:
+    """_prod_order of each prefix of xs (a cumulative_prod's elements; a parallel scan multiplies in another
+    order than NumPy's sequential one), in one pass."""
+    big = small = 0.0
+    negatives, nan = 0, False
+    out = []
+    for v in xs:
+        a = abs(v)
+        nan = nan or math.isnan(v)
+        negatives += math.copysign(1.0, v) < 0
+        if a != 0 and math.isfinite(a):
+            big, small = (big + math.log2(a), small) if a > 1 else (big, small + math.log2(a))
+        if nan or (big <= 127.9 and small >= -125.9):
+            out.append(None)
+        else:
+            sign = -1.0 if negatives % 2 else 1.0
+            out.append(lambda g, sign=sign: math.isnan(g) or math.copysign(1.0, g) == sign)
+    return out
+
+
 #: Per reduction, a check that results of an order-dependent float32 computation still pass where the
 #: reference cannot decide (see prod_order_free); None: the reference decides.
 F32_ORDER = {"prod": _prod_order}
@@ -370,8 +390,11 @@ def _row_inputs(case: Case, n: int) -> list[list[float]]:
 
 def _order_checks(case: Case, n: int) -> list:
     """Per result element, F32_ORDER's check (or None)."""
-    if case.op.kind == "scatter":  # where the adds' magnitudes pass float32's range, a partial sum may overflow
+    if case.op.kind == "scatter" or case.op.name == "cumulative_sum":  # where the adds' magnitudes pass float32's
+        # range, a partial sum may overflow (a parallel scan adds in another order than NumPy's running sum)
         return [(lambda g: not math.isfinite(g)) if m > F32_MAX else None for m in magnitudes(case)]  # (or inf - inf)
+    if case.op.name == "cumulative_prod":  # one row: each element is the product of a prefix
+        return _cumulative_prod_order(list(case.inputs[0][0]))
     rule = F32_ORDER.get(case.op.name)
     return [rule(xs) for xs in _row_inputs(case, n)] if rule else [None] * n
 

@@ -122,7 +122,7 @@ def op_cases(draw, catalog=FLOAT_CATALOG):
     """One call of one catalog op with awkward sizes, values and scalars (a _cases.Case)."""
     op = draw(st.sampled_from(catalog))
     params = {p.name: f32([draw(SCALARS)])[0] for p in op.params}  # the float32 the kernel gets
-    if op.kind in ("unary", "binary", "ternary", "reduce"):
+    if op.kind in ("unary", "binary", "ternary", "reduce", "scan"):
         n = draw(SIZES)
         if op.name in ("max", "min"):
             n = max(n, 1)  # empty max/min is a TruenoValueError (tests/test_errors.py)
