@@ -18,6 +18,7 @@ from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
 from ..host import HostData
+from ..sort_kinds import key_kind
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, CpuExecutor, upload_pending
 from .wasm_module import BrowserModule, WasmtimeModule, i32, wasm_bytes
@@ -279,6 +280,44 @@ class WasmExecutor(CpuExecutor):
             i32(self._result(node).ptr),
         )
 
+    def _sort(self, nodes: list[Node], step: OpStep) -> None:
+        """tw_sort over the rows (a strided input gathered first), with 16 bytes of scratch per column."""
+        node = nodes[step.node]
+        n = node.shape[-1]
+        out = self._result(node)
+        if not node.size:
+            return
+        gathered = self._gather(nodes, node.inputs[0])
+        scratch = self._alloc(16 * n, "the sort's scratch")
+        try:
+            src = gathered or storage(nodes, node.inputs[0]).buffer
+            flags = (
+                key_kind(nodes[node.inputs[0]].dtype),
+                int(node.options["descending"]),
+                int(node.op.name == "argsort"),
+            )
+            self.module.call("tw_sort", i32(src.ptr), i32(out.ptr), node.size // n, n, *flags, i32(scratch.ptr))
+        finally:
+            self.free(scratch)
+            if gathered is not None:
+                self.free(gathered)
+
+    def _search(self, nodes: list[Node], step: OpStep) -> None:
+        """tw_searchsorted: a binary search in x1 per element of x2 (strided inputs gathered first)."""
+        node = nodes[step.node]
+        out = self._result(node)
+        x1, x2 = node.inputs
+        gathered = [self._gather(nodes, i) for i in node.inputs]
+        try:
+            a, b = (i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs))
+            right = int(node.options["side"] == "right")
+            kind = key_kind(nodes[x1].dtype)
+            self.module.call("tw_searchsorted", a, nodes[x1].size, b, node.size, i32(out.ptr), kind, right)
+        finally:
+            for g in gathered:
+                if g is not None:
+                    self.free(g)
+
 
 def words(rows: list) -> memoryview:
     """The integers of `rows` (tuples) as little-endian i32 words (wasm's byte order)."""
@@ -297,9 +336,11 @@ def symbol(node: Node, nodes: list[Node]) -> str:
 def export(op, compute: DType, out: DType) -> str:
     """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
     the suffix of its WGSL function for those dtypes (ops.Op.function); softmax and log_softmax share
-    tw_softmax (a flag)."""
+    tw_softmax, sort and argsort tw_sort (flags)."""
     if op.row.template == "softmax":
         return "tw_softmax"
+    if op.row.template == "sort":
+        return "tw_sort"
     if op.elementwise:
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
     return f"tw_{op.name}"
@@ -313,4 +354,6 @@ RUNNERS = {
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,
+    "sort": WasmExecutor._sort,
+    "search": WasmExecutor._search,
 }
