@@ -133,8 +133,13 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 def test_every_catalog_op_has_a_rule():
     kinds_with_rules = {"softmax", "matmul", "conv2d"}
+    # argsort and searchsorted give int32 (no cotangent reaches them); sort has none yet: it raises a
+    # TruenoTypeError that says so (tests/test_sorting.py)
+    without = {"sort", "argsort", "searchsorted"}
     for op in ops.CATALOG:
-        assert op.name in ELEMENTWISE or op.name in REDUCTIONS or op.kind.value in kinds_with_rules, op.name
+        assert (
+            op.name in ELEMENTWISE or op.name in REDUCTIONS or op.kind.value in kinds_with_rules or op.name in without
+        ), op.name
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE_OPS, ids=lambda op: op.name)

@@ -84,6 +84,11 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return _softmax(op.name, g, y)
     if op.kind == Kind.CONV2D:
         return _conv2d(g, xs)
+    if op.kind in (Kind.SORT, Kind.SEARCH):  # argsort and searchsorted give int32: no cotangent reaches them
+        raise TruenoTypeError(
+            f"{op.name} has no gradient yet (sort's would scatter the cotangent by the argsort); "
+            "differentiate a function without it, or sort a value that needs no gradient"
+        )
     raise TruenoTypeError(f"{op.name} has no gradient rule")
 
 

@@ -27,12 +27,13 @@ from .expr import Expr, leaf
 from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
+from .sorting import Sorting
 from .views import Views
 
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Views, Reductions, Linalg):
+class Tensor(Views, Reductions, Linalg, Sorting):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
