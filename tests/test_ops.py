@@ -263,7 +263,10 @@ def _empty_cases(op):
     if op.kind == "sort":
         return [(Case(op, [(e, s)]), False) for s in ((0,), (3, 0), (0, 5))]
     if op.kind == "search":
-        return [(Case(op, [(e, (0,)), (f32([1.0, -2.0]), (2,))]), False), (Case(op, [(f32([1.0]), (1,)), (e, (0, 3))]), False)]
+        return [
+            (Case(op, [(e, (0,)), (f32([1.0, -2.0]), (2,))]), False),
+            (Case(op, [(f32([1.0]), (1,)), (e, (0, 3))]), False),
+        ]
     if op.kind == "matmul":
         return [
             (Case(op, [(e, (0, 3)), (f32([1.0] * 6), (3, 2))]), False),

@@ -34,9 +34,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     node = nodes[step.node]
     src = node.inputs[0]
     n = node.shape[-1]
-    if not node.size:
-        return []
-    rows, p = node.size // n, 1 << (n - 1).bit_length()
+    rows, p = (node.size // n if node.size else 0), 1 << max(n - 1, 0).bit_length()  # an empty one: a no-op
     flags = key_kind(nodes[src].dtype) | node.options["descending"] << 2 | (node.op.name == "argsort") << 3
     io = ((1, src), (2, node.id))
     if p <= BLOCK:
@@ -78,8 +76,6 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
 def search_dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     node = nodes[step.node]
     x1, x2 = node.inputs
-    if not node.size:
-        return []
     meta = pack_meta([node.size, nodes[x1].size, key_kind(nodes[x1].dtype), int(node.options["side"] == "right")])
     binds = ((1, x1), (2, x2), (3, node.id))
     return [Dispatch(search_source(), "main", binds, grid_for(-(-node.size // WORKGROUP), caps.max_per_dim), meta)]
