@@ -6,6 +6,7 @@
 //   sort_small:  P <= BLOCK: BLOCK / P rows per workgroup, sorted in workgroup memory, written to y
 //   sort_first:  P > BLOCK: each BLOCK of a row sorted in workgroup memory, to parts
 //   sort_across: one step of the network across blocks (distance >= BLOCK) on parts
+//   sort_across2: two such steps in one pass, four pairs a thread
 //   sort_merge:  the steps of distance < BLOCK of one size k, in workgroup memory, parts to parts
 //   sort_last:   merge's steps for the last size k = P, written to y
 // y gets the values x[row, index] or, where flags & 8, the indices.
@@ -25,6 +26,16 @@ var<workgroup> tw_pairs: array<vec2<u32>, 2048>;
 fn tw_before(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x < b.x || (a.x == b.x && a.y < b.y); }
 
 fn tw_group(wg: vec3<u32>, nwg: vec3<u32>) -> u32 { return wg.y * nwg.x + wg.x; }
+
+// the smaller pair to a
+fn tw_exchange(a: ptr<function, vec2<u32>>, b: ptr<function, vec2<u32>>) {
+    let x = *a;
+    let y = *b;
+    if (tw_before(y, x)) {
+        *a = y;
+        *b = x;
+    }
+}
 
 // the pair of element c of row r (a pad past n)
 fn tw_load(r: u32, c: u32) -> vec2<u32> {
@@ -141,6 +152,47 @@ fn sort_across(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         parts[r * p + i] = b;
         parts[r * p + j] = a;
     }
+}
+
+// two steps of the network in one pass, each thread on four pairs of parts: the flip of size k and the
+// half-cleaner of distance k/4 where d = 0, else the half-cleaners of distances d and d/2
+@compute @workgroup_size(256)
+fn sort_across2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = tw_meta[2];
+    let id = gid.y * nwg.x * THREADS + gid.x;
+    let quarter = p / 4u;
+    let r = id / quarter;
+    if (r >= tw_meta[0]) { return; }
+    let q = id % quarter;
+    let k = tw_meta[4];
+    let d = tw_meta[5];
+    var at: vec4<u32>;  // the first step's pairs (a0, a2), (a1, a3), or the flip's (a0, a3), (a1, a2); the second's
+    if (d == 0u) {      // (a0, a1), (a2, a3)
+        let h = k >> 2u;
+        let base = r * p + (q / h) * k;
+        at = vec4<u32>(base + q % h, base + q % h + h, base + k - 1u - q % h - h, base + k - 1u - q % h);
+    } else {
+        let h = d >> 1u;
+        let base = r * p + (q / h) * 2u * d + q % h;
+        at = vec4<u32>(base, base + h, base + d, base + d + h);
+    }
+    var v0 = parts[at.x];
+    var v1 = parts[at.y];
+    var v2 = parts[at.z];
+    var v3 = parts[at.w];
+    if (d == 0u) {
+        tw_exchange(&v0, &v3);
+        tw_exchange(&v1, &v2);
+    } else {
+        tw_exchange(&v0, &v2);
+        tw_exchange(&v1, &v3);
+    }
+    tw_exchange(&v0, &v1);
+    tw_exchange(&v2, &v3);
+    parts[at.x] = v0;
+    parts[at.y] = v1;
+    parts[at.z] = v2;
+    parts[at.w] = v3;
 }
 
 @compute @workgroup_size(256)

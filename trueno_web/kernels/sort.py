@@ -2,10 +2,10 @@
 
 A row padded to P (a power of two) of at most BLOCK pairs sorts in workgroup memory, BLOCK / P rows per
 workgroup, in one dispatch. A longer row: its blocks sorted in workgroup memory, then for each size
-k = 2 BLOCK ... P the network's steps of distance >= BLOCK one dispatch each across the row (`sort_across`)
-and those below BLOCK in workgroup memory (`sort_merge`; `sort_last` for k = P writes the result): a
-multi-pass global bitonic merge of (key, index) pairs in the scratch buffer, 8 P bytes a row. Rows run in
-chunks that keep the scratch within one binding."""
+k = 2 BLOCK ... P the network's steps of distance >= BLOCK across the row, two a dispatch (`sort_across2`,
+four pairs a thread; `sort_across` where one is left), and those below BLOCK in workgroup memory
+(`sort_merge`; `sort_last` for k = P writes the result): a multi-pass global bitonic merge of (key, index)
+pairs in the scratch buffer, 8 P bytes a row. Rows run in chunks that keep the scratch within one binding."""
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         count = min(chunk, rows - row0)
         blocks = grid_for(count * (p // BLOCK), caps.max_per_dim)
         pairs = grid_for(-(-count * (p // 2) // WORKGROUP), caps.max_per_dim)
+        quads = grid_for(-(-count * (p // 4) // WORKGROUP), caps.max_per_dim)
 
         def meta(k: int = 0, d: int = 0) -> bytes:
             return pack_meta([count, n, p, flags, k, d, row0, 0])
@@ -60,12 +61,15 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         out.append(Dispatch(sort_source(), "sort_first", ((1, src), (3, "partials")), blocks, meta(), scratch))
         k = 2 * BLOCK
         while k <= p:
-            d = 0
-            while True:  # the flip (d = 0), then half-cleaners of distance k/4 ... BLOCK
-                out.append(Dispatch(sort_source(), "sort_across", ((3, "partials"),), pairs, meta(k, d), scratch))
-                d = k // 4 if d == 0 else d // 2
-                if d < BLOCK:
-                    break
+            d = 0  # the flip, then half-cleaners of distance k/4 ... BLOCK: two a pass where both reach BLOCK
+            while d == 0 or d >= BLOCK:
+                after = k // 4 if d == 0 else d // 2  # the distance of the step after d's
+                if after >= BLOCK:
+                    out.append(Dispatch(sort_source(), "sort_across2", ((3, "partials"),), quads, meta(k, d), scratch))
+                    d = after // 2
+                else:
+                    out.append(Dispatch(sort_source(), "sort_across", ((3, "partials"),), pairs, meta(k, d), scratch))
+                    d = after
             entry = "sort_last" if k == p else "sort_merge"
             binds = (*io, (3, "partials")) if k == p else ((3, "partials"),)
             out.append(Dispatch(sort_source(), entry, binds, blocks, meta(k), scratch))
