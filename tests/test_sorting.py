@@ -194,6 +194,16 @@ def test_unique_nans_are_each_distinct_and_zeros_one(dev):
     assert read(u.counts).tolist() == [2, 1, 1, 1]
 
 
+def test_unique_without_numpy(dev, monkeypatch):
+    """Where NumPy is missing (Pyodide without it) reads are NDResults and the results are built from lists."""
+    monkeypatch.setattr(tw.host, "numpy_available", lambda: False)
+    u = tw.asarray([3.0, math.nan, -0.0, 1.0, 0.0, 3.0, math.nan], dev).unique_all()
+    got = [read(x) for x in u]
+    assert all(type(g) is tw.NDResult for g in got)
+    want = [[-0.0, 1.0, 3.0, math.nan, math.nan], [2, 3, 0, 1, 6], [2, 3, 0, 1, 0, 2, 4], [2, 1, 2, 1, 1]]
+    assert [repr(g.tolist()) for g in got] == [repr(w) for w in want]
+
+
 def test_unique_without_synchronous_reads_says_so(dev, monkeypatch):
     monkeypatch.setattr(sorting, "sync_available", lambda: False)
     with pytest.raises(UnavailableError, match="await t.numpy"):
