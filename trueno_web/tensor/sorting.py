@@ -43,7 +43,8 @@ class Sorting:
 
     def topk(self, k: int, axis: int = -1, largest: bool = True):
         """(values, int32 indices) of the k largest (smallest where largest=False) along `axis`, in order: the
-        first k of a full stable sort (descending where largest), so NaN counts as the largest."""
+        first k of full stable sorts (descending where largest; one for the values, one for the indices), so
+        NaN counts as the largest."""
         a = axis_index(axis, self.ndim, "topk") if self.ndim else 0
         n = self.shape[a] if self.ndim else 0
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n:
