@@ -29,7 +29,8 @@ def sort_shape(op, shapes, options):
     (shape,) = shapes
     if not shape:
         raise TruenoValueError(f"{op.name} needs at least one dimension; got a 0-d array (reshape it to (1,))")
-    descending = options.get("descending", False)
+    descending = options.get("descending")
+    descending = False if descending is None else descending  # None: the methods' default
     if not isinstance(descending, bool):
         raise TruenoTypeError(f"{op.name}(): descending must be True or False, got {descending!r:.40}")
     return shape, {"descending": descending}
@@ -39,7 +40,8 @@ def search_shape(op, shapes, options):
     """A 1-D sorted x1, any x2: an index per element of x2; side= "left" or "right"."""
     if len(shapes[0]) != 1:
         raise TruenoValueError(f"{op.name} needs a 1-D sorted x1; got shape {shapes[0]} (flatten or sort it first)")
-    side = options.get("side") or "left"
+    side = options.get("side")
+    side = "left" if side is None else side
     if side not in ("left", "right"):
         raise TruenoValueError(f'{op.name}(): side must be "left" or "right", got {side!r:.40}')
     return shapes[1], {"side": side}
