@@ -215,13 +215,13 @@ def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
     softmax; for matmul an (r, c) @ (c, 5) and for convolve2d an (r, c) image, r * c = n. Inputs are
     uniform in [-4, 4); where's condition is 0 for about half the elements (its negative draws), and
     prod multiplies `factors` (uniform values' products overflow float32 past ~100 elements)."""
-    if op.name == "prod":
+    if op.name in ("prod", "cumulative_prod"):
         return Case(op, [(factors(n, seed), (n,))], label=f"n={n}")
     if op.kind == "ternary":
         cond = f32(max(v, 0.0) for v in uniform(n, seed=seed))
         inputs = [(cond, (n,))] + [(uniform(n, seed=seed + j), (n,)) for j in (1, 2)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
-    if op.kind in ("unary", "binary", "reduce", "softmax", "sort"):
+    if op.kind in ("unary", "binary", "reduce", "softmax", "scan", "sort"):
         inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
     if op.kind == "search":  # x1 sorted, some of x2 equal to its values
@@ -271,7 +271,7 @@ def special_cases(op: ops.Op) -> list[Case]:
     cases = []
     for v in sp:
         with_v = f32(normal[:5] + [v] + normal[5:])
-        if op.kind == "reduce":
+        if op.kind in ("reduce", "scan"):
             inputs = [(with_v, (9,))] + ([(f32(normal + [1.0]), (9,))] if op.arity == 2 else [])
             cases.append(Case(op, inputs, label=f"v={v}"))
             if op.arity == 2:
@@ -374,11 +374,14 @@ def magnitudes(case: Case) -> list[float]:
     """What a reduction's, matmul's or convolve2d's atol is scaled by, per result element: the op on
     |inputs| in float64 (sum(|x|) for sum, |A| @ |B| for matmul, ...), the size of what the
     accumulation rounds; for prod n * prod(|x|), n the factors per result: each of the n - 1
-    multiplications rounds once, relative to the product (so prod's atol is the rounding per factor)."""
+    multiplications rounds once, relative to the product (so prod's atol is the rounding per factor). A scan's:
+    the running op on |inputs| (cumulative_prod's times the factors so far, i + 1 of one row)."""
     mags = [float(m) for m in reference(case, absolute=True)]
     if case.op.name == "prod":
         cols = len(case.inputs[0][0]) // len(mags) if mags else 0
         mags = [max(cols, 1) * m for m in mags]
+    if case.op.name == "cumulative_prod":
+        mags = [(i + 1) * m for i, m in enumerate(mags)]
     return mags
 
 
@@ -432,7 +435,7 @@ def _mismatched(case: Case, values: list[float], ref, rtol: float, atol: float) 
     """(index, description) of each element of `values` outside the tolerance of the float64 `ref`."""
     op = case.op
     want = list(f32(ref))
-    if op.kind in ("reduce", "matmul", "conv2d") and atol:
+    if op.kind in ("reduce", "matmul", "conv2d", "scan") and atol:
         mags = magnitudes(case)
     else:
         mags = [1.0] * len(want)

@@ -80,8 +80,9 @@ def test_catalog_rows_are_consistent():
     names = [op.name for op in ops.CATALOG]
     aliases = [a for op in ops.CATALOG for a in op.aliases]
     assert len(set(names + aliases)) == len(names) + len(aliases), "names and aliases are unique"
+    known = ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "scan", "sort", "search")
     for op in ops.CATALOG:
-        assert op.kind in ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "sort", "search"), op
+        assert op.kind in known, op
         assert op.arity == {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "sort": 1, "search": 2}.get(
             op.kind, op.arity
         )

@@ -258,7 +258,7 @@ def _empty_cases(op):
         return [(Case(op, [(e, (0,))] * op.arity, params_for(op)), False)]
     if op.kind == "reduce":
         return [(Case(op, [(e, (0,))] * op.arity), op.name in ("max", "min"))]
-    if op.kind == "softmax":
+    if op.kind in ("softmax", "scan"):
         return [(Case(op, [(e, s)]), False) for s in ((0,), (3, 0), (0, 5))]
     if op.kind == "sort":
         return [(Case(op, [(e, s)]), False) for s in ((0,), (3, 0), (0, 5))]
@@ -282,7 +282,7 @@ def _empty_cases(op):
 
 @op_params
 def test_empty_inputs(dev, op):
-    """Size 0: elementwise -> empty, sum/dot/norms -> 0, softmax and matmul keep their shapes
+    """Size 0: elementwise -> empty, sum/dot/norms -> 0, softmax, scans and matmul keep their shapes
     (matmul with k = 0 is all zeros); max/min of nothing and an empty convolution raise ValueError."""
     for case, raises in _empty_cases(op):
         if raises:
@@ -433,6 +433,14 @@ KNOWN = {
         (([7.0] * 4,), {}, [-math.log(4.0)] * 4),
         (([0.0, math.log(3.0)],), {}, [math.log(0.25), math.log(0.75)]),
     ],
+    "cumulative_sum": [
+        (([1.0, 2.0, -3.5, INF],), {}, [1.0, 3.0, -0.5, INF]),
+        (([2**31 - 1, 1, 5, True],), {}, [2**31 - 1, -(2**31), -(2**31) + 5, -(2**31) + 6]),  # int32 wraps
+    ],
+    "cumulative_prod": [
+        (([2.0, -1.5, 4.0, 0.5],), {}, [2.0, -3.0, -12.0, -6.0]),
+        (([65536, 65536, 3],), {}, [65536, 0, 0]),
+    ],
     "matmul": [
         (([[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]), {}, [19.0, 22.0, 43.0, 50.0]),
         (
@@ -526,7 +534,7 @@ def test_checker_catches_wrong_results(op):
     want = [float(v) for v in f32(reference(case))]
     assert not mismatches(case, want), "the float32-rounded reference itself passes"
     i = next(j for j in range(len(want) // 2, len(want)) if math.isfinite(want[j]))  # log, sqrt of x < 0: NaN
-    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d") else None
+    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d", "scan") else None
     tol = op.atol * (mag[i] if mag else 1.0) + op.rtol * abs(want[i])
     for wrong in (want[i] + 2 * tol + 1e-30, NAN, INF if want[i] != INF else 0.0):
         got = list(want)

@@ -247,7 +247,7 @@ class GpuCommandBatch:
         dtypes.signature's): the tensor layer's entry, its expressions checked when written."""
         if dtype is None:
             dtype = signature(op, [self._nodes[b.index].dtype for b in ids])[1]
-        rows = options.get("rows")
+        rows = options.get("rows") if op.row.template == "reduce" else None  # scans' rows: any length, flat
         if not op.elementwise and rows is None:  # only these kernels read strided views
             for b in ids:
                 self._flat(b, f"{op.name}'s input")

@@ -10,7 +10,7 @@ An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float
 what it returns (`Op.returns`: the dtype it computed in, bool, or the index dtype). `signature` picks the
 dtype an op computes in for given inputs: their promoted dtype where the op has it, else the first of the
 op's dtypes that holds it (bool to int32, integers to float32 for float-only ops such as exp), else a
-TruenoTypeError.
+TruenoTypeError; a generator (no inputs) computes in the first of its dtypes.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
             raise TruenoTypeError(f"{op.name} needs dtype= the dtype to convert to, e.g. {op.name}(x, dtype=tw.int32)")
         return dtypes[0], target
     values = dtypes[1:] if op.name == "where" else dtypes
-    wanted = result_type(*values) if values else DEFAULT_FLOAT
+    wanted = result_type(*values) if values else op.dtypes[0]  # a generator (no inputs) computes in its first
     compute = wanted if wanted in op.dtypes else next((d for d in _widening(op.dtypes) if _holds(d, wanted)), None)
     if compute is None:
         have = ", ".join(d.name for d in op.dtypes)

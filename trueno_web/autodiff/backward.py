@@ -84,6 +84,8 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return _softmax(op.name, g, y)
     if op.kind == Kind.CONV2D:
         return _conv2d(g, xs)
+    if op.kind == Kind.SCAN:
+        return _scan(op.name, e, g, xs, y)
     if op.kind in (Kind.SORT, Kind.SEARCH):  # argsort and searchsorted give int32: no cotangent reaches them
         raise TruenoTypeError(
             f"{op.name} has no gradient yet (sort's would scatter the cotangent by the argsort); "
@@ -111,6 +113,18 @@ def _reduction(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return back(REDUCE[name](t, axes))
 
     return REDUCTIONS[e.op.name](back(g), xs, back(y), total)
+
+
+def _scan(name: str, e, g: Tensor, xs: list[Tensor], y: Tensor):
+    """A running sum's cotangent is the running sum of g from the end of each row; a running product's that of
+    g * y, over x (exact where x has no zeros, as the quotient rule)."""
+    x = xs[0]
+    rows = e.options.get("rows") or 1
+    if not x.size:
+        return (g,)
+    t = (g if name == "cumulative_sum" else g * y).reshape(rows, x.size // rows)[:, ::-1]
+    back = t.cumulative_sum(axis=1)[:, ::-1].reshape(x.shape)
+    return (back if name == "cumulative_sum" else back / x,)
 
 
 def _sum_to(t: Tensor, shape) -> Tensor:

@@ -23,6 +23,7 @@ GPU_FROM = {
     "softmax": 1 << 18,  # elements
     "matmul": 1 << 29,  # m*k*n
     "conv2d": 1 << 20,  # output x kernel elements
+    "scan": 1 << 22,  # elements, as a full reduction (not measured on its own yet)
     "sort": 1 << 20,  # elements x log2(row length) (not measured yet)
     "search": 1 << 20,  # elements of x2 x log2(len(x1)) (not measured yet)
 }

@@ -135,7 +135,7 @@ class WasmExecutor(CpuExecutor):
         for nid in step.stores:
             self._result(nodes[nid])
         chunk = max(1, min(n, CHUNK if len(stores) < len(step.nodes) else n))
-        scratch, gathered = {}, {}
+        scratch, gathered, strides = {}, {}, {}
         try:
             for nid in step.nodes:
                 if nid not in stores:
@@ -144,6 +144,11 @@ class WasmExecutor(CpuExecutor):
                 copy = self._gather(nodes, nid)
                 if copy is not None:
                     gathered[nid] = copy
+            for nid in step.nodes:  # a generator's strides= (the index iota): (size, stride), the last dimension first
+                if "strides" in nodes[nid].options:
+                    dims = list(zip(nodes[nid].shape, nodes[nid].options["strides"]))[::-1] or [(1, 0)]
+                    strides[nid] = (self._alloc(8 * len(dims), "a generator's strides"), len(dims))
+                    self.module.write(strides[nid][0].ptr, words(dims))
 
             def at(nid: int, offset: int) -> int:
                 if nid in scratch:
@@ -156,13 +161,20 @@ class WasmExecutor(CpuExecutor):
                 for nid in step.nodes:
                     node = nodes[nid]
                     if node.op.generator:  # no inputs: the index of the chunk's first element instead
-                        call(symbol(node, nodes), at(nid, offset), count, offset, *node.params)
+                        call(
+                            symbol(node, nodes), at(nid, offset), count, offset, *node.params, *self._dims(strides, nid)
+                        )
                         continue
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node, nodes), *ins, at(nid, offset), count, *node.params)
         finally:
-            for buf in [*scratch.values(), *gathered.values()]:
+            for buf in [*scratch.values(), *gathered.values(), *(b for b, _ in strides.values())]:
                 self.free(buf)
+
+    @staticmethod
+    def _dims(strides: dict, nid: int) -> tuple:
+        """The (address, count) arguments of a generator's strides, or none."""
+        return (i32(strides[nid][0].ptr), strides[nid][1]) if nid in strides else ()
 
     def _reduce(self, nodes: list[Node], step: OpStep | ReduceStep) -> None:
         """All of the input as one row, or (option rows) R rows, in one kernel call; a strided input is
@@ -233,6 +245,16 @@ class WasmExecutor(CpuExecutor):
                 len(dims),
             )
         return out
+
+    def _scan(self, nodes: list[Node], step: OpStep) -> None:
+        """One kernel call over the rows (all of the input as one row without the option); the input is
+        row-major (batch.record_checked)."""
+        node = nodes[step.node]
+        rows = node.options.get("rows") or 1
+        out = self._result(node)
+        if node.size:
+            src = storage(nodes, node.inputs[0]).buffer
+            self.module.call(symbol(node, nodes), i32(src.ptr), i32(out.ptr), rows, node.size // rows)
 
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
@@ -333,17 +355,20 @@ def symbol(node: Node, nodes: list[Node]) -> str:
     return export(node.op, compute, node.dtype)
 
 
+#: templates with one export for every op and dtype (flags pick): softmax and log_softmax; sort and argsort of
+#: every dtype (a key kind); searchsorted
+SHARED = {"softmax": "tw_softmax", "sort": "tw_sort", "search": "tw_searchsorted"}
+
+
 def export(op, compute: DType, out: DType) -> str:
     """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
-    the suffix of its WGSL function for those dtypes (ops.Op.function); softmax and log_softmax share
-    tw_softmax, sort and argsort tw_sort (flags)."""
-    if op.row.template == "softmax":
-        return "tw_softmax"
-    if op.row.template == "sort":
-        return "tw_sort"
+    the suffix of its WGSL function for those dtypes (ops.Op.function), another kind's with its dtype's
+    suffix (tw_sum_i32); a template of SHARED's has one export for all its ops and dtypes."""
+    if op.row.template in SHARED:
+        return SHARED[op.row.template]
     if op.elementwise:
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
-    return f"tw_{op.name}"
+    return f"tw_{op.name}{compute.suffix}"
 
 
 #: kernel template -> the executor method that runs a step of it
@@ -354,6 +379,7 @@ RUNNERS = {
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,
+    "scan": WasmExecutor._scan,
     "sort": WasmExecutor._sort,
     "search": WasmExecutor._search,
 }

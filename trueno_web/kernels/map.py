@@ -1,6 +1,8 @@
 """The fused elementwise kernel (shaders/map.wgsl): one chain of catalog functions per element; a load
 that is a strided view (a broadcast, transpose or slice) is read through index arithmetic. A generator
-(tw.random's rows) takes the element's flat index as its first argument (the ref ("idx", 0))."""
+(tw.random's rows, the index iota) takes the element's flat index as its first argument (the ref ("idx", 0));
+one with strides= other than row-major (an iota broadcast) its strided index (("at", k, rank): the helper
+tw_atg{k}, node k of the chain, its shape and strides in tw_meta after the loads' views)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import struct
 from functools import lru_cache
 
 from ..graph import MapStep, Node, function, storage
+from ..layout import contiguous_strides
 from .caps import Caps
 from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
 
@@ -27,11 +30,29 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     chain = []
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
-        refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
+        refs = tuple(local[i] for i in node.inputs) if node.inputs else (generator_ref(node, k),)
         chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
     return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views), types
+
+
+def generator_ref(node: Node, k: int) -> tuple:
+    """A generator's index argument: ("idx", 0), the flat index, or ("at", k, rank) through its strides."""
+    strides = node.options.get("strides")
+    if strides is None or strides == contiguous_strides(node.shape, strides):
+        return ("idx", 0)
+    return ("at", k, len(strides))
+
+
+def generator_words(step: MapStep, nodes: list[Node]) -> list[int]:
+    """The tw_meta words of the chain's strided generators, in chain order (index_fn's: offset 0, shape, strides)."""
+    words = []
+    for k, nid in enumerate(step.nodes):
+        node = nodes[nid]
+        if not node.inputs and generator_ref(node, k)[0] == "at":
+            words += [0, *node.shape, *node.options["strides"]]
+    return [w & 0xFFFFFFFF for w in words]
 
 
 def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
@@ -78,7 +99,7 @@ def meta_len(key) -> int:
     return 1 + 2 * rank + (2 * rank if masked else 0)
 
 
-def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
+def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
     """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
     gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> elem`, the value, 0 outside
     the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid element's
@@ -136,14 +157,20 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
         if load is not None:
             index_fns.append(index_fn(j, load, at, load_types[j]))
             at += meta_len(load)
+    for _, inputs, _ in chain:  # strided generators' index helpers
+        for ref in inputs:
+            if ref[0] == "at":
+                index_fns.append(index_fn(f"g{ref[1]}", (ref[2], False), at))
+                at += meta_len((ref[2], False))
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
     body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads)]
     lanes = (".x", ".y", ".z", ".w") if vec else ("",)
 
     def name(ref, lane):
-        kind, j = ref
-        if kind == "idx":  # a generator's argument: the flat element index (of the lane, on vec4s)
-            return f"(i * 4u + {'xyzw'.index(lane[1:])}u)" if lane else "i"
+        kind, j = ref[:2]
+        if kind in ("idx", "at"):  # a generator's argument: the flat element index (of the lane, on vec4s)
+            flat = f"(i * 4u + {'xyzw'.index(lane[1:])}u)" if lane else "i"
+            return f"tw_atg{j}({flat})" if kind == "at" else flat
         return f"v_in{j}{lane}" if kind == "in" else f"t{j}{'_' + lane[1:] if lane else ''}"
 
     q = 0
@@ -198,5 +225,6 @@ def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     binds = tuple(enumerate([*loads, *stores], start=1))
     count = -(-step.size // 4) if vec else step.size
     groups = -(-count // (WORKGROUP * vpt))
-    meta = pack_meta([count], params) + struct.pack(f"<{len(words := view_meta(views))}I", *words)
+    words = view_meta(views) + generator_words(step, nodes)
+    meta = pack_meta([count], params) + struct.pack(f"<{len(words)}I", *words)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]

@@ -16,7 +16,19 @@ from ..errors import LimitError
 from ..graph import Node, RowStep, function, row_reduction, storage
 from .caps import Caps
 from .map import index_fn, load_expr, meta_len, view_key, view_words
-from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, grid_for, pack_meta, shader
+from .source import (
+    META_WORDS,
+    ONE_BITS,
+    WORKGROUP,
+    Dispatch,
+    accumulator,
+    fill,
+    fold,
+    functions,
+    grid_for,
+    pack_meta,
+    shader,
+)
 
 
 def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
@@ -37,8 +49,7 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
         node = nodes[nid]
         refs = tuple(ref(i) for i in node.inputs)
         if row_reduction(node):
-            op = node.op
-            members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
+            members.append(("red", fold(node.op, node.dtype), refs, 0))
         else:
             members.append(("r" if nid in step.row_values else "e", function(node, nodes), refs, len(node.params)))
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
@@ -127,7 +138,13 @@ def rows_source(key: tuple) -> str:
     for k, m in enumerate(members):
         first_param[k], q = q, q + m[3]
     reducers = [
-        f"fn tw_red{k}(x: f32, y: f32) -> f32 {{ return {m[1][0]}; }}" for k, m in enumerate(members) if m[0] == "red"
+        f"fn tw_red{k}(x: {m[1][4]}, y: {m[1][4]}) -> {m[1][4]} {{ return {m[1][0]}; }}"
+        for k, m in enumerate(members)
+        if m[0] == "red"
+    ]
+    decls += [  # the workgroup fold's memory of integer reductions (float ones: rows.wgsl's)
+        f"var<workgroup> tw_shared_{t}: array<{t}, 256>;"
+        for t in dict.fromkeys(m[1][4] for m in members if m[0] == "red" and m[1][4] != "f32")
     ]
 
     def value(r, element: bool) -> str:
@@ -162,9 +179,9 @@ def rows_source(key: tuple) -> str:
         if level == "r":
             body.append(f"    let r{k} = {call(k, False)};")
         elif level == "red":
-            _, combine, identity, finish = fn
-            acc = accumulator(combine, identity)
-            args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
+            _, combine, identity, finish, scalar = fn
+            acc = accumulator(combine, identity, scalar)
+            args = [value(r, True) for r in refs] + ["0.0" if scalar == "f32" else f"{scalar}(0)"] * (2 - len(refs))
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
             body.append(
                 loop.format(
@@ -174,7 +191,7 @@ def rows_source(key: tuple) -> str:
                     )
                 )
             )
-            shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
+            shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
         f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
