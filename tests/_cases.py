@@ -241,11 +241,14 @@ def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
         cond = f32(max(v, 0.0) for v in uniform(n, seed=seed))
         inputs = [(cond, (n,))] + [(uniform(n, seed=seed + j), (n,)) for j in (1, 2)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
-    if op.kind in ("unary", "binary", "reduce", "softmax", "scan"):
+    if op.kind in ("unary", "binary", "reduce", "softmax", "scan", "sort"):
         inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
     if op.kind == "scatter":  # n values added into x of n elements at indices with duplicates, negative ones too
         return Case(op, [(uniform(n, seed=seed), (n,)), (scatter_indices(n), (n,)), (uniform(n, seed=seed + 1), (n,))])
+    if op.kind == "search":  # x1 sorted, some of x2 equal to its values
+        x1 = sorted(uniform(n, seed=seed))
+        return Case(op, [(f32(x1), (n,)), (f32(x1[::2] + list(uniform(n, seed=seed + 1))), (n + (n + 1) // 2,))])
     r, c = _divisor_shape(n)
     if op.kind == "matmul":
         return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(c * 5, -1, 1, seed + 1), (c, 5))], label=f"n={n}")
@@ -303,6 +306,13 @@ def special_cases(op: ops.Op) -> list[Case]:
         elif op.kind == "softmax":
             rows = [[v, 1.0, -2.0, 0.5], [v, v, v, v], [v, -v, 0.0, 1.0], [-2.0, 1.0, v, 0.25]]
             cases.append(Case(op, [(f32(x for r in rows for x in r), (4, 4))], label=f"v={v}"))
+        elif op.kind == "sort":
+            for descending in (False, True):
+                data = f32(normal[:5] + [v, -v] + normal[5:] + [v, 0.0, -0.0])
+                cases.append(Case(op, [(data, (len(data),))], options={"descending": descending}, label=f"v={v}"))
+        elif op.kind == "search":
+            x1 = sorted(normal + [v, -v], key=lambda u: (u != u, u))
+            cases.append(Case(op, [(f32(x1), (10,)), (f32(sp), (len(sp),))], label=f"v={v}"))
         elif op.kind == "matmul":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:6]), (3, 2))], label=f"a={v}"))
             cases.append(Case(op, [(f32(normal[:6]), (2, 3)), (with_v, (3, 3))], label=f"b={v}"))

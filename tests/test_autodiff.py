@@ -133,9 +133,12 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 def test_every_catalog_op_has_a_rule():
     kinds_with_rules = {"softmax", "matmul", "conv2d", "scan"}
+    # argsort and searchsorted give int32 (no cotangent reaches them); sort has none yet: it raises a
+    # TruenoTypeError that says so (tests/test_sorting.py)
+    without = {"sort", "argsort", "searchsorted"}
     for op in ops.CATALOG:
         rules = (ELEMENTWISE, REDUCTIONS, INDEXING)
-        assert any(op.name in r for r in rules) or op.kind.value in kinds_with_rules, op.name
+        assert any(op.name in r for r in rules) or op.kind.value in kinds_with_rules or op.name in without, op.name
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE_OPS, ids=lambda op: op.name)

@@ -52,6 +52,7 @@ def expected_parameters(op):
         "ternary": ["cond", "a", "b"],
         "gather": ["x", "indices"],
         "scatter": ["x", "indices", "values"],
+        "search": ["x1", "x2"],
     }.get(op.kind, ["a", "b"] if op.arity == 2 else ["x"])
     return inputs, [(p.name, p.default) for p in op.params], list(op.options)
 
@@ -81,10 +82,23 @@ def test_catalog_rows_are_consistent():
     names = [op.name for op in ops.CATALOG]
     aliases = [a for op in ops.CATALOG for a in op.aliases]
     assert len(set(names + aliases)) == len(names) + len(aliases), "names and aliases are unique"
+    known = (
+        "unary",
+        "binary",
+        "ternary",
+        "reduce",
+        "softmax",
+        "matmul",
+        "conv2d",
+        "scan",
+        "gather",
+        "scatter",
+        "sort",
+        "search",
+    )
     for op in ops.CATALOG:
-        kinds = ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "scan", "gather", "scatter")
-        assert op.kind in kinds, op
-        arity = {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "gather": 2, "scatter": 3}
+        assert op.kind in known, op
+        arity = {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "gather": 2, "scatter": 3, "sort": 1, "search": 2}
         assert op.arity == arity.get(op.kind, op.arity)
         assert op.arity in (1, 2) or op.kind in ("ternary", "scatter")
         assert op.rtol > 0 and op.atol >= 0 and op.doc

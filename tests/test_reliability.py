@@ -115,6 +115,7 @@ def float_data(draw, n: int):
 
 SIZES = st.sampled_from([0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 255, 256, 257, 1023, 1025, 4097]) | st.integers(0, 3000)
 DIM = st.sampled_from([1, 2, 3, 4, 5, 7, 8, 16, 17]) | st.integers(1, 40)
+SIDES = st.sampled_from(["left", "right"])
 
 
 @st.composite
@@ -139,6 +140,14 @@ def op_cases(draw, catalog=FLOAT_CATALOG):
         return Case(
             op, [(f32(draw(float_data(n))), (n,)), (array.array("i", at), (k,)), (f32(draw(float_data(k))), (k,))]
         )
+    if op.kind == "sort":
+        shape = (draw(SIZES),) if draw(st.booleans()) else (draw(st.integers(0, 6)), draw(SIZES))
+        options = {"descending": draw(st.booleans())}
+        return Case(op, [(f32(draw(float_data(math.prod(shape)))), shape)], options=options)
+    if op.kind == "search":  # x1 sorted in the sort's order (NaN last)
+        x1 = sorted(draw(float_data(draw(SIZES))), key=lambda v: (v != v, v))
+        n = draw(SIZES)
+        return Case(op, [(f32(x1), (len(x1),)), (f32(draw(float_data(n))), (n,))], options={"side": draw(SIDES)})
     if op.kind == "matmul":
         m, k, n = draw(DIM), draw(DIM), draw(DIM)
         return Case(op, [(f32(draw(float_data(m * k))), (m, k)), (f32(draw(float_data(k * n))), (k, n))])

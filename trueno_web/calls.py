@@ -120,6 +120,9 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
             if name == "dtype":  # astype's target
                 options[name] = dtype_of(value)
                 continue
+            if name in ("descending", "side"):  # sort's flag, searchsorted's side: the kind's shape rule checks them
+                options[name] = value
+                continue
             negative = value is not None and name != "axis" and value < 0  # an axis counts from the end
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or negative):
                 raise TruenoTypeError(f"{op.name}(): {name} must be a non-negative int, got {value!r:.40}")

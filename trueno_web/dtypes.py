@@ -234,7 +234,7 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
     if compute is None:
         have = ", ".join(d.name for d in op.dtypes)
         raise TruenoTypeError(f"{op.name} is not defined for {wanted.name} inputs; it takes {have}")
-    returns = bool_ if op.returns == "bool" else compute
+    returns = bool_ if op.returns == "bool" else INDEX if op.returns == "index" else compute
     return compute, returns
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from . import sort_kinds
 from .errors import TruenoValueError
 from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
 from .layout import contiguous_strides
@@ -32,6 +33,8 @@ class Kind(StrEnum):
     GENERATOR = "generator"  # no inputs: each element computed from its index (tw.random's draws)
     GATHER = "gather"  # take: its first input read at an index computed from its second (fuses as a map member)
     SCATTER = "scatter"  # scatter_add: values added into a copy of x at computed indices (atomics)
+    SORT = "sort"  # along the last axis: the values or their indices (sort_kinds.py)
+    SEARCH = "search"  # searchsorted: an index into a sorted 1-D x1 per element of x2
 
 
 Shape = tuple[int, ...]
@@ -43,7 +46,7 @@ class KindRow:
 
     kind: Kind
     inputs: tuple[str, ...]  # argument names (a row of the catalog may name its own, e.g. dot's a, b)
-    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d" | "scan" | "scatter"
+    template: str  # the kernel template: map, reduce, softmax, matmul, conv2d, scan, scatter, sort or search
     shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
     work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
     numpy: (
@@ -413,6 +416,24 @@ KINDS: dict[Kind, KindRow] = {
             work=lambda out, ins, o: math.prod(out) * math.prod(ins[1]),
             numpy=lambda op, arrays, params, o: op.numpy(*arrays),
             python=lambda op, lists, shapes, params, o: op.ref(lists[0], *shapes[0], lists[1], *shapes[1]),
+        ),
+        KindRow(
+            Kind.SORT,
+            ("x",),
+            "sort",
+            sort_kinds.sort_shape,
+            work=sort_kinds.sort_work,
+            numpy=sort_kinds.sort_numpy,
+            python=sort_kinds.sort_python,
+        ),
+        KindRow(
+            Kind.SEARCH,
+            ("x1", "x2"),
+            "search",
+            sort_kinds.search_shape,
+            work=sort_kinds.search_work,
+            numpy=sort_kinds.search_numpy,
+            python=sort_kinds.search_python,
         ),
     )
 }

@@ -20,6 +20,7 @@ from functools import cached_property
 
 from . import prng
 from . import references as ref
+from . import sort_kinds as sk
 from .dtypes import DTYPES, SHORT, DType, bool_, float32, int32, uint32
 from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
@@ -59,7 +60,8 @@ class Op:
     ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
     dtypes: tuple[DType, ...] = (float32,)  # the dtypes it computes in natively (dtypes.signature picks one)
-    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", or "target" (astype's)
+    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32) or
+    # "target" (astype's)
 
     def function(self, compute: DType, out: DType) -> str:
         """The name of its kernel function (WGSL, and tw_<name> in WASM) computing in `compute`, returning `out`:
@@ -340,6 +342,15 @@ CATALOG: tuple[Op, ...] = (
     Op("convolve2d", Kind.CONV2D, "conv2d", ref.quiet(ref.np_conv2d), ref.conv2d_ref,
        'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))',
        rtol=1e-4, atol=1e-5),
+    Op("sort", Kind.SORT, "sort", sk.np_sort, sk.py_sort,
+       "x sorted along the last axis, stable; NaN last (first where descending=True), -0.0 equal to 0.0",
+       options=("descending",), **T_BITS, **ALL),
+    Op("argsort", Kind.SORT, "sort", sk.np_argsort, sk.py_argsort,
+       "the int32 indices that sort x along the last axis, stable (ties in input order); the order of sort",
+       options=("descending",), **T_BITS, **ALL, returns="index"),
+    Op("searchsorted", Kind.SEARCH, "searchsorted", sk.np_searchsorted, sk.py_searchsorted,
+       'int32 insertion points of x2 in the sorted 1-D x1 (side="left": before equal values, "right": after), '
+       "a binary search per element; NaN sorts last", options=("side",), **T_BITS, **ALL, returns="index"),
 )
 # fmt: on
 

@@ -1529,6 +1529,71 @@ EXPORT void tw_convolve2d(const float *img, int h, int w, const float *ker, int 
     }
 }
 
+/* ------------------------------------------------------------------ sort, argsort, searchsorted */
+
+/* A stored word's sort key (trueno_web/sort_kinds.py, shaders/sort_key.wgsl): kind 0 (bool, uint32) as it is,
+ * 1 (int32) its sign bit flipped, 2 (float32) -0.0 as 0.0, negatives complemented, every NaN the largest. */
+INLINE u32 sort_key(u32 bits, int kind) {
+    if (kind == 1) return bits ^ 0x80000000u;
+    if (kind != 2) return bits;
+    u32 mag = bits & 0x7fffffffu;
+    if (mag > 0x7f800000u) return 0xffffffffu;
+    if (mag == 0) return 0x80000000u;
+    return (bits >> 31) ? ~bits : bits | 0x80000000u;
+}
+
+/* rows x cols words of x sorted along rows: a bottom-up merge sort of (key, index) by key, stable (ties in
+ * input order); descending sorts the complemented keys. y gets the values, or the indices where `indices`.
+ * scratch: 4 * cols words. */
+EXPORT __attribute__((minsize)) void tw_sort(const u32 *x, u32 *y, int rows, int cols, int kind, int descending, int indices, u32 *scratch) {
+    for (int r = 0; r < rows; r++) {
+        const u32 *row = x + (u64)r * (u64)cols;
+        u32 *key = scratch, *idx = scratch + cols, *key2 = idx + cols, *idx2 = key2 + cols;
+        for (int c = 0; c < cols; c++) {
+            u32 k = sort_key(row[c], kind);
+            key[c] = descending ? ~k : k;
+            idx[c] = (u32)c;
+        }
+        for (int w = 1; w < cols; w *= 2) {
+            for (int lo = 0; lo < cols; lo += 2 * w) {
+                int mid = lo + w < cols ? lo + w : cols, hi = lo + 2 * w < cols ? lo + 2 * w : cols;
+                int a = lo, b = mid, o = lo;
+                while (a < mid && b < hi) {
+                    int take_b = key[b] < key[a];
+                    int from = take_b ? b++ : a++;
+                    key2[o] = key[from];
+                    idx2[o++] = idx[from];
+                }
+                for (; a < mid; a++, o++) key2[o] = key[a], idx2[o] = idx[a];
+                for (; b < hi; b++, o++) key2[o] = key[b], idx2[o] = idx[b];
+            }
+            u32 *t = key;
+            key = key2, key2 = t;
+            t = idx, idx = idx2, idx2 = t;
+        }
+        u32 *out = y + (u64)r * (u64)cols;
+        for (int c = 0; c < cols; c++) out[c] = indices ? idx[c] : row[idx[c]];
+    }
+}
+
+/* y[i]: where x2[i] goes in the sorted x1 of n words, by binary search on the keys: the first j with
+ * x1[j] >= x2[i], or with x1[j] > x2[i] where `right` */
+EXPORT __attribute__((minsize)) void tw_searchsorted(const u32 *x1, int n, const u32 *x2, int m, u32 *y, int kind, int right) {
+    for (int i = 0; i < m; i++) {
+        u32 v = sort_key(x2[i], kind);
+        int lo = 0, hi = n;
+        while (lo < hi) {
+            int mid = (int)(((unsigned)lo + (unsigned)hi) >> 1);
+            u32 k = sort_key(x1[mid], kind);
+            if (k < v || (right && k == v))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        y[i] = (u32)lo;
+    }
+}
+
 /* ------------------------------------------------------------------ memory */
 
 /* Blocks [header | payload] laid end to end from heap_lo to heap_hi; the header keeps the block's size

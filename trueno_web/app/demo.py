@@ -23,6 +23,8 @@ def sample_inputs(op: ops.Op, rng, n: int = 4097):
         return [rng.standard_normal((37, 53), dtype=np.float32), rng.standard_normal((5, 3), dtype=np.float32)], {}
     if op.kind is Kind.SOFTMAX:
         return [rng.standard_normal((7, n // 7), dtype=np.float32) * 4], {}
+    if op.kind is Kind.SEARCH:  # a binary search needs a sorted x1
+        return [np.sort(rng.standard_normal(n, dtype=np.float32)), rng.standard_normal(n, dtype=np.float32)], {}
     params = {p.name: p.default if p.default is not None else 0.5 for p in op.params}
     if op.name == "clip":
         params = {"lo": -1.0, "hi": 1.5}

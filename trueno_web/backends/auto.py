@@ -25,6 +25,8 @@ GPU_FROM = {
     "conv2d": 1 << 20,  # output x kernel elements
     "scan": 1 << 22,  # elements, as a full reduction (not measured on its own yet)
     "scatter": 1 << 21,  # output + index elements (not measured)
+    "sort": 1 << 20,  # elements x log2(row length) (not measured yet)
+    "search": 1 << 20,  # elements of x2 x log2(len(x1)) (not measured yet)
 }
 
 

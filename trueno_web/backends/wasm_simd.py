@@ -18,6 +18,7 @@ from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, gathers, row_reduction, storage, template
 from ..host import HostData
+from ..sort_kinds import key_kind
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, CpuExecutor, upload_pending
 from .wasm_module import BrowserModule, WasmtimeModule, i32, wasm_bytes
@@ -324,6 +325,44 @@ class WasmExecutor(CpuExecutor):
             i32(self._result(node).ptr),
         )
 
+    def _sort(self, nodes: list[Node], step: OpStep) -> None:
+        """tw_sort over the rows (a strided input gathered first), with 16 bytes of scratch per column."""
+        node = nodes[step.node]
+        n = node.shape[-1]
+        out = self._result(node)
+        if not node.size:
+            return
+        gathered = self._gather(nodes, node.inputs[0])
+        scratch = self._alloc(16 * n, "the sort's scratch")
+        try:
+            src = gathered or storage(nodes, node.inputs[0]).buffer
+            flags = (
+                key_kind(nodes[node.inputs[0]].dtype),
+                int(node.options["descending"]),
+                int(node.op.name == "argsort"),
+            )
+            self.module.call("tw_sort", i32(src.ptr), i32(out.ptr), node.size // n, n, *flags, i32(scratch.ptr))
+        finally:
+            self.free(scratch)
+            if gathered is not None:
+                self.free(gathered)
+
+    def _search(self, nodes: list[Node], step: OpStep) -> None:
+        """tw_searchsorted: a binary search in x1 per element of x2 (strided inputs gathered first)."""
+        node = nodes[step.node]
+        out = self._result(node)
+        x1, x2 = node.inputs
+        gathered = [self._gather(nodes, i) for i in node.inputs]
+        try:
+            a, b = (i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs))
+            right = int(node.options["side"] == "right")
+            kind = key_kind(nodes[x1].dtype)
+            self.module.call("tw_searchsorted", a, nodes[x1].size, b, node.size, i32(out.ptr), kind, right)
+        finally:
+            for g in gathered:
+                if g is not None:
+                    self.free(g)
+
 
 def words(rows: list) -> memoryview:
     """The integers of `rows` (tuples) as little-endian i32 words (wasm's byte order)."""
@@ -339,12 +378,17 @@ def symbol(node: Node, nodes: list[Node]) -> str:
     return export(node.op, compute, node.dtype)
 
 
+#: templates with one export for every op and dtype (flags pick): softmax and log_softmax; sort and argsort of
+#: every dtype (a key kind); searchsorted
+SHARED = {"softmax": "tw_softmax", "sort": "tw_sort", "search": "tw_searchsorted"}
+
+
 def export(op, compute: DType, out: DType) -> str:
     """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
     the suffix of its WGSL function for those dtypes (ops.Op.function), another kind's with its dtype's
-    suffix (tw_sum_i32); softmax and log_softmax share tw_softmax (a flag)."""
-    if op.row.template == "softmax":
-        return "tw_softmax"
+    suffix (tw_sum_i32); a template of SHARED's has one export for all its ops and dtypes."""
+    if op.row.template in SHARED:
+        return SHARED[op.row.template]
     if op.elementwise:
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
     return f"tw_{op.name}{compute.suffix}"
@@ -360,4 +404,6 @@ RUNNERS = {
     "conv2d": WasmExecutor._conv2d,
     "scan": WasmExecutor._scan,
     "scatter": WasmExecutor._scatter,
+    "sort": WasmExecutor._sort,
+    "search": WasmExecutor._search,
 }

@@ -1,7 +1,8 @@
 """Lazy tensors: NumPy-style expressions on a device, run as one batch when a result is needed.
 
 The modules, bottom to top: expr (a node of an expression), lower (realize: expressions -> one batch), views,
-reduce and linalg (the Tensor class's mixins: movement ops, reductions, matmul), core (the Tensor class:
+reduce, scans, linalg and sorting (the Tensor class's mixins: movement ops, reductions, scans,
+matmul, sorting and sets), core (the Tensor class:
 operators, the catalog's ops as methods, running), creation (asarray; the array API's zeros, ones, full,
 empty), iota (arange, linspace, eye, tril, triu, meshgrid), join (concatenate, stack).
 """

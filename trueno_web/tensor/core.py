@@ -29,12 +29,13 @@ from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
 from .scans import Scans
+from .sorting import Sorting
 from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Indexing, Views, Reductions, Scans, Linalg):
+class Tensor(Indexing, Views, Reductions, Scans, Linalg, Sorting):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 

@@ -1,0 +1,87 @@
+"""Benchmark: gathers, synced (`await tw.synchronize(t)`), against torch on the same device.
+
+    python bench/gather.py --backend webgpu --n 16777216 [--repeat 20]
+
+Prints the median ms and GB/s (bytes read and written) of
+  take:      x[idx] of n random int32 indices into n float32 values (torch: x[idx]);
+  embedding: w[ids] of n / 64 random token ids into a (50257, 64) float32 table (n values out; torch:
+             torch.nn.functional.embedding),
+each on resident inputs (the timing leaves the uploads out); torch on CUDA where there is one, else the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import trueno_web as tw
+from trueno_web.runtime import block_on
+
+VOCAB, WIDTH = 50257, 64
+
+
+def median_ms(run, repeat: int) -> float:
+    run()  # warm-up: compiles the pipelines, fills the pools
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def cases(n: int, rng) -> dict:
+    """name -> (data, indices, bytes moved per run)."""
+    x = rng.standard_normal(n, dtype=np.float32)
+    idx = rng.integers(0, n, n, dtype=np.int32)
+    w = rng.standard_normal((VOCAB, WIDTH), dtype=np.float32)
+    ids = rng.integers(0, VOCAB, n // WIDTH, dtype=np.int32)
+    return {"take": (x, idx, 12 * n), "embedding": (w, ids, 8 * n + 4 * (n // WIDTH))}
+
+
+def ours(backend: str, data, index, repeat: int) -> float:
+    dev = block_on(tw.GpuDevice.create(backend))
+    t, i = tw.asarray(data, dev), tw.asarray(index, dev)
+    block_on(tw.realize(t, i))
+    try:
+        return median_ms(lambda: block_on(tw.synchronize(t[i])), repeat)
+    finally:
+        dev.close()
+
+
+def torch_ms(name: str, data, index, repeat: int) -> tuple[float, str] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    t, i = torch.from_numpy(data).to(device), torch.from_numpy(index.astype(np.int64)).to(device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def plain():
+        torch.nn.functional.embedding(i, t) if name == "embedding" else t[i]
+        sync()
+
+    return median_ms(plain, repeat), (torch.cuda.get_device_name() if device == "cuda" else "CPU")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="webgpu")
+    ap.add_argument("--n", type=int, default=1 << 24)
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args()
+    for name, (data, index, nbytes) in cases(args.n, np.random.default_rng(0)).items():
+        ms = ours(args.backend, data, index, args.repeat)
+        line = f"{name:10s} n={args.n}: trueno_web {args.backend} {ms:8.3f} ms ({nbytes / ms / 1e6:7.1f} GB/s)"
+        ref = torch_ms(name, data, index, args.repeat)
+        if ref is not None:
+            line += f" | torch {ref[1]} {ref[0]:8.3f} ms ({nbytes / ref[0] / 1e6:7.1f} GB/s), ours/torch {ms / ref[0]:.2f}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
