@@ -24,27 +24,36 @@ STALLED = 1e-3  # an off-norm this small that stops falling is float32's noise: 
 REALIZE_EVERY = 8  # rounds per batch: bounds the expression graph a sweep builds
 
 
-def _pairing(x: Tensor, n: int, r: int):
-    """Round r of the round-robin on n (even) indices: the permutation matrix P (P[i, partner(i)] = 1) and
-    the orientation o (+1 where i is the pair's smaller index, else -1)."""
+def _pairing(index: Tensor, r: int):
+    """Round r of the round-robin on the n (even) indices `index` (an iota): the permutation matrix P
+    (P[i, partner(i)] = 1) and the orientation o (+1 where i is the pair's smaller index, else -1)."""
+    n = index.shape[0]
     m = n - 1
     partner = [(2 * r - i) % m for i in range(m)]
     partner = [m if j == i else j for i, j in enumerate(partner)] + [r % m]
-    pt = asarray(array.array("i", partner), x.device)
-    o = asarray(array.array("f", [1.0 if j > i else -1.0 for i, j in enumerate(partner)]), x.device)
-    return (rows(x, n)[None, :] == pt[:, None]).astype("float32"), o
+    pt = asarray(array.array("i", partner), index.device)
+    o = asarray(array.array("f", [1.0 if j > i else -1.0 for i, j in enumerate(partner)]), index.device)
+    return (index[None, :] == pt[:, None]).astype("float32"), o
 
 
-def _rotation(p: Tensor, o: Tensor, app: Tensor, aqq: Tensor, apq: Tensor) -> Tensor:
+def _rotation(pair, app: Tensor, aqq: Tensor, apq: Tensor) -> Tensor:
     """J of the pairs from each index's 2 x 2 block [[app, apq], [apq, aqq]] (partner's values at q):
     tau = (aqq - app) / (2 apq) of the pair, t = sign(tau) / (|tau| + hypot(1, tau)), c = 1 / sqrt(1 + t^2),
-    s = t c (Golub and Van Loan's symmetric Schur step); apq = 0: no rotation."""
+    s = t c (Golub and Van Loan's symmetric Schur step); apq = 0: no rotation. `pair`: (P, o, the identity's
+    mask)."""
+    p, o, diag = pair
     tau = o * (aqq - app) / (2.0 * apq)
     t = (tau >= 0.0).where(1.0, -1.0) / (tau.abs() + tau.hypot(1.0))
     t = (apq == 0.0).where(0.0, t)
     c = (t * t + 1.0).rsqrt()
-    n = p.shape[-1]
-    return (rows(p, n)[:, None] == rows(p, n)[None, :]).where(c[..., None, :], p * (o * t * c)[..., :, None])
+    return diag.where(c[..., None, :], p * (o * t * c)[..., :, None])
+
+
+def _rounds(x: Tensor, n: int):
+    """The pairing of round r (P, o, the identity's mask) on n indices, as a function of r."""
+    index = rows(x, n)
+    diag = index[:, None] == index[None, :]
+    return lambda r: (*_pairing(index, r), diag)
 
 
 def _padded(a: Tensor, rows_too: bool) -> Tensor:
@@ -97,12 +106,13 @@ async def _eigh(x: Tensor, vectors: bool):
     a = _padded(a, True)
     size = a.shape[-1]
     scale = (a * a).sum((-2, -1))
+    pairing = _rounds(a, size)
 
     def step(state, r):
         a, v = state
-        p, o = _pairing(a, size, r)
-        d = diagonal(a)
-        j = _rotation(p, o, d, (d[..., None, :] * p).sum(-1), (a * p).sum(-1))
+        pair = pairing(r)
+        d, p = diagonal(a), pair[0]
+        j = _rotation(pair, d, (d[..., None, :] * p).sum(-1), (a * p).sum(-1))
         a = j.transpose(-1, -2) @ (a @ j)
         return [(a + a.transpose(-1, -2)) * 0.5, v @ j if vectors else v]
 
@@ -136,12 +146,13 @@ async def _one_sided(a: Tensor, vectors: bool):
     u = _padded(a, False)
     size = u.shape[-1]
     v = identity(u, size) + 0.0
+    pairing = _rounds(u, size)
 
     def step(state, r):
         u, v = state
-        p, o = _pairing(u, size, r)
-        alpha = (u * u).sum(-2)
-        j = _rotation(p, o, alpha, (alpha[..., None, :] * p).sum(-1), ((u @ p) * u).sum(-2))
+        pair = pairing(r)
+        alpha, p = (u * u).sum(-2), pair[0]
+        j = _rotation(pair, alpha, (alpha[..., None, :] * p).sum(-1), ((u @ p) * u).sum(-2))
         return [u @ j, v @ j if vectors else v]
 
     def off(state):
