@@ -53,4 +53,4 @@ async def matrix_rank(x, /, *, rtol=None) -> Tensor:
     rtol: max(M, N) * eps by default). Await it."""
     a = floats(x, "matrix_rank")
     s = await svdvals(a)
-    return (s > s.max(-1, keepdims=True) * _rtol(a, rtol)).astype("int32").sum(-1)
+    return (s > s.max(-1, keepdims=True) * _rtol(a, rtol)).astype("float32").sum(-1).astype("int32")
