@@ -241,3 +241,30 @@ def test_errors_say_what_to_do_and_the_device_stays_usable(dev):
     with pytest.raises(TruenoValueError, match="size 3"):
         L.cross(rect, rect)
     np.testing.assert_array_equal(read(L.inv(sq)), np.eye(3))
+
+
+def test_empty_matrices_and_nan(dev):
+    """0 x 0 stacks as NumPy (det 1, empty factors, an identity Q and U); NaN input ends the sweeps: NaN."""
+    z, zb = t(dev, np.zeros((0, 0), np.float32)), t(dev, np.zeros((2, 0, 0), np.float32))
+    np.testing.assert_array_equal(read(L.det(zb)), [1.0, 1.0])
+    np.testing.assert_array_equal(read(L.slogdet(zb).logabsdet), [0.0, 0.0])
+    assert read(L.inv(zb)).shape == (2, 0, 0) and read(L.cholesky(z)).shape == (0, 0)
+    assert read(L.solve(z, t(dev, np.zeros((0, 2), np.float32)))).shape == (0, 2)
+    np.testing.assert_array_equal(read(L.qr(t(dev, np.zeros((3, 0), np.float32)), mode="complete").Q), np.eye(3))
+    np.testing.assert_array_equal(read(block_on(L.svd(t(dev, np.zeros((3, 0), np.float32)))).U), np.eye(3))
+    assert read(block_on(L.eigh(zb)).eigenvectors).shape == (2, 0, 0) and read(block_on(L.svdvals(z))).shape == (0,)
+    np.testing.assert_array_equal(read(L.trace(zb)), [0.0, 0.0])
+    w, v = block_on(L.eigh(t(dev, np.array([[np.nan, 1.0], [1.0, 2.0]], np.float32))))
+    assert np.all(np.isnan(read(w))) and np.all(np.isnan(read(v)))
+
+
+def test_gradients_flow_through_the_lazy_functions(dev):
+    """Written with tensor ops, they differentiate: d sum(solve(A, b)) / db = A^-T 1, d det(A) / dA =
+    det(A) A^-T (through the pivoting)."""
+    a = np.array([[3.0, 1.0, 0.0], [1.0, 4.0, 1.0], [0.0, 2.0, 5.0]], np.float32)
+    a64 = a.astype(np.float64)
+    g = tw.grad(lambda b: L.solve(t(dev, a), b).sum())(t(dev, np.array([1.0, 2.0, 3.0], np.float32)))
+    near(read(g), np.linalg.solve(a64.T, np.ones(3)), 16 * EPS)
+    g = tw.grad(L.det)(t(dev, a))
+    want = np.linalg.det(a64) * np.linalg.inv(a64).T
+    near(read(g), want, 16 * EPS * np.abs(want).max())
