@@ -1,18 +1,18 @@
-"""eigh, eigvalsh, svd and svdvals by parallel Jacobi methods written with tensor ops. Each round rotates
-n/2 disjoint index pairs (p, q) at once (round-robin: n - 1 rounds a sweep touch every pair): J is the
-identity with c at (p, p) and (q, q), s at (p, q) and -s at (q, p), built from the angles with elementwise
-ops and a permutation matrix of the round's pairing. eigh: A <- J^T A J (two-sided, each rotation zeroes
-a_pq); svd: U <- U J (one-sided, Hestenes: each rotation makes columns p and q orthogonal), V <- V J. The
-off-diagonal norm is read back once per sweep (so these are coroutines) and the sweeps stop below tol.
-Odd n is padded with a zero row/column, which no rotation touches. Results are sorted on the device by
-ranks (a permutation matrix), ascending for eigenvalues and descending for singular values."""
+"""eigh, eigvalsh, svd and svdvals by parallel Jacobi methods written with tensor ops. The matrix is kept in
+an order where round r's n/2 disjoint pairs (p, q) are (i, i + n/2): a round computes the n/2 angles with
+elementwise ops, applies the rotations J to the two halves (eigh: A <- J^T A J, two-sided, each rotation
+zeroes a_pq; svd: U <- U J, one-sided (Hestenes), each makes columns p and q orthogonal; V <- V J), then
+moves the indices for the next round (round-robin: n - 1 rounds a sweep pair every index with every other)
+by slices joined: O(n^2) a round, no matmul. V carries the moves too, so A = V diag(w) V^T in any order.
+The off-diagonal norm is read back once per sweep (so these are coroutines) and the sweeps stop below tol.
+Odd n gets a zero row/column first, which no rotation touches and no move moves. Results are sorted on the
+device by ranks (a permutation matrix), ascending for eigenvalues and descending for singular values."""
 
 from __future__ import annotations
 
-import array
 from collections import namedtuple
 
-from ..tensor import Tensor, asarray, realize
+from ..tensor import Tensor, concatenate, realize
 from .args import EPS, floats, identity, rows, square, symmetric
 from .basics import diagonal
 from .factor import qr
@@ -24,44 +24,46 @@ STALLED = 1e-3  # an off-norm this small that stops falling is float32's noise: 
 REALIZE_EVERY = 8  # rounds per batch: bounds the expression graph a sweep builds
 
 
-def _pairing(index: Tensor, r: int):
-    """Round r of the round-robin on the n (even) indices `index` (an iota): the permutation matrix P
-    (P[i, partner(i)] = 1) and the orientation o (+1 where i is the pair's smaller index, else -1)."""
-    n = index.shape[0]
-    m = n - 1
-    partner = [(2 * r - i) % m for i in range(m)]
-    partner = [m if j == i else j for i, j in enumerate(partner)] + [r % m]
-    pt = asarray(array.array("i", partner), index.device)
-    o = asarray(array.array("f", [1.0 if j > i else -1.0 for i, j in enumerate(partner)]), index.device)
-    return (index[None, :] == pt[:, None]).astype("float32"), o
-
-
-def _rotation(pair, app: Tensor, aqq: Tensor, apq: Tensor) -> Tensor:
-    """J of the pairs from each index's 2 x 2 block [[app, apq], [apq, aqq]] (partner's values at q):
-    tau = (aqq - app) / (2 apq) of the pair, t = sign(tau) / (|tau| + hypot(1, tau)), c = 1 / sqrt(1 + t^2),
-    s = t c (Golub and Van Loan's symmetric Schur step); apq = 0: no rotation. `pair`: (P, o, the identity's
-    mask)."""
-    p, o, diag = pair
-    tau = o * (aqq - app) / (2.0 * apq)
+def _angles(app: Tensor, aqq: Tensor, apq: Tensor):
+    """(c, s) of each pair's rotation from its 2 x 2 block [[app, apq], [apq, aqq]]: tau = (aqq - app) / (2 apq),
+    t = sign(tau) / (|tau| + hypot(1, tau)), c = 1 / sqrt(1 + t^2), s = t c (Golub and Van Loan's symmetric
+    Schur step: the rotated block is diagonal); apq = 0: no rotation."""
+    tau = (aqq - app) / (2.0 * apq)
     t = (tau >= 0.0).where(1.0, -1.0) / (tau.abs() + tau.hypot(1.0))
     t = (apq == 0.0).where(0.0, t)
     c = (t * t + 1.0).rsqrt()
-    return diag.where(c[..., None, :], p * (o * t * c)[..., :, None])
+    return c, t * c
 
 
-def _rounds(x: Tensor, n: int):
-    """The pairing of round r (P, o, the identity's mask) on n indices, as a function of r."""
-    index = rows(x, n)
-    diag = index[:, None] == index[None, :]
-    return lambda r: (*_pairing(index, r), diag)
+def _halves(x: Tensor, axis: int):
+    k = x.shape[axis] // 2
+    return (x[..., :k], x[..., k:]) if axis == -1 else (x[..., :k, :], x[..., k:, :])
+
+
+def _rotate(x: Tensor, c: Tensor, s: Tensor, axis: int) -> Tensor:
+    """x J along `axis` (-1: columns) or J^T x (-2: rows), J rotating index i of the first half with index i
+    of the second (p and q of pair i) by (c_i, s_i), then the round-robin's move to the next round's order:
+    top_0 stays, the others turn one place (the last top -> the last bottom, the first bottom -> the second
+    top), so n - 1 rounds pair every index with every other once. Elementwise on slices joined: one fused
+    kernel, O(size of x)."""
+    c, s = (c[..., None, :], s[..., None, :]) if axis == -1 else (c[..., :, None], s[..., :, None])
+    p, q = _halves(x, axis)
+    top, bottom = p * c - q * s, p * s + q * c
+    k = top.shape[axis]
+    if k < 2:
+        return concatenate([top, bottom], axis)
+    at = (lambda t, a, b: t[..., a:b]) if axis == -1 else (lambda t, a, b: t[..., a:b, :])
+    parts = [at(top, 0, 1), at(bottom, 0, 1), at(top, 1, k - 1), at(bottom, 1, k), at(top, k - 1, k)]
+    return concatenate([t for t in parts if t.shape[axis]], axis)
 
 
 def _padded(a: Tensor, rows_too: bool) -> Tensor:
-    """a with a zero column (and row) appended where its column count is odd: n even for the pairing."""
+    """a with a zero column (and row) put FIRST where its column count is odd, so n is even for the pairing;
+    index 0 never moves (_rotate) and no rotation touches it (its a_pq are 0)."""
     if a.shape[-1] % 2 == 0:
         return a
     lead = [(0, 0)] * (a.ndim - 2)
-    return a.pad([*lead, (0, 1 if rows_too else 0), (0, 1)]).contiguous()
+    return a.pad([*lead, (1 if rows_too else 0, 0), (1, 0)]).contiguous()
 
 
 async def _sweeps(step, off, state: list[Tensor], n: int, tol: float) -> list[Tensor]:
@@ -106,25 +108,25 @@ async def _eigh(x: Tensor, vectors: bool):
     a = _padded(a, True)
     size = a.shape[-1]
     scale = (a * a).sum((-2, -1))
-    pairing = _rounds(a, size)
 
     def step(state, r):
         a, v = state
-        pair = pairing(r)
-        d, p = diagonal(a), pair[0]
-        j = _rotation(pair, d, (d[..., None, :] * p).sum(-1), (a * p).sum(-1))
-        a = j.transpose(-1, -2) @ (a @ j)
-        return [(a + a.transpose(-1, -2)) * 0.5, v @ j if vectors else v]
+        d = diagonal(a)
+        k = size // 2
+        app, aqq = d[..., :k], d[..., k:]
+        c, s = _angles(app, aqq, diagonal(a[..., :k, k:]))
+        return [_rotate(_rotate(a, c, s, -1), c, s, -2), _rotate(v, c, s, -1) if vectors else v]
 
     def off(state):
         rest = _off_diagonal(state[0]).square().sum((-2, -1))
         return (scale > 0.0).where(rest / scale, 0.0).max().sqrt()
 
     a, v = await _sweeps(step, off, [a, identity(a, size) + 0.0], size, size * EPS)
-    w = diagonal(a)[..., :n]
+    drop = size - n  # the padding's index: 0
+    w = diagonal(a)[..., drop:]
     order = _ranks(w, descending=False)
     w = (order * w[..., None, :]).sum(-1)
-    return w, (v[..., :n, :n] @ order.transpose(-1, -2) if vectors else None)
+    return w, (v[..., drop:, drop:] @ order.transpose(-1, -2) if vectors else None)
 
 
 async def eigh(x, /) -> EighResult:
@@ -145,29 +147,27 @@ async def _one_sided(a: Tensor, vectors: bool):
     n = a.shape[-1]
     u = _padded(a, False)
     size = u.shape[-1]
+    drop = size - n
     v = identity(u, size) + 0.0
-    pairing = _rounds(u, size)
 
     def step(state, r):
         u, v = state
-        pair = pairing(r)
-        alpha, p = (u * u).sum(-2), pair[0]
-        j = _rotation(pair, alpha, (alpha[..., None, :] * p).sum(-1), ((u @ p) * u).sum(-2))
-        return [u @ j, v @ j if vectors else v]
+        p, q = _halves(u, -1)
+        c, s = _angles((p * p).sum(-2), (q * q).sum(-2), (p * q).sum(-2))
+        return [_rotate(u, c, s, -1), _rotate(v, c, s, -1) if vectors else v]
 
     def off(state):
         g = state[0].transpose(-1, -2) @ state[0]
         d = diagonal(g)
         norm = (d[..., :, None] * d[..., None, :]).sqrt()
-        ratio = (norm > 0.0).where(g.abs() / norm, 0.0)
-        return _off_diagonal(ratio).max()
+        return _off_diagonal((norm > 0.0).where(g.abs() / norm, 0.0)).max()
 
     if size > 1:
         u, v = await _sweeps(step, off, [u, v], size, max(a.shape[-2], size) * EPS)
-    sigma = (u * u).sum(-2)[..., :n].sqrt()
+    sigma = (u * u).sum(-2)[..., drop:].sqrt()
     order = _ranks(sigma, descending=True)
     back = order.transpose(-1, -2)
-    return (order * sigma[..., None, :]).sum(-1), u[..., :, :n] @ back, v[..., :n, :n] @ back
+    return (order * sigma[..., None, :]).sum(-1), u[..., :, drop:] @ back, v[..., drop:, drop:] @ back
 
 
 async def _svd(a: Tensor, full: bool):
