@@ -67,12 +67,12 @@ def _padded(a: Tensor, rows_too: bool) -> Tensor:
 
 
 async def _sweeps(step, off, state: list[Tensor], n: int, tol: float) -> list[Tensor]:
-    """Sweeps of n - 1 rounds (`step(state, r)` -> state) until `off(state)` (a 0-d tensor, read back once a
+    """Sweeps of n - 1 rounds (`step(state)` -> the next round's state) until `off(state)` (a 0-d tensor, read back once a
     sweep) is at most tol, stops falling below STALLED, or MAX_SWEEPS pass."""
     last = float("inf")
     for _ in range(MAX_SWEEPS):
         for r in range(n - 1):
-            state = step(state, r)
+            state = step(state)
             if r % REALIZE_EVERY == REALIZE_EVERY - 1:
                 await realize(*state)
         value = await off(state).item()
@@ -109,7 +109,7 @@ async def _eigh(x: Tensor, vectors: bool):
     size = a.shape[-1]
     scale = (a * a).sum((-2, -1))
 
-    def step(state, r):
+    def step(state):
         a, v = state
         d = diagonal(a)
         k = size // 2
@@ -150,7 +150,7 @@ async def _one_sided(a: Tensor, vectors: bool):
     drop = size - n
     v = identity(u, size) + 0.0
 
-    def step(state, r):
+    def step(state):
         u, v = state
         p, q = _halves(u, -1)
         c, s = _angles((p * p).sum(-2), (q * q).sum(-2), (p * q).sum(-2))
