@@ -1,0 +1,56 @@
+"""Arguments of tw.linalg's functions: tensors of float32 (integers converted, bool refused), their rank
+and squareness checked where the mistake is written, and the small constants the algorithms share."""
+
+from __future__ import annotations
+
+from ..dtypes import bool_, float32
+from ..errors import TruenoTypeError, TruenoValueError
+from ..resident import DeviceArray
+from ..tensor import Tensor, arange, broadcast_shapes, eye
+
+EPS = 2.0**-23  # float32's machine epsilon
+
+
+def floats(x, where: str, ndim: int = 2) -> Tensor:
+    """`x` as a float32 Tensor of at least `ndim` dimensions (a DeviceArray becomes a tensor of its device)."""
+    if isinstance(x, DeviceArray):
+        x = x.device.tensor(x)
+    if not isinstance(x, Tensor):
+        raise TruenoTypeError(f"linalg.{where} takes a Tensor; got {type(x).__name__} (make one with tw.asarray)")
+    if x.dtype is bool_:
+        raise TruenoTypeError(f"linalg.{where} computes in float32; convert the bool tensor first (x.astype)")
+    if x.ndim < ndim:
+        what = "a stack of matrices (..., M, N)" if ndim == 2 else f"{ndim} or more dimensions"
+        raise TruenoValueError(f"linalg.{where} needs {what}; got shape {x.shape}")
+    return x if x.dtype is float32 else x.astype(float32)
+
+
+def square(x, where: str) -> Tensor:
+    """`x` as float32 square matrices (..., n, n)."""
+    x = floats(x, where)
+    if x.shape[-1] != x.shape[-2]:
+        raise TruenoValueError(f"linalg.{where} needs square matrices (..., n, n); got shape {x.shape}")
+    return x
+
+
+def identity(x: Tensor, n: int) -> Tensor:
+    """The n x n identity on x's device, broadcast to x's batch dimensions."""
+    return eye(n, device=x.device).expand(*x.shape[:-2], n, n)
+
+
+def rows(x: Tensor, n: int) -> Tensor:
+    """0, 1, ..., n - 1 (int32) on x's device: the index along an axis, for masks and one-hots."""
+    return arange(n, device=x.device)
+
+
+def batch_of(*shapes) -> tuple[int, ...]:
+    """The broadcast batch dimensions of matrices (everything but the last two axes)."""
+    return broadcast_shapes(*(s[:-2] for s in shapes))
+
+
+def symmetric(x: Tensor) -> Tensor:
+    """The symmetric matrix of x's lower triangle (NumPy's UPLO='L'): tril(x) + tril(x, -1)^T."""
+    n = x.shape[-1]
+    lower = (rows(x, n)[:, None] >= rows(x, n)[None, :]).where(x, 0.0)
+    strict = (rows(x, n)[:, None] > rows(x, n)[None, :]).where(x, 0.0)
+    return lower + strict.transpose(-1, -2)
