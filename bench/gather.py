@@ -79,7 +79,9 @@ def main() -> None:
         line = f"{name:10s} n={args.n}: trueno_web {args.backend} {ms:8.3f} ms ({nbytes / ms / 1e6:7.1f} GB/s)"
         ref = torch_ms(name, data, index, args.repeat)
         if ref is not None:
-            line += f" | torch {ref[1]} {ref[0]:8.3f} ms ({nbytes / ref[0] / 1e6:7.1f} GB/s), ours/torch {ms / ref[0]:.2f}"
+            line += (
+                f" | torch {ref[1]} {ref[0]:8.3f} ms ({nbytes / ref[0] / 1e6:7.1f} GB/s), ours/torch {ms / ref[0]:.2f}"
+            )
         print(line, flush=True)
 
 
