@@ -235,6 +235,19 @@ def test_errors_say_what_to_do_and_leave_the_device_usable(dev):
         t.reshape(-1).searchsorted(t, side="middle")
     with pytest.raises(TruenoValueError, match="sorter must be integer indices"):
         t.reshape(-1).searchsorted(t, sorter=t)
-    with pytest.raises(TruenoTypeError, match="sort has no gradient yet"):
-        tw.grad(lambda a: a.sort().sum())(t)
     assert read(t.sort(axis=0)).tolist() == [[2.0, 0.0], [3.0, 1.0]]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_gradient_goes_back_through_the_stable_argsort(dev, descending):
+    """d/dx sum(sort(x) * w) puts w[i] where the i-th sorted value came from (ties: the stable order), along
+    any axis; against NumPy's stable argsort."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-3, 4, (3, 7)).astype(np.float32)  # many ties
+    w = rng.standard_normal((3, 7)).astype(np.float32)
+    for axis in (0, 1):
+        g = tw.grad(lambda a: (a.sort(axis=axis, descending=descending) * tw.asarray(w, dev)).sum())(tw.asarray(x, dev))
+        order = np.argsort(-x if descending else x, axis=axis, kind="stable")
+        want = np.zeros_like(w)
+        np.put_along_axis(want, order, w, axis=axis)
+        np.testing.assert_array_equal(read(g), want)

@@ -88,11 +88,6 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return _conv2d(g, xs)
     if op.kind == Kind.SCAN:
         return _scan(op.name, e, g, xs, y)
-    if op.kind in (Kind.SORT, Kind.SEARCH):  # argsort and searchsorted give int32: no cotangent reaches them
-        raise TruenoTypeError(
-            f"{op.name} has no gradient yet (sort's would scatter the cotangent by the argsort); "
-            "differentiate a function without it, or sort a value that needs no gradient"
-        )
     raise TruenoTypeError(f"{op.name} has no gradient rule")
 
 

@@ -6,7 +6,8 @@ maximum/minimum and of max/min reductions share the gradient equally, comparison
 
 ELEMENTWISE[name](g, xs, y, params) -> one cotangent per input (None: no gradient), where `g` is the
 cotangent of the output `y` and `xs` the inputs (all of y's shape: broadcasting is a view before the op).
-INDEXING[name](g, xs, y, options) -> the same for take and scatter_add (options: the node's, its axis).
+INDEXING[name](g, xs, y, options) -> the same for take, scatter_add and sort (options: the node's: its axis,
+sort's descending).
 REDUCTIONS[name](g, xs, y, total) -> the same, where g and y are already broadcast back to the input's
 shape and `total(t, name)` reduces t as the op did (broadcast back too): what max/min/prod need.
 """
@@ -192,4 +193,8 @@ INDEXING = {
     # and gathers it for the values
     "take": lambda g, xs, y, o: (scatter(_zeros(xs[0], g.dtype), xs[1], g, o["axis"]), None),
     "scatter_add": lambda g, xs, y, o: (g, None, gather(g, xs[1], o["axis"])),
+    # sort (along the last axis): g goes back to where each sorted value came from (its stable argsort)
+    "sort": lambda g, xs, y, o: (
+        scatter(_zeros(xs[0], g.dtype), xs[0].argsort(axis=-1, descending=bool(o.get("descending"))), g, -1),
+    ),
 }
