@@ -27,6 +27,32 @@ from .errors import (
 )
 
 __version__ = "0.1.0"
+__array_api_version__ = "2024.12"  # the Python array API standard this namespace implements (namespace.py)
+# the array API namespace's free functions and constants that are no Tensor method (namespace.py)
+_NAMESPACE = (
+    "__array_namespace_info__",
+    "from_dlpack",
+    "astype",
+    "reshape",
+    "permute_dims",
+    "matrix_transpose",
+    "expand_dims",
+    "broadcast_arrays",
+    "flip",
+    "roll",
+    "tile",
+    "repeat",
+    "concat",
+    "unstack",
+    "vecdot",
+    "tensordot",
+    "outer",
+    "e",
+    "pi",
+    "inf",
+    "nan",
+    "newaxis",
+)
 __all__ = [
     "GpuDevice",
     "GpuCommandBatch",
@@ -74,12 +100,15 @@ __all__ = [
     "finfo",
     "iinfo",
     "isdtype",
+    "default_device",
+    "set_default_device",
+    *_NAMESPACE,
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
 _LAZY = {
     "Tensor": ("tensor", "Tensor"),
-    "asarray": ("tensor", "asarray"),
+    "asarray": ("namespace", "asarray"),
     "matmul": ("tensor", "matmul"),
     "broadcast_shapes": ("tensor", "broadcast_shapes"),
     "linear": ("nn", "linear"),
@@ -102,6 +131,9 @@ _LAZY = {
     "vjp": ("autodiff", "vjp"),
     "jit": ("programs", "jit"),
     "synchronize": ("device", "synchronize"),
+    "default_device": ("device", "default_device"),
+    "set_default_device": ("device", "set_default_device"),
+    **{name: ("namespace", name) for name in _NAMESPACE},
     "random": ("random", None),
 }
 

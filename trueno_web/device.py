@@ -174,6 +174,26 @@ async def _one_shot(self, op, inputs, params, options):
 install(GpuDevice, _one_shot, "One-shot and async: upload, run, read back.")
 
 
+_default: GpuDevice | None = None
+
+
+def default_device() -> GpuDevice:
+    """The device of array API calls without device=: the one given to `set_default_device`, else one opened
+    on first use (and again once closed) with the backend TRUENO_WEB_BACKEND names (default "auto")."""
+    global _default
+    if _default is None or _default._closed:
+        _default = runtime.block_on(GpuDevice.create(os.environ.get("TRUENO_WEB_BACKEND", "auto")))
+    return _default
+
+
+def set_default_device(dev: GpuDevice | None) -> None:
+    """Make `dev` the device of calls without device= (None: open one on next use, as at start)."""
+    if dev is not None and not isinstance(dev, GpuDevice):
+        raise TruenoTypeError(f"set_default_device takes a GpuDevice, got {type(dev).__name__}")
+    global _default
+    _default = dev
+
+
 async def synchronize(*items) -> None:
     """Wait until the given tensors are computed on their devices (realised first, in one batch per device,
     where they are lazy) and the given devices have finished all work submitted so far: the end of a

@@ -23,6 +23,7 @@ from ..dtypes import DType, bool_, dtype_of, float32, result_type, signature, we
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
+from .api import ArrayApi
 from .expr import Expr, leaf
 from .linalg import Linalg
 from .lower import realize
@@ -32,7 +33,7 @@ from .views import Views
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Views, Reductions, Linalg):
+class Tensor(ArrayApi, Views, Reductions, Linalg):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
@@ -171,9 +172,6 @@ class Tensor(Views, Reductions, Linalg):
     def __pos__(self):
         return Tensor(self.device, self.expr)
 
-    def __bool__(self):
-        raise TruenoTypeError("the truth value of a lazy tensor is unknown until it runs; use `await t.item()`")
-
     # ------------------------------------------------------------ running
 
     def numpy(self) -> Pending:
@@ -208,9 +206,6 @@ class Tensor(Views, Reductions, Linalg):
     def numpy_sync(self):
         """numpy() without await, where runtime.sync_available() (desktop; JSPI in the browser)."""
         return block_on(self.numpy())
-
-    def __float__(self) -> float:
-        return float(block_on(self.item()))
 
     def __array__(self, dtype=None, copy=None):
         out = self.numpy_sync()

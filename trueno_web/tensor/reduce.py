@@ -28,14 +28,17 @@ class Reductions:
         total = self.sum(axis, keepdims)
         return total * (1.0 / n) if n else total * math.nan
 
-    def var(self, axis=None, keepdims=False, ddof: int = 0):
+    def var(self, axis=None, keepdims=False, *, correction: float = 0.0):
+        """The variance: sum((x - mean)^2) / (n - correction) (the standard's correction is NumPy's ddof);
+        NaN where n - correction <= 0."""
         centred = self - self.mean(axis, keepdims=True)
-        n = _count(self, axis) - ddof
+        n = _count(self, axis) - correction
         total = (centred * centred).sum(axis, keepdims)
         return total * (1.0 / n) if n > 0 else total * math.nan
 
-    def std(self, axis=None, keepdims=False, ddof: int = 0):
-        return self.var(axis, keepdims, ddof).sqrt()
+    def std(self, axis=None, keepdims=False, *, correction: float = 0.0):
+        """sqrt(var): see var."""
+        return self.var(axis, keepdims, correction=correction).sqrt()
 
     def argmax(self, axis=None, keepdims=False):
         """Index of the first largest element along `axis` (None: of the flattened tensor), as int32; the
