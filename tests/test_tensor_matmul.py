@@ -103,9 +103,7 @@ def test_strided_operands(dev):
         y.transpose(1, 0, 2, 3)[:, ::2],
         x[:, 3:, 1:4][:, None],
     )
-    check(
-        ty[::-1, :, :, :5].mT @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2), y[0, :, :, :2]
-    )
+    check(ty[::-1, :, :, :5].mT @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2), y[0, :, :, :2])
 
 
 def _ops_under(t) -> list[str]:
