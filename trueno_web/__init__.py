@@ -47,6 +47,7 @@ _NAMESPACE = (
     "vecdot",
     "tensordot",
     "outer",
+    "clip",
     "e",
     "pi",
     "inf",

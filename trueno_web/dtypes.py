@@ -212,9 +212,9 @@ KINDS = {
 }
 
 
-def isdtype(d, kind) -> bool:
-    """The standard's isdtype: is dtype `d` of `kind` (a dtype, a kind name, or a tuple of those)?"""
-    d = dtype_of(d)
+def isdtype(dtype, kind) -> bool:
+    """The standard's isdtype: is `dtype` of `kind` (a dtype, a kind name, or a tuple of those)?"""
+    d = dtype_of(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(d, k) for k in kind)
     if isinstance(kind, str):

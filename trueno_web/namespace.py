@@ -202,6 +202,12 @@ def tensordot(x1, x2, /, *, axes=2) -> Tensor:
     return matmul(ma, mb).reshape([a.shape[d] for d in ra] + [b.shape[d] for d in rb])
 
 
+def clip(x, /, min=None, max=None) -> Tensor:
+    """x limited to [min, max] (numbers or arrays, broadcast; either may be None); NaN anywhere gives NaN."""
+    out = x if min is None else x.maximum(min)
+    return out if max is None else out.minimum(max)
+
+
 def outer(x1, x2, /) -> Tensor:
     a, b = as_tensors([x1, x2])
     if a.ndim != 1 or b.ndim != 1:
