@@ -5,8 +5,8 @@ docs/array_api.md) against `trueno_web` on one backend, with the failures we kno
     .venv/bin/python scripts/array_api_suite.py --backend wasm-simd --no-xfails --failures out.txt
 
 The suite is copied to a temporary folder first (pytest and Hypothesis write next to the tests, and the
-vendored copy is read-only in CI), its spec stubs' package trimmed to the 2024.12 version kept, and two
-lines patched that assume a complex dtype exists (PATCHES). Hypothesis runs derandomized: the same
+vendored copy is read-only in CI), its spec stubs' package trimmed to the 2024.12 version kept, and three
+lines patched that assume complex dtypes and float64 exist (PATCHES). Hypothesis runs derandomized: the same
 examples every run, so a failure is reproducible and CI never flakes on a rare draw.
 tests/test_array_api_suite.py runs it file by file in CI.
 """
@@ -26,12 +26,17 @@ ROOT = Path(__file__).resolve().parent.parent
 XFAILS = ROOT / "array_api_xfails.txt"
 API_VERSION = "2024.12"
 STANDARD_DTYPES = "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 complex64 complex128"
-# (file, text, replacement): the suite indexes its widest complex dtype unguarded; trueno_web has none
+# (file, text, replacement): the suite reads its widest complex dtype and float64 unguarded; trueno_web has neither
 PATCHES = (
     (
         "array_api_tests/dtype_helpers.py",
         "[(dt, dtype_nbits[dt]) for dt in complex_dtypes], key=lambda x: x[1]\n)[0]",
         "[(dt, dtype_nbits[dt]) for dt in complex_dtypes], key=lambda x: x[1], default=(None,)\n)[0]",
+    ),
+    (
+        "array_api_tests/dtype_helpers.py",
+        '{"complex64": xp.float32, "complex128": xp.float64}',
+        '{"complex64": xp.float32, "complex128": getattr(xp, "float64", None)}',
     ),
     (
         "array_api_tests/test_signatures.py",
@@ -114,17 +119,22 @@ def main() -> int:
     parser.add_argument("--backend", default="numpy", choices=("numpy", "wasm-simd", "webgpu", "auto"))
     parser.add_argument("--max-examples", type=int, default=5)
     parser.add_argument("--no-xfails", action="store_true", help="run every test (to list the failures)")
-    parser.add_argument("--failures", type=Path, help="write the ids of the failing tests here")
+    parser.add_argument(
+        "--failures", type=Path, help="write the ids of the failing tests here"
+    )  # other options go to pytest
+    parser.add_argument("--report", type=Path, help="keep pytest-json-report's report here")
     parser.add_argument("targets", nargs="*", default=["array_api_tests"])
-    args = parser.parse_args()
+    args, extra = parser.parse_known_args()
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         work = prepare(Path(tmp), xfails=not args.no_xfails)
         report = Path(tmp) / "report.json"
-        proc = run(work, args.targets, args.backend, args.max_examples, report)
+        proc = run(work, args.targets + extra, args.backend, args.max_examples, report)
         print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n")
         results = outcomes(report)
+        if args.report:
+            shutil.copy(report, args.report)
     counts = {
         k: sum(v == k for v in results.values()) for k in ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
     }
