@@ -96,6 +96,7 @@ def environment(backend: str) -> dict[str, str]:
         ARRAY_API_TESTS_VERSION=API_VERSION,
         ARRAY_API_TESTS_SKIP_DTYPES=",".join(d for d in STANDARD_DTYPES.split() if d not in have),
         TRUENO_WEB_BACKEND=backend,
+        ARRAY_API_TESTS_XFAIL_MARK="skip",  # a known failure is not run: Hypothesis would shrink it (minutes)
     )
     return env
 
@@ -118,7 +119,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="numpy", choices=("numpy", "wasm-simd", "webgpu", "auto"))
     parser.add_argument("--max-examples", type=int, default=5)
-    parser.add_argument("--no-xfails", action="store_true", help="run every test (to list the failures)")
+    parser.add_argument("--no-xfails", action="store_true", help="run the listed failures too (the pass rate)")
     parser.add_argument(
         "--failures", type=Path, help="write the ids of the failing tests here"
     )  # other options go to pytest

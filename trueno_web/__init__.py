@@ -38,6 +38,7 @@ _NAMESPACE = (
     "matrix_transpose",
     "expand_dims",
     "broadcast_arrays",
+    "broadcast_to",
     "flip",
     "roll",
     "tile",

@@ -103,6 +103,10 @@ def expand_dims(x, /, axis: int = 0) -> Tensor:
     return x.unsqueeze(axis)
 
 
+def broadcast_to(x, /, shape) -> Tensor:
+    return x.expand(tuple(shape))
+
+
 def broadcast_arrays(*arrays) -> list[Tensor]:
     ts = as_tensors(list(arrays))
     shape = broadcast_shapes(*(t.shape for t in ts))
