@@ -247,3 +247,41 @@ def test_asarray_of_the_standard(cpu):
         tw.asarray(t, dtype=tw.float32, copy=False)
     same(tw.astype(t, tw.bool), np.array([[True, True], [True, True]]))
     assert math.isclose(float(tw.asarray(2.5, device=cpu)), 2.5)
+
+
+def test_promotion_corner_cases(dev):
+    b = dev.tensor(np.array([True, False, True]))
+    i = dev.tensor(np.array([-2147483648, 7, 2147483647], np.int32))
+    u = dev.tensor(np.array([0, 4294967295, 5], np.uint32))
+    for t in (b, i, u):
+        want = block_on(t.numpy())
+        for name in ("floor", "ceil", "trunc", "round", "positive"):  # the identity on integers: their dtype kept
+            same(getattr(tw, name)(t), want)
+        same(tw.concat([t, t[:1]]), np.concatenate([want, want[:1]]))  # bools joined stay bool
+        same(tw.stack([t, t], axis=1), np.stack([want, want], axis=1))
+        same(tw.roll(t, 1), np.roll(want, 1))
+    same(tw.floor(dev.tensor(np.array([-0.5, 1.5, np.nan], np.float32))), np.array([-1.0, 1.0, np.nan], np.float32))
+
+
+def test_iteration_and_lists_of_tensors(dev):
+    x = arr(3, 2)
+    t = dev.tensor(x)
+    rows = list(t)
+    assert len(rows) == 3 and all(r.shape == (2,) for r in rows)
+    same(
+        tw.asarray([[t[0, 0], t[1, 1]], [t[2, 0], 1.5]], device=dev),
+        np.array([[x[0, 0], x[1, 1]], [x[2, 0], 1.5]], np.float32),
+    )
+    same(tw.asarray(list(t), device=dev), x)
+    with pytest.raises(tw.TruenoTypeError, match="0-d"):
+        iter(t[0, 0])
+
+
+def test_an_axis_out_of_range_is_an_index_error(cpu):
+    t = cpu.tensor(arr(2, 3))
+    for call in (lambda: tw.expand_dims(t, axis=3), lambda: t.swapaxes(0, -3), lambda: t.sum(axis=2)):
+        with pytest.raises(IndexError, match="out of range"):
+            call()
+    with pytest.raises(tw.TruenoValueError):  # still a TruenoValueError, as before
+        tw.expand_dims(t, axis=-4)
+    same(tw.expand_dims(t, axis=-3), block_on(t.numpy())[None])

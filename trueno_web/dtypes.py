@@ -244,6 +244,10 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
     return compute, returns
 
 
+# ops that are the identity on integers and bool: the standard keeps the input's dtype (no float32 detour)
+INTEGRAL_IDENTITY = frozenset({"floor", "ceil", "trunc", "round", "positive"})
+
+
 def _widening(dtypes: tuple[DType, ...]) -> list[DType]:
     """An op's dtypes in the order a missing dtype tries them: integers before floats (bool + bool counts)."""
     return sorted(dtypes, key=lambda d: d.kind == "float")

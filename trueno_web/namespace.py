@@ -55,19 +55,31 @@ def _device(device, *arrays) -> GpuDevice:
     return next((a.device for a in arrays if isinstance(a, (Tensor, DeviceArray))), None) or default_device()
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
-    """A Tensor of `obj` (host data, a number, a nested list, a Tensor or DeviceArray) on `device` (default:
-    the default device, tw.default_device()). copy=False refuses to copy host data or change the dtype."""
+def _plain(obj):
+    """Nested lists with tensors among their items as plain nested lists (each tensor read: blocking)."""
+    if isinstance(obj, Tensor):
+        return obj.numpy_sync().tolist()
+    if isinstance(obj, (list, tuple)) and any([isinstance(v, (Tensor, list, tuple)) for v in obj]):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def asarray(obj, /, device=None, shape=None, *, dtype=None, copy=None) -> Tensor:
+    """A Tensor of `obj` (host data, a number, a nested list, a Tensor or DeviceArray; `shape` reshapes flat
+    host data) on `device` (default: the array's, else tw.default_device()). copy=False refuses to copy host
+    data or change the dtype."""
     is_array = isinstance(obj, (Tensor, DeviceArray))
     target = None if dtype is None else dtype_of(dtype)
     if copy is False and (not is_array or (target is not None and target is not obj.dtype)):
         raise TruenoValueError("asarray(copy=False) would need a copy here (host data, or another dtype)")
+    if isinstance(obj, (list, tuple)):
+        obj = _plain(obj)
     dev = _device(device, obj)
     if isinstance(obj, DeviceArray):
         obj = obj.device.tensor(obj)
     if is_array and obj.device is not dev:
         obj = obj.to_device(dev)
-    out = tensor_asarray(obj, dev, dtype=target)
+    out = tensor_asarray(obj, dev, shape, dtype=target)
     return Tensor(out.device, out.expr) if copy and out is obj else out
 
 

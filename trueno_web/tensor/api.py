@@ -83,15 +83,25 @@ class ArrayApi:
             raise TruenoValueError(f"mT needs at least 2 dimensions; this tensor has shape {self.shape}")
         return self.swapaxes(-2, -1)
 
+    def __iter__(self):
+        """The tensors along the first axis (views: nothing runs)."""
+        if not self.shape:
+            raise TruenoTypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
     # ------------------------------------------------------------ one element as a Python number
 
     def _scalar(self, what: str):
-        """The one element's value (a bool, int or float), computed now: blocking where runtime.sync_available()."""
+        """The one element's value (a bool, int or float), computed now: blocking where runtime.block_on can."""
         if self.size != 1:
             raise TruenoTypeError(f"{what}() takes a tensor of one element; this one has shape {self.shape}")
-        if not runtime.sync_available():
-            raise UnavailableError(f"{what}(t) cannot wait for the device here (no JSPI); use `await t.item()`")
-        return runtime.block_on(self.item())
+        try:
+            return runtime.block_on(self.item())
+        except UnavailableError as e:  # async code on the desktop (a tw.jit trace too), or a browser without JSPI
+            value = "truth value" if what == "bool" else "value"
+            raise TruenoTypeError(
+                f"the {value} of a lazy tensor is unknown until it runs, and it cannot wait here: {e}"
+            ) from None
 
     def __bool__(self) -> bool:
         return bool(self._scalar("bool"))

@@ -19,7 +19,7 @@ from numbers import Real
 
 from .. import ops
 from ..calls import Pending, install
-from ..dtypes import DType, bool_, dtype_of, float32, result_type, signature, weak_dtype
+from ..dtypes import INTEGRAL_IDENTITY, DType, bool_, dtype_of, float32, result_type, signature, weak_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -299,6 +299,8 @@ def _op(name: str, *args, **params) -> Tensor:
 
 def _method(self, op, inputs, params, options):
     ts = as_tensors(inputs)
+    if op.name in INTEGRAL_IDENTITY and ts[0].dtype.kind != "float":
+        return ts[0]  # floor(int) is the int itself, of its dtype (dtypes.INTEGRAL_IDENTITY)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
     ts, dtype = _typed(op, ts)

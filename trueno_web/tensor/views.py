@@ -11,7 +11,7 @@ import math
 import operator
 from numbers import Real
 
-from ..errors import TruenoTypeError, TruenoValueError
+from ..errors import TruenoIndexError, TruenoTypeError, TruenoValueError
 from ..layout import View, contiguous_strides
 from .expr import Expr
 
@@ -223,7 +223,7 @@ def axis_index(axis, ndim: int, what: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise TruenoTypeError(f"{what}: an axis is an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise TruenoValueError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)")
+        raise TruenoIndexError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)")
     return axis % ndim
 
 
