@@ -86,7 +86,8 @@ def prepare(dest: Path, xfails: bool = True) -> Path:
 
 
 def environment(backend: str) -> dict[str, str]:
-    sys.path.insert(0, str(ROOT))
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # run as a script: the checkout's trueno_web
     import trueno_web as tw
 
     have = set(tw.__array_namespace_info__().dtypes())

@@ -9,7 +9,7 @@ import math
 import operator
 
 from .device import GpuDevice, default_device
-from .dtypes import DTYPES, INDEX, DType, dtype_of
+from .dtypes import DTYPES, INDEX, DType, dtype_of, float32
 from .dtypes import isdtype as is_kind
 from .errors import TruenoTypeError, TruenoValueError
 from .resident import DeviceArray
@@ -35,7 +35,7 @@ class Info:
         return [default_device()]
 
     def default_dtypes(self, *, device=None) -> dict[str, DType]:
-        return {"real floating": DTYPES[3], "integral": INDEX, "indexing": INDEX}
+        return {"real floating": float32, "integral": INDEX, "indexing": INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict[str, DType]:
         """The dtypes every backend holds (32-bit words: no 64-bit, 8- or 16-bit types), of `kind` if given."""
