@@ -767,3 +767,5 @@ fn tw_random_bernoulli(i: u32, k0h: f32, k0l: f32, k1h: f32, k1l: f32, oh: f32, 
     let b = tw_random_bits(i, k0h, k0l, k1h, k1l, oh, ol);
     return select(0.0, 1.0, tw_unit(b.x ^ b.y) < p);
 }
+// the `index` generator: the element's flat index as int32 (the iota of arange, linspace, eye, tril, triu)
+fn tw_index_i32(i: u32) -> i32 { return bitcast<i32>(i); }

@@ -50,6 +50,33 @@ fn tw_bitwise_invert_u32(x: u32) -> u32 { return ~x; }
 // a shift by 32 or more (or a negative one) shifts every bit out; WGSL itself would take it modulo 32
 fn tw_bitwise_left_shift_u32(a: u32, b: u32) -> u32 { return select(0u, a << u32(b), u32(b) < 32u); }
 fn tw_bitwise_right_shift_u32(a: u32, b: u32) -> u32 { return select(0u, a >> b, b < 32u); }
+// ---------------------------------------------------------------- rounding, sign and Python's // and % on integers
+// rounding an integer is itself; a division by 0 gives 0 (as NumPy); the int32 minimum // -1 wraps to itself
+fn tw_floor_i32(x: i32) -> i32 { return x; }
+fn tw_round_i32(x: i32) -> i32 { return x; }
+fn tw_ceil_i32(x: i32) -> i32 { return x; }
+fn tw_trunc_i32(x: i32) -> i32 { return x; }
+fn tw_positive_i32(x: i32) -> i32 { return x; }
+fn tw_sign_i32(x: i32) -> i32 { return select(0, 1, x > 0) - select(0, 1, x < 0); }
+fn tw_floor_u32(x: u32) -> u32 { return x; }
+fn tw_round_u32(x: u32) -> u32 { return x; }
+fn tw_ceil_u32(x: u32) -> u32 { return x; }
+fn tw_trunc_u32(x: u32) -> u32 { return x; }
+fn tw_positive_u32(x: u32) -> u32 { return x; }
+fn tw_sign_u32(x: u32) -> u32 { return select(0u, 1u, x != 0u); }
+// WGSL's / and % truncate, and give a (and 0) for b = 0 and for the minimum over -1: moved to floor's signs here
+fn tw_floor_divide_i32(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    let q = a / b;
+    return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+}
+fn tw_remainder_i32(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    let r = a % b;
+    return select(r, r + b, (r != 0) && ((r < 0) != (b < 0)));
+}
+fn tw_floor_divide_u32(a: u32, b: u32) -> u32 { return select(a / max(b, 1u), 0u, b == 0u); }
+fn tw_remainder_u32(a: u32, b: u32) -> u32 { return select(a % max(b, 1u), 0u, b == 0u); }
 // ---------------------------------------------------------------- bool
 fn tw_eq_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a == b); }
 fn tw_ne_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a != b); }
@@ -89,3 +116,6 @@ fn tw_astype_f32_f32(x: f32) -> f32 { return x; }
 fn tw_astype_i32_i32(x: i32) -> i32 { return x; }
 fn tw_astype_u32_u32(x: u32) -> u32 { return x; }
 fn tw_astype_bool_bool(x: u32) -> u32 { return x; }
+// ---------------------------------------------------------------- reductions of bool (max: any, min: all)
+fn tw_max_bool(a: u32, b: u32) -> u32 { return a | b; }
+fn tw_min_bool(a: u32, b: u32) -> u32 { return a & b; }

@@ -3,11 +3,12 @@
 // kernels/reduce.py fills in the BINDINGS of the loads (plain ones array<vec4<f32>>, strided views array<f32>
 // with their index functions), the CHAIN (the elementwise ops fused into the reduction: one element's
 // values from its loads' values l0, l1, ..., then x and y, the reduction's operands), LOADS (vec4 i of each
-// load, a0, a1, ...) and LANES4 (tw_value of each lane); from the op catalog LOAD (a WGSL expression of x and
-// y), IDENTITY (of a lane) and FINISH; the accumulators (source.accumulator: a thread's type LANES, one
-// lane per vec4 component, its START, ADD4 of a vec4 v to acc, DONE (statements) to ACC, the type folded
-// across threads, with LIFT from f32, COMBINE, VALUE to f32; sums keep a compensated (sum, error) pair per
-// lane, then fold as pairs), and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
+// load, a0, a1, ...) and LANES4 (tw_value of each lane); from the op catalog (source.fold: an integer dtype's
+// own) LOAD (a WGSL expression of x and y), IDENTITY (of a lane), FINISH and T (the WGSL scalar it computes
+// in); the accumulators (source.accumulator: a thread's type LANES, one lane per vec4 component, its START,
+// ADD4 of a vec4 v to acc, DONE (statements) to ACC, the type folded across threads, with LIFT from T,
+// COMBINE, VALUE to T; float sums keep a compensated (sum, error) pair per lane, then fold as pairs,
+// integers fold exactly), and FOLD (the workgroup fold: subgroup shuffles where the adapter has them,
 // else a tree in workgroup memory).
 // Plain loads are read as vec4 (bindings cover the buffers rounded up to 16 bytes), UNROLLED: a loop over
 // `unroll` vec4s per thread per round for enough loads in flight (none where unroll is 1), folded into
@@ -19,7 +20,7 @@
 {{ENABLE}}
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read_write> partials: array<{{ACC}}>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<{{T}}>;
 {{BINDINGS}}
 
 var<workgroup> tw_shared: array<{{ACC}}, 256>;
@@ -27,23 +28,23 @@ var<workgroup> tw_shared: array<{{ACC}}, 256>;
 fn tw_param(i: u32) -> f32 { return bitcast<f32>(tw_meta[8u + i]); }
 
 // one element's value to fold, from its loads' values
-fn tw_value({{PARAMS}}) -> f32 {
+fn tw_value({{PARAMS}}) -> {{T}} {
 {{CHAIN}}
     return {{LOAD}};
 }
 
 // vec4 i as folded; lanes at or past n hold the identity
-fn tw_load4(i: u32, n: u32) -> vec4<f32> {
+fn tw_load4(i: u32, n: u32) -> vec4<{{T}}> {
     let e = 4u * i;
 {{LOADS}}
-    let v = vec4<f32>({{LANES4}});
+    let v = vec4<{{T}}>({{LANES4}});
     if (e + 4u <= n) { return v; }
     let id = {{IDENTITY}};
-    return vec4<f32>(select(id, v.x, e < n), select(id, v.y, e + 1u < n), select(id, v.z, e + 2u < n), id);
+    return vec4<{{T}}>(select(id, v.x, e < n), select(id, v.y, e + 1u < n), select(id, v.z, e + 2u < n), id);
 }
 
 // a thread's accumulator after one more vec4, and its value once its loop is done
-fn tw_add4(acc: {{LANES}}, v: vec4<f32>) -> {{LANES}} {
+fn tw_add4(acc: {{LANES}}, v: vec4<{{T}}>) -> {{LANES}} {
     return {{ADD4}};
 }
 fn tw_done(acc: {{LANES}}) -> {{ACC}} {

@@ -101,6 +101,26 @@ def _prod_order(xs):
     return lambda g: math.isnan(g) or math.copysign(1.0, g) == sign
 
 
+def _cumulative_prod_order(xs) -> list:
+    """_prod_order of each prefix of xs (a cumulative_prod's elements; a parallel scan multiplies in another
+    order than NumPy's sequential one), in one pass."""
+    big = small = 0.0
+    negatives, nan = 0, False
+    out = []
+    for v in xs:
+        a = abs(v)
+        nan = nan or math.isnan(v)
+        negatives += math.copysign(1.0, v) < 0
+        if a != 0 and math.isfinite(a):
+            big, small = (big + math.log2(a), small) if a > 1 else (big, small + math.log2(a))
+        if nan or (big <= 127.9 and small >= -125.9):
+            out.append(None)
+        else:
+            sign = -1.0 if negatives % 2 else 1.0
+            out.append(lambda g, sign=sign: math.isnan(g) or math.copysign(1.0, g) == sign)
+    return out
+
+
 #: Per reduction, a check that results of an order-dependent float32 computation still pass where the
 #: reference cannot decide (see prod_order_free); None: the reference decides.
 F32_ORDER = {"prod": _prod_order}
@@ -145,7 +165,7 @@ class Case:
     """One call of one op: its float32 inputs (flat, with shapes), scalar params and options."""
 
     op: ops.Op
-    inputs: list  # of (array('f') flat, shape)
+    inputs: list  # of (array('f') flat, shape); scatter_add's indices: array('i')
     params: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     label: str = ""
@@ -215,20 +235,27 @@ def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
     softmax; for matmul an (r, c) @ (c, 5) and for convolve2d an (r, c) image, r * c = n. Inputs are
     uniform in [-4, 4); where's condition is 0 for about half the elements (its negative draws), and
     prod multiplies `factors` (uniform values' products overflow float32 past ~100 elements)."""
-    if op.name == "prod":
+    if op.name in ("prod", "cumulative_prod"):
         return Case(op, [(factors(n, seed), (n,))], label=f"n={n}")
     if op.kind == "ternary":
         cond = f32(max(v, 0.0) for v in uniform(n, seed=seed))
         inputs = [(cond, (n,))] + [(uniform(n, seed=seed + j), (n,)) for j in (1, 2)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
-    if op.kind in ("unary", "binary", "reduce", "softmax"):
+    if op.kind in ("unary", "binary", "reduce", "softmax", "scan"):
         inputs = [(uniform(n, seed=seed + j), (n,)) for j in range(op.arity)]
         return Case(op, inputs, params_for(op), label=f"n={n}")
+    if op.kind == "scatter":  # n values added into x of n elements at indices with duplicates, negative ones too
+        return Case(op, [(uniform(n, seed=seed), (n,)), (scatter_indices(n), (n,)), (uniform(n, seed=seed + 1), (n,))])
     r, c = _divisor_shape(n)
     if op.kind == "matmul":
         return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(c * 5, -1, 1, seed + 1), (c, 5))], label=f"n={n}")
     kh, kw = min(r, 3), min(c, 4)
     return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(kh * kw, -1, 1, seed + 1), (kh, kw))], label=f"n={n}")
+
+
+def scatter_indices(n: int) -> array.array:
+    """int32 indices into n elements: every third one repeats 0, one in seven counts from the end."""
+    return array.array("i", [0 if i % 3 == 0 else (i * 5) % n - (n if i % 7 == 1 else 0) for i in range(n)])
 
 
 def matmul_case(m: int, k: int, n: int, seed: int = 0, flat: bool = False) -> Case:
@@ -268,7 +295,7 @@ def special_cases(op: ops.Op) -> list[Case]:
     cases = []
     for v in sp:
         with_v = f32(normal[:5] + [v] + normal[5:])
-        if op.kind == "reduce":
+        if op.kind in ("reduce", "scan"):
             inputs = [(with_v, (9,))] + ([(f32(normal + [1.0]), (9,))] if op.arity == 2 else [])
             cases.append(Case(op, inputs, label=f"v={v}"))
             if op.arity == 2:
@@ -279,6 +306,10 @@ def special_cases(op: ops.Op) -> list[Case]:
         elif op.kind == "matmul":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:6]), (3, 2))], label=f"a={v}"))
             cases.append(Case(op, [(f32(normal[:6]), (2, 3)), (with_v, (3, 3))], label=f"b={v}"))
+        elif op.kind == "scatter":
+            cases.append(
+                Case(op, [(with_v, (9,)), (scatter_indices(9), (9,)), (f32(normal + [v]), (9,))], label=f"{v}")
+            )
         elif op.kind == "conv2d":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:4]), (2, 2))], label=f"img={v}"))
             cases.append(
@@ -292,7 +323,10 @@ def special_cases(op: ops.Op) -> list[Case]:
 
 def reference_python(case: Case, absolute: bool = False) -> list[float]:
     """The pure-Python reference (op.ref, float64), flat. `absolute`: of |inputs| (the magnitude)."""
-    ins = [[abs(v) if absolute else float(v) for v in data] for data, _ in case.inputs]
+    ins = [
+        [abs(v) if absolute and name != "indices" else v for v in data]
+        for (data, _), name in zip(case.inputs, case.op.inputs)
+    ]
     shapes = [s for _, s in case.inputs]
     return case.op.row.python(case.op, ins, shapes, list(case.params.values()), case.resolved()[1])
 
@@ -302,8 +336,8 @@ def reference_numpy(case: Case, absolute: bool = False):
     import numpy as np
 
     arrays = [np.asarray(data, dtype=np.float64).reshape(shape) for data, shape in case.inputs]
-    if absolute:
-        arrays = [np.abs(a) for a in arrays]
+    if absolute:  # (an index stays as it is)
+        arrays = [a if name == "indices" else np.abs(a) for a, name in zip(arrays, case.op.inputs)]
     out = case.op.row.numpy(case.op, arrays, list(case.params.values()), case.resolved()[1])
     return np.asarray(out, dtype=np.float64).reshape(-1)
 
@@ -356,19 +390,27 @@ def _row_inputs(case: Case, n: int) -> list[list[float]]:
 
 def _order_checks(case: Case, n: int) -> list:
     """Per result element, F32_ORDER's check (or None)."""
+    if case.op.kind == "scatter" or case.op.name == "cumulative_sum":  # where the adds' magnitudes pass float32's
+        # range, a partial sum may overflow (a parallel scan adds in another order than NumPy's running sum)
+        return [(lambda g: not math.isfinite(g)) if m > F32_MAX else None for m in magnitudes(case)]  # (or inf - inf)
+    if case.op.name == "cumulative_prod":  # one row: each element is the product of a prefix
+        return _cumulative_prod_order(list(case.inputs[0][0]))
     rule = F32_ORDER.get(case.op.name)
     return [rule(xs) for xs in _row_inputs(case, n)] if rule else [None] * n
 
 
 def magnitudes(case: Case) -> list[float]:
-    """What a reduction's, matmul's or convolve2d's atol is scaled by, per result element: the op on
-    |inputs| in float64 (sum(|x|) for sum, |A| @ |B| for matmul, ...), the size of what the
-    accumulation rounds; for prod n * prod(|x|), n the factors per result: each of the n - 1
-    multiplications rounds once, relative to the product (so prod's atol is the rounding per factor)."""
+    """What a reduction's, matmul's, convolve2d's or scatter_add's atol is scaled by, per result element: the
+    op on |inputs| in float64 (sum(|x|) for sum, |A| @ |B| for matmul, ...; indices as they are), the size
+    of what the accumulation rounds; for prod n * prod(|x|), n the factors per result: each of the n - 1
+    multiplications rounds once, relative to the product (so prod's atol is the rounding per factor). A scan's:
+    the running op on |inputs| (cumulative_prod's times the factors so far, i + 1 of one row)."""
     mags = [float(m) for m in reference(case, absolute=True)]
     if case.op.name == "prod":
         cols = len(case.inputs[0][0]) // len(mags) if mags else 0
         mags = [max(cols, 1) * m for m in mags]
+    if case.op.name == "cumulative_prod":
+        mags = [(i + 1) * m for i, m in enumerate(mags)]
     return mags
 
 
@@ -422,7 +464,7 @@ def _mismatched(case: Case, values: list[float], ref, rtol: float, atol: float) 
     """(index, description) of each element of `values` outside the tolerance of the float64 `ref`."""
     op = case.op
     want = list(f32(ref))
-    if op.kind in ("reduce", "matmul", "conv2d") and atol:
+    if op.kind in ("reduce", "matmul", "conv2d", "scan", "scatter") and atol:
         mags = magnitudes(case)
     else:
         mags = [1.0] * len(want)

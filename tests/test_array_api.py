@@ -205,7 +205,7 @@ def test_floordiv_and_mod_operators(dev, dtype):
     x = np.array([7, -7, 7, -7, 0, 5], dtype)
     y = np.array([2, 2, -2, -2, 3, 5], dtype)
     a, b = dev.tensor(x), dev.tensor(y)
-    want_dtype = np.float32  # the catalog's floor_divide and remainder compute in float32
+    want_dtype = dtype  # Python's signs, in the operands' dtype
     same(a // b, (x // y).astype(want_dtype))
     same(a % b, (x % y).astype(want_dtype))
     same(7 // b, (7 // y).astype(want_dtype))
@@ -256,7 +256,8 @@ def test_promotion_corner_cases(dev):
     for t in (b, i, u):
         want = block_on(t.numpy())
         for name in ("floor", "ceil", "trunc", "round", "positive"):  # the identity on integers: their dtype kept
-            same(getattr(tw, name)(t), want)
+            if t is not b:  # the standard defines them on numeric dtypes only
+                same(getattr(tw, name)(t), want)
         same(tw.concat([t, t[:1]]), np.concatenate([want, want[:1]]))  # bools joined stay bool
         same(tw.stack([t, t], axis=1), np.stack([want, want], axis=1))
         same(tw.roll(t, 1), np.roll(want, 1))

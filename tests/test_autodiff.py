@@ -16,7 +16,7 @@ from conftest import device_for
 
 import trueno_web as tw
 from trueno_web import ops
-from trueno_web.autodiff.rules import ELEMENTWISE, REDUCTIONS
+from trueno_web.autodiff.rules import ELEMENTWISE, INDEXING, REDUCTIONS
 from trueno_web.runtime import block_on
 
 NP_DEV = "numpy"
@@ -132,9 +132,10 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 
 def test_every_catalog_op_has_a_rule():
-    kinds_with_rules = {"softmax", "matmul", "conv2d"}
+    kinds_with_rules = {"softmax", "matmul", "conv2d", "scan"}
     for op in ops.CATALOG:
-        assert op.name in ELEMENTWISE or op.name in REDUCTIONS or op.kind.value in kinds_with_rules, op.name
+        rules = (ELEMENTWISE, REDUCTIONS, INDEXING)
+        assert any(op.name in r for r in rules) or op.kind.value in kinds_with_rules, op.name
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE_OPS, ids=lambda op: op.name)

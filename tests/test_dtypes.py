@@ -160,3 +160,66 @@ def test_uploads_and_reads_of_each_dtype(dev):
         assert got.dtype == x.dtype and got.tolist() == x.tolist()
     arr = block_on(dev.upload(np.array([True, False])))
     assert arr.dtype == tw.bool and block_on(arr.read()).tolist() == [True, False]
+
+
+def test_integer_floor_divide_and_remainder_edges(dev):
+    """Python's // and % signs, 0 for a zero divisor (as NumPy), and the int32 minimum over -1 (which wraps)."""
+    a = np.array([-7, 7, -7, 7, -(2**31), -(2**31), 5, 0, 2**31 - 1], np.int32)
+    b = np.array([2, -2, -2, 2, -1, 1, 0, 3, -1], np.int32)
+    ta, tb = tw.asarray(a, dev), tw.asarray(b, dev)
+    with np.errstate(all="ignore"):
+        assert block_on(ta.floor_divide(tb).numpy()).tolist() == np.floor_divide(a, b).tolist()
+        assert block_on(ta.remainder(tb).numpy()).tolist() == np.remainder(a, b).tolist()
+    u = np.array([7, 2**32 - 1, 5], np.uint32)
+    v = np.array([2, 16, 0], np.uint32)
+    got = block_on(tw.asarray(u, dev).floor_divide(tw.asarray(v, dev)).numpy())
+    assert got.dtype == np.uint32 and got.tolist() == [3, 2**28 - 1, 0]
+
+
+REDUCTIONS = [
+    pytest.param(op, d, id=f"{op.name}-{d.name}")
+    for op in ops.CATALOG
+    if op.kind == "reduce" and op.arity == 1
+    for d in DTYPES
+    if d is not float32 and (d in op.dtypes or d is bool_ and int32 in op.dtypes)  # float32: test_ops, test_sums
+]
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 4097, 70000])
+@pytest.mark.parametrize("op,dtype", REDUCTIONS)
+def test_reduction_on_dtype(dev, op, dtype, n):
+    """sum, prod, max and min of integers and bools, exact (sums and products wrapping as NumPy's with
+    dtype=), all of it and along each axis of a 2-D view (a row of 70000: many workgroups' reach)."""
+    x = values(dtype, n, 11)
+    _, out = tw.dtypes.signature(op, [dtype])
+    if n == 0 and not op.empty:
+        with pytest.raises(TruenoValueError, match="empty"):
+            getattr(tw.asarray(x, dev), op.name)()
+        return
+    with np.errstate(over="ignore"):
+        want = np.asarray(op.numpy(x.astype(NP[out]))).astype(NP[out])
+    got = block_on(getattr(tw.asarray(x, dev), op.name)().numpy())
+    assert got.dtype == NP[out] and got.shape == () and got == want, (got, want)
+    assert py_cast(op.ref([v.item() for v in x]), out) == want.item()
+    m = x[: n - n % 5].reshape(5, -1) if n >= 5 else x.reshape(1, -1)
+    t = tw.asarray(m, dev)
+    for axis, keepdims in ((1, False), (0, True), (-1, True)):
+        if m.shape[axis] == 0 and not op.empty:
+            continue
+        with np.errstate(over="ignore"):
+            want = np.asarray(op.numpy(m.astype(NP[out]), axis=axis % 2)).astype(NP[out])
+        got = block_on(getattr(t, op.name)(axis=axis, keepdims=keepdims).numpy())
+        assert got.dtype == NP[out] and np.array_equal(got.reshape(want.shape), want), (axis, keepdims)
+        assert got.ndim == (2 if keepdims else 1)
+
+
+def test_reductions_of_integers_fuse_and_mean_is_float(dev):
+    x = np.array([2**31 - 1, 3, -7, 2**30], np.int32)
+    t = tw.asarray(x, dev)
+    with np.errstate(over="ignore"):
+        assert block_on((t * 3 + 1).sum().numpy()) == np.sum(x * np.int32(3) + np.int32(1), dtype=np.int32)
+    assert block_on((t - 1).max().numpy()) == 2**31 - 2 and block_on(t.min().numpy()) == -7
+    mean = block_on(t.mean().numpy())
+    assert mean.dtype == np.float32 and mean == np.float32(np.mean(x.astype(np.float64)))
+    assert block_on(t.reshape(2, 2).var(axis=1).numpy()).dtype == np.float32
+    assert block_on(tw.asarray([True, False, True], dev).sum().numpy()).dtype == np.int32

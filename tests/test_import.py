@@ -46,9 +46,13 @@ NAMES = [(name, op) for op in ops.CATALOG for name in (op.name, *op.aliases)]
 
 
 def expected_parameters(op):
-    inputs = {"matmul": ["a", "b"], "conv2d": ["image", "kernel"], "ternary": ["cond", "a", "b"]}.get(
-        op.kind, ["a", "b"] if op.arity == 2 else ["x"]
-    )
+    inputs = {
+        "matmul": ["a", "b"],
+        "conv2d": ["image", "kernel"],
+        "ternary": ["cond", "a", "b"],
+        "gather": ["x", "indices"],
+        "scatter": ["x", "indices", "values"],
+    }.get(op.kind, ["a", "b"] if op.arity == 2 else ["x"])
     return inputs, [(p.name, p.default) for p in op.params], list(op.options)
 
 
@@ -78,9 +82,11 @@ def test_catalog_rows_are_consistent():
     aliases = [a for op in ops.CATALOG for a in op.aliases]
     assert len(set(names + aliases)) == len(names) + len(aliases), "names and aliases are unique"
     for op in ops.CATALOG:
-        assert op.kind in ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d"), op
-        assert op.arity == {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3}.get(op.kind, op.arity)
-        assert op.arity in (1, 2) or op.kind == "ternary"
+        kinds = ("unary", "binary", "ternary", "reduce", "softmax", "matmul", "conv2d", "scan", "gather", "scatter")
+        assert op.kind in kinds, op
+        arity = {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "gather": 2, "scatter": 3}
+        assert op.arity == arity.get(op.kind, op.arity)
+        assert op.arity in (1, 2) or op.kind in ("ternary", "scatter")
         assert op.rtol > 0 and op.atol >= 0 and op.doc
         assert callable(op.numpy) and callable(op.ref)
         assert ops.get(op.name) is op and all(ops.get(a) is op for a in op.aliases)

@@ -6,6 +6,7 @@ _cases.py, which imports no NumPy, so these bodies also run inside Pyodide.
 
 from __future__ import annotations
 
+import array
 import math
 
 import pytest
@@ -258,7 +259,7 @@ def _empty_cases(op):
         return [(Case(op, [(e, (0,))] * op.arity, params_for(op)), False)]
     if op.kind == "reduce":
         return [(Case(op, [(e, (0,))] * op.arity), op.name in ("max", "min"))]
-    if op.kind == "softmax":
+    if op.kind in ("softmax", "scan"):
         return [(Case(op, [(e, s)]), False) for s in ((0,), (3, 0), (0, 5))]
     if op.kind == "matmul":
         return [
@@ -266,6 +267,13 @@ def _empty_cases(op):
             (Case(op, [(e, (2, 0)), (e, (0, 2))]), False),
             (Case(op, [(f32([1.0] * 6), (2, 3)), (e, (3, 0))]), False),
             (Case(op, [(e, (0,)), (e, (0,))], options={"m": 0, "k": 5, "n": 0}), False),
+        ]
+    if op.kind == "scatter":  # no values: x itself; an empty x has nothing to add into
+        none = array.array("i")
+        return [
+            (Case(op, [(f32([1.0, -0.0]), (2,)), (none, (0,)), (e, (0,))]), False),
+            (Case(op, [(e, (0,)), (none, (0,)), (e, (0,))]), False),
+            (Case(op, [(e, (0,)), (array.array("i", [0]), (1,)), (f32([1.0]), (1,))]), True),
         ]
     return [
         (Case(op, [(e, (0, 3)), (f32([1.0]), (1, 1))]), True),
@@ -275,7 +283,7 @@ def _empty_cases(op):
 
 @op_params
 def test_empty_inputs(dev, op):
-    """Size 0: elementwise -> empty, sum/dot/norms -> 0, softmax and matmul keep their shapes
+    """Size 0: elementwise -> empty, sum/dot/norms -> 0, softmax, scans and matmul keep their shapes
     (matmul with k = 0 is all zeros); max/min of nothing and an empty convolution raise ValueError."""
     for case, raises in _empty_cases(op):
         if raises:
@@ -426,6 +434,14 @@ KNOWN = {
         (([7.0] * 4,), {}, [-math.log(4.0)] * 4),
         (([0.0, math.log(3.0)],), {}, [math.log(0.25), math.log(0.75)]),
     ],
+    "cumulative_sum": [
+        (([1.0, 2.0, -3.5, INF],), {}, [1.0, 3.0, -0.5, INF]),
+        (([2**31 - 1, 1, 5, True],), {}, [2**31 - 1, -(2**31), -(2**31) + 5, -(2**31) + 6]),  # int32 wraps
+    ],
+    "cumulative_prod": [
+        (([2.0, -1.5, 4.0, 0.5],), {}, [2.0, -3.0, -12.0, -6.0]),
+        (([65536, 65536, 3],), {}, [65536, 0, 0]),
+    ],
     "matmul": [
         (([[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]), {}, [19.0, 22.0, 43.0, 50.0]),
         (
@@ -434,6 +450,16 @@ KNOWN = {
             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
         ),
         (([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 1.0, 1.0]), {"m": 2, "k": 3, "n": 1}, [6.0, 15.0]),
+    ],
+    "take": [
+        (([1.5, -0.0, NAN], [2, -1, 0, 5, -9]), {}, [NAN, NAN, 1.5, NAN, 1.5]),  # 5 clamps to 2, -9 to 0
+        (([[1, 2, 3], [4, 5, 6]], [[2, 0], [-1, 1]]), {"axis": 1}, [3, 1, 6, 5]),
+        (([True, False, True], [2, 2, 1]), {"axis": 0}, [True, True, False]),
+    ],
+    "scatter_add": [
+        (([1.0, 2.0, 3.0], [0, -1, 0, 2], [10.0, 20.0, 30.0, 0.5]), {}, [41.0, 2.0, 23.5]),
+        # int32 wraps: 2^31 - 1 + 1 is -2^31
+        (([[1, 2], [2**31 - 1, 4]], [[1, 1], [0, 0]], [[5, 6], [1, 0]]), {"axis": 1}, [1, 13, -(2**31), 4]),
     ],
     "convolve2d": [
         # a delta kernel picks the centre window; no kernel flip: [[0, 1], [0, 0]] picks the right neighbour
@@ -504,7 +530,7 @@ def test_checker_catches_wrong_results(op):
     want = [float(v) for v in f32(reference(case))]
     assert not mismatches(case, want), "the float32-rounded reference itself passes"
     i = next(j for j in range(len(want) // 2, len(want)) if math.isfinite(want[j]))  # log, sqrt of x < 0: NaN
-    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d") else None
+    mag = magnitudes(case) if op.kind in ("reduce", "matmul", "conv2d", "scan", "scatter") else None
     tol = op.atol * (mag[i] if mag else 1.0) + op.rtol * abs(want[i])
     for wrong in (want[i] + 2 * tol + 1e-30, NAN, INF if want[i] != INF else 0.0):
         got = list(want)

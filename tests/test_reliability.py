@@ -20,6 +20,7 @@ Sections (docs/reliability.md has the table of what was tried and what happened)
 
 from __future__ import annotations
 
+import array
 import asyncio
 import gc
 import math
@@ -121,7 +122,7 @@ def op_cases(draw, catalog=FLOAT_CATALOG):
     """One call of one catalog op with awkward sizes, values and scalars (a _cases.Case)."""
     op = draw(st.sampled_from(catalog))
     params = {p.name: f32([draw(SCALARS)])[0] for p in op.params}  # the float32 the kernel gets
-    if op.kind in ("unary", "binary", "ternary", "reduce"):
+    if op.kind in ("unary", "binary", "ternary", "reduce", "scan"):
         n = draw(SIZES)
         if op.name in ("max", "min"):
             n = max(n, 1)  # empty max/min is a TruenoValueError (tests/test_errors.py)
@@ -131,6 +132,13 @@ def op_cases(draw, catalog=FLOAT_CATALOG):
         cols = draw(st.sampled_from([0, 1, 3, 4, 5, 255, 256, 257, 1025]) | st.integers(0, 1100))
         shape = (cols,) if draw(st.booleans()) else (rows, cols)
         return Case(op, [(f32(draw(float_data(math.prod(shape)))), shape)])
+    if op.kind == "scatter":  # values at indices of x (duplicates and negative ones drawn too)
+        n, k = draw(SIZES), draw(SIZES)
+        k = k if n else 0
+        at = draw(st.lists(st.integers(-n, n - 1), min_size=k, max_size=k)) if n else []
+        return Case(
+            op, [(f32(draw(float_data(n))), (n,)), (array.array("i", at), (k,)), (f32(draw(float_data(k))), (k,))]
+        )
     if op.kind == "matmul":
         m, k, n = draw(DIM), draw(DIM), draw(DIM)
         return Case(op, [(f32(draw(float_data(m * k))), (m, k)), (f32(draw(float_data(k * n))), (k, n))])

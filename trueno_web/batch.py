@@ -13,7 +13,7 @@ import math
 import weakref
 
 from .calls import install
-from .dtypes import DType, dtype_of, signature
+from .dtypes import DType, dtype_of, input_dtypes, signature
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
@@ -24,7 +24,6 @@ from .resident import DeviceArray
 from .stats import Stats
 
 ASTYPE = get("astype")
-DTYPE_BOOL = dtype_of("bool")
 
 
 class BufferId:
@@ -226,7 +225,7 @@ class GpuCommandBatch:
             target = (options or {}).get("dtype")  # astype's
             shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
             compute, out = signature(op, [b.dtype for b in ids], None if target is None else dtype_of(target))
-            wanted = [DTYPE_BOOL if op.name == "where" and j == 0 else compute for j in range(len(ids))]
+            wanted = input_dtypes(op, [b.dtype for b in ids], compute)
             ids = [b if b.dtype == d else self._cast(b, d) for b, d in zip(ids, wanted)]
             return self.record_checked(op, ids, params, shape, options, out)
         except BaseException:
@@ -247,8 +246,8 @@ class GpuCommandBatch:
         dtypes.signature's): the tensor layer's entry, its expressions checked when written."""
         if dtype is None:
             dtype = signature(op, [self._nodes[b.index].dtype for b in ids])[1]
-        rows = options.get("rows")
-        if not op.elementwise and rows is None:  # only these kernels read strided views
+        rows = options.get("rows") if op.row.template == "reduce" else None  # scans' rows: any length, flat
+        if not op.row.mapped and rows is None:  # only these kernels read strided views
             for b in ids:
                 self._flat(b, f"{op.name}'s input")
         if rows:  # a row too long for even one reduction's own pass raises here, not at execute

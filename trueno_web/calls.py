@@ -120,7 +120,8 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
             if name == "dtype":  # astype's target
                 options[name] = dtype_of(value)
                 continue
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            negative = value is not None and name != "axis" and value < 0  # an axis counts from the end
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or negative):
                 raise TruenoTypeError(f"{op.name}(): {name} must be a non-negative int, got {value!r:.40}")
             options[name] = value
     if kwargs:

@@ -11,7 +11,29 @@ from .errors import DeviceClosedError, DeviceLostError, TruenoTypeError, TruenoV
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
 from .stats import Stats
-from .tensor import Tensor, asarray, realize
+
+# the array API's creation functions (tw.zeros, ...): here, where their device=None (this module's
+# default_device) is installed, so tw.zeros(3) loads this module first
+from .tensor import (  # noqa: F401 - re-exported: trueno_web's _LAZY table reads them here
+    Tensor,
+    arange,
+    asarray,
+    creation,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    linspace,
+    meshgrid,
+    ones,
+    ones_like,
+    realize,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
 
 BACKENDS = ("auto", "webgpu", "numpy", "wasm-simd")
 
@@ -174,26 +196,6 @@ async def _one_shot(self, op, inputs, params, options):
 install(GpuDevice, _one_shot, "One-shot and async: upload, run, read back.")
 
 
-_default: GpuDevice | None = None
-
-
-def default_device() -> GpuDevice:
-    """The device of array API calls without device=: the one given to `set_default_device`, else one opened
-    on first use (and again once closed) with the backend TRUENO_WEB_BACKEND names (default "auto")."""
-    global _default
-    if _default is None or _default._closed:
-        _default = runtime.block_on(GpuDevice.create(os.environ.get("TRUENO_WEB_BACKEND", "auto")))
-    return _default
-
-
-def set_default_device(dev: GpuDevice | None) -> None:
-    """Make `dev` the device of calls without device= (None: open one on next use, as at start)."""
-    if dev is not None and not isinstance(dev, GpuDevice):
-        raise TruenoTypeError(f"set_default_device takes a GpuDevice, got {type(dev).__name__}")
-    global _default
-    _default = dev
-
-
 async def synchronize(*items) -> None:
     """Wait until the given tensors are computed on their devices (realised first, in one batch per device,
     where they are lazy) and the given devices have finished all work submitted so far: the end of a
@@ -214,3 +216,28 @@ async def synchronize(*items) -> None:
         await realize(*tensors)
     for device in devices.values():
         await device.synchronize()
+
+
+_default: GpuDevice | None = None  # set_default_device's, or the one default_device made
+
+
+def default_device() -> GpuDevice:
+    """The device of `device=None` (tw.zeros(3), tw.arange(5), ...): the one set with set_default_device,
+    else one opened on first use with the backend $TRUENO_WEB_BACKEND (default "auto"), opened again if it
+    was closed. Opening blocks (runtime.block_on): where that cannot work (a running event loop, a browser
+    without JSPI), open one with `await GpuDevice.create()` and pass it to set_default_device."""
+    global _default
+    if _default is None or _default._closed:
+        _default = runtime.block_on(GpuDevice.create(os.environ.get("TRUENO_WEB_BACKEND", "auto")))
+    return _default
+
+
+def set_default_device(dev: GpuDevice | None) -> None:
+    """Make `dev` the device of `device=None` (None: open one on next use, as default_device says)."""
+    global _default
+    if dev is not None and not isinstance(dev, GpuDevice):
+        raise TruenoTypeError(f"set_default_device takes a GpuDevice (or None); got {type(dev).__name__}")
+    _default = dev
+
+
+creation.use_default_device(default_device)

@@ -7,10 +7,10 @@ uint32 together are int64, which no backend holds: an error), with Python scalar
 the dtype of the array they meet where its kind can hold them.
 
 An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float32 first by default) and
-what it returns (`Op.returns`: the dtype it computed in, bool, or the index dtype). `signature` picks the
+what it returns (`Op.returns`: the dtype it computed in, bool, the target dtype, or take's data's). `signature` picks the
 dtype an op computes in for given inputs: their promoted dtype where the op has it, else the first of the
 op's dtypes that holds it (bool to int32, integers to float32 for float-only ops such as exp), else a
-TruenoTypeError.
+TruenoTypeError; a generator (no inputs) computes in the first of its dtypes.
 """
 
 from __future__ import annotations
@@ -234,8 +234,12 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
         if target is None:
             raise TruenoTypeError(f"{op.name} needs dtype= the dtype to convert to, e.g. {op.name}(x, dtype=tw.int32)")
         return dtypes[0], target
+    if "indices" in op.inputs:
+        if op.returns == "data":  # take: computed in (named for) its index dtype, returns its data's
+            return dtypes[1], dtypes[0]
+        dtypes = [d for name, d in zip(op.inputs, dtypes) if name != "indices"]
     values = dtypes[1:] if op.name == "where" else dtypes
-    wanted = result_type(*values) if values else DEFAULT_FLOAT
+    wanted = result_type(*values) if values else op.dtypes[0]  # a generator (no inputs) computes in its first
     compute = wanted if wanted in op.dtypes else next((d for d in _widening(op.dtypes) if _holds(d, wanted)), None)
     if compute is None:
         have = ", ".join(d.name for d in op.dtypes)
@@ -244,8 +248,21 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
     return compute, returns
 
 
-# ops that are the identity on integers and bool: the standard keeps the input's dtype (no float32 detour)
-INTEGRAL_IDENTITY = frozenset({"floor", "ceil", "trunc", "round", "positive"})
+def _index_dtype(op, d: DType) -> None:
+    if d.name not in ("int32", "uint32"):
+        raise TruenoTypeError(f"{op.name} needs int32 or uint32 indices; got {d.name} (use .astype(tw.int32))")
+
+
+def input_dtypes(op, dtypes: list[DType], compute: DType) -> list[DType]:
+    """The dtype each input of `op` is converted to when it computes in `compute`: a where's condition to bool,
+    indices and take's data stay as they are, the rest to `compute`."""
+    if op.name == "where":
+        return [bool_, *[compute] * (len(dtypes) - 1)]
+    if "indices" in op.inputs:
+        _index_dtype(op, dtypes[op.inputs.index("indices")])
+        keep = {"indices", "x"} if op.returns == "data" else {"indices"}
+        return [d if name in keep else compute for name, d in zip(op.inputs, dtypes)]
+    return [compute] * len(dtypes)
 
 
 def _widening(dtypes: tuple[DType, ...]) -> list[DType]:

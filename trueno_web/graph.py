@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from .dtypes import DType, float32
+from .kinds import Kind
 from .layout import View, contiguous_strides
 from .ops import Op
 
@@ -133,8 +134,8 @@ def storage(nodes: list[Node], i: int) -> Node:
 
 def function(node: Node, nodes: list[Node]) -> str:
     """The kernel function of an elementwise node for its dtypes (ops.Op.function): it computes in its last
-    input's dtype (a where's values; a generator's float32)."""
-    return node.op.function(nodes[node.inputs[-1]].dtype if node.inputs else float32, node.dtype)
+    input's dtype (a where's values; a generator's its own, the first of its row's dtypes)."""
+    return node.op.function(nodes[node.inputs[-1]].dtype if node.inputs else node.dtype, node.dtype)
 
 
 def template(step: Step, nodes: list[Node]) -> str:
@@ -146,7 +147,17 @@ def template(step: Step, nodes: list[Node]) -> str:
 
 def row_reduction(node: Node) -> bool:
     """A reduction along rows (the option rows=R): it runs as a RowStep."""
-    return node.op is not None and node.options.get("rows") is not None
+    return node.op is not None and node.op.row.template == "reduce" and node.options.get("rows") is not None
+
+
+def gathers(node: Node) -> bool:
+    """A gather (take): it reads its first input whole, at indices it computes."""
+    return node.op.kind == Kind.GATHER
+
+
+def map_only(node: Node) -> bool:
+    """A generator or a gather: only the map kernel computes it (from the element index)."""
+    return node.op.generator or gathers(node)
 
 
 def full_reduction(node: Node) -> bool:

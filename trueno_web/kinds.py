@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .errors import TruenoValueError
+from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
+from .layout import contiguous_strides
 
 
 class Kind(StrEnum):
@@ -26,7 +28,10 @@ class Kind(StrEnum):
     SOFTMAX = "softmax"
     MATMUL = "matmul"
     CONV2D = "conv2d"
+    SCAN = "scan"  # a running fold along rows (cumulative_sum, cumulative_prod)
     GENERATOR = "generator"  # no inputs: each element computed from its index (tw.random's draws)
+    GATHER = "gather"  # take: its first input read at an index computed from its second (fuses as a map member)
+    SCATTER = "scatter"  # scatter_add: values added into a copy of x at computed indices (atomics)
 
 
 Shape = tuple[int, ...]
@@ -38,7 +43,7 @@ class KindRow:
 
     kind: Kind
     inputs: tuple[str, ...]  # argument names (a row of the catalog may name its own, e.g. dot's a, b)
-    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d"
+    template: str  # the kernel template: "map" | "reduce" | "softmax" | "matmul" | "conv2d" | "scan" | "scatter"
     shape: Callable  # (op, input shapes, options) -> (output shape, resolved options); raises TruenoValueError
     work: Callable  # (output shape, input shapes, options) -> units of work, in auto's GPU_FROM units
     numpy: (
@@ -48,6 +53,12 @@ class KindRow:
 
     @property
     def elementwise(self) -> bool:
+        """Each output element from the same element of each input (a gather reads its data elsewhere)."""
+        return self.template == "map" and self.kind != Kind.GATHER
+
+    @property
+    def mapped(self) -> bool:
+        """Runs in the fused map kernel (elementwise kinds, generators, gathers): the planner fuses it."""
         return self.template == "map"
 
     @property
@@ -74,11 +85,24 @@ def _map_shape(op, shapes, options):
 
 
 def _generator_shape(op, shapes, options):
-    """The option shape=(d0, d1, ...) of non-negative ints, checked; no inputs."""
+    """The option shape=(d0, d1, ...) of non-negative ints, checked; no inputs. A generator with the option
+    `strides` (the index iota) gets strides=, one int per dimension (default: row-major)."""
     shape = options.get("shape")
     if not isinstance(shape, tuple) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
         raise TruenoValueError(f"{op.name} needs shape= a tuple of non-negative ints; got {shape!r:.60}")
-    return shape, {"shape": shape}
+    if "strides" not in op.options:
+        if "strides" in options:
+            raise TruenoValueError(f"{op.name} takes no strides=")
+        return shape, {"shape": shape}
+    strides = options.get("strides", contiguous_strides(shape))
+    if not isinstance(strides, tuple) or len(strides) != len(shape) or any(type(s) is not int for s in strides):
+        raise TruenoValueError(f"{op.name} needs strides= one int per dimension of {shape}; got {strides!r:.60}")
+    return shape, {"shape": shape, "strides": strides}
+
+
+def _generated(o) -> dict:
+    """The keyword arguments of a generator's references: its strides where it takes them."""
+    return {"strides": o["strides"]} if "strides" in o else {}
 
 
 def _reduce_shape(op, shapes, options):
@@ -95,6 +119,17 @@ def _reduce_shape(op, shapes, options):
     if not op.empty and rows and size == 0:
         raise TruenoValueError(f"{op.name} along an empty axis has no value; check the input's shape first")
     return (rows,), {"rows": rows}
+
+
+def _scan_shape(op, shapes, options):
+    """The input's shape: all of it as one row, or (the internal option rows=R, the tensor layer's scans along an
+    axis) the flat input as R contiguous rows, each scanned."""
+    size, rows = math.prod(shapes[0]), options.get("rows")
+    if rows is None:
+        return shapes[0], {}
+    if rows < 0 or (size % rows if rows else size):
+        raise TruenoValueError(f"{op.name}: {size} elements do not split into {rows} rows")
+    return shapes[0], {"rows": rows}
 
 
 def _softmax_shape(op, shapes, options):
@@ -263,6 +298,18 @@ def _reduce_python(op, lists, shapes, params, options):
     return [op.ref(*(xs[r * cols : (r + 1) * cols] for xs in lists)) for r in range(rows)]
 
 
+def _scan_numpy(op, arrays, params, options):
+    """op.numpy along the rows of the flat input, in its dtype (integers wrap)."""
+    x = arrays[0].reshape(options.get("rows") or 1, -1) if arrays[0].size else arrays[0]
+    return _shaped(op.numpy(x, axis=-1, dtype=x.dtype), arrays[0].shape)
+
+
+def _scan_python(op, lists, shapes, params, options):
+    rows = options.get("rows") or 1
+    cols = len(lists[0]) // rows if rows else 0
+    return [v for r in range(rows) for v in op.ref(lists[0][r * cols : (r + 1) * cols])]
+
+
 def _map_numpy(op, arrays, params, options, out=None):
     """op.numpy on the inputs flat, shaped as the first. `out` (a flat float32 array of their length): the
     result is written there and `out` returned where the op takes out= (Op.writes_out), else a new array."""
@@ -297,8 +344,28 @@ KINDS: dict[Kind, KindRow] = {
             "map",  # elementwise: it fuses with what reads it (kernels/map.py gives it the element index)
             _generator_shape,
             work=lambda out, ins, o: math.prod(out),
-            numpy=lambda op, arrays, params, o, out=None: op.numpy(o["shape"], *params),
-            python=lambda op, lists, shapes, params, o: op.ref(math.prod(o["shape"]), *params),
+            numpy=lambda op, arrays, params, o, out=None: op.numpy(o["shape"], *params, **_generated(o)),
+            python=lambda op, lists, shapes, params, o: op.ref(
+                math.prod(o["shape"]), *params, **({"shape": o["shape"]} if "strides" in o else {}), **_generated(o)
+            ),
+        ),
+        KindRow(
+            Kind.GATHER,
+            ("x", "indices"),
+            "map",  # a member of a fused chain: the map kernel reads x whole at the computed index (kernels/map.py)
+            take_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=take_numpy,
+            python=take_python,
+        ),
+        KindRow(
+            Kind.SCATTER,
+            ("x", "indices", "values"),
+            "scatter",
+            scatter_shape,
+            work=lambda out, ins, o: math.prod(out) + math.prod(ins[1]),
+            numpy=scatter_numpy,
+            python=scatter_python,
         ),
         KindRow(
             Kind.REDUCE,
@@ -308,6 +375,15 @@ KINDS: dict[Kind, KindRow] = {
             work=lambda out, ins, o: math.prod(ins[0]),
             numpy=_reduce_numpy,
             python=_reduce_python,
+        ),
+        KindRow(
+            Kind.SCAN,
+            ("x",),
+            "scan",
+            _scan_shape,
+            work=lambda out, ins, o: math.prod(out),
+            numpy=_scan_numpy,
+            python=_scan_python,
         ),
         KindRow(
             Kind.SOFTMAX,

@@ -1,9 +1,10 @@
-"""NDResult: a read-back where NumPy is missing (Pyodide without numpy): float32 data plus a shape.
+"""NDResult: a read-back where NumPy is missing (Pyodide without numpy): data of a dtype plus a shape.
 
-It is an `array.array('f')` of the row-major values (so `memoryview(r)`, `array.array('f', r)` and JS typed
-arrays see the float32 data) that otherwise behaves like a small NumPy array: `shape`, `ndim`, `size`,
-`dtype`, `repr` with nested brackets and float32's shortest digits (4.4, not 4.400000095367432),
-`tolist()` (nested), indexing with ints and slices (a row is an NDResult, an element a Python float),
+It is an `array.array` of the row-major values ('f' for float32, 'i' for int32, 'I' for uint32 and bool: so
+`memoryview(r)` and JS typed arrays see the data) that otherwise behaves like a small NumPy array: `shape`,
+`ndim`, `size`, `dtype`, `repr` with nested brackets and float32's shortest digits (4.4, not
+4.400000095367432), `tolist()` (nested), indexing with ints and slices (a row is an NDResult, an element a
+Python scalar),
 `len`, iteration over rows, `reshape`, and `==` against lists or other results (True or False).
 Arithmetic is not NumPy's here: `+` and `*` raise instead of concatenating or repeating. NumPy reads
 the buffer, which is flat: `np.asarray(r).reshape(r.shape)`.

@@ -16,7 +16,10 @@ than the device has, or one more node would pass the budget of op costs (`budget
 `Op.cost`: a long chain runs as several kernels); whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
 values marked `keep`. A generator (no inputs: a tw.random draw) starts a map step that what reads it
-joins; a group holding one stays a map step (row and reduce steps load its values).
+joins; a group holding one stays a map step (row and reduce steps load its values). A gather (take) is a
+member that reads its data input whole at indices computed from its index input (an element value): it
+never joins the step that computes its data; it joins a row step as an element value only, and no reduce
+step (its group stays a map step there, as a generator's).
 
 Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
 """
@@ -34,6 +37,8 @@ from .graph import (
     Step,
     consumers,
     full_reduction,
+    gathers,
+    map_only,
     merged,
     row_broadcast,
     row_reduction,
@@ -111,7 +116,7 @@ class Planner:
         if self.fuse and full_reduction(node):
             step = self.absorb(node)
         else:
-            step = self.target(node) if self.fuse and (node.op.elementwise or row_reduction(node)) else None
+            step = self.target(node) if self.fuse and (node.op.row.mapped or row_reduction(node)) else None
         for i in node.inputs:  # what it reads from a step it does not join is written by then
             other = self.open.get(storage(self.nodes, i).id)
             if other is not None and other is not step:
@@ -140,7 +145,7 @@ class Planner:
 
     def start(self, node: Node) -> Step:
         """A step of its own for a node that joins none: an open map or row step, or an OpStep."""
-        if node.op.elementwise:
+        if node.op.row.mapped:
             return MapStep(node.size, [], [], [])
         if row_reduction(node):
             rows = node.shape[0]
@@ -246,6 +251,10 @@ class Planner:
             )
             alias = self.aliases(step, node)
         members = self.counted(step)[1] if isinstance(step, MapStep) else set(step.nodes)
+        if gathers(node) and (
+            storage(nodes, node.inputs[0]).id in members or (isinstance(step, RowStep) and row_level(node, step))
+        ):
+            return False  # a gather reads its data whole from memory, as an element value
         return ok and all(
             i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
         )
@@ -273,6 +282,8 @@ class Planner:
             group = maps.pop(0)
             step = RowStep(node.shape[0], group.size // node.shape[0], list(group.nodes), cost=group.cost)
             if step.cols == 1:  # one column: the chain's values are row values too
+                if self.gathering(group):
+                    return None
                 step.row_values |= set(group.nodes)
         elif step is None and maps:
             step = maps.pop(0)
@@ -281,6 +292,9 @@ class Planner:
                 return step if fits else None
         if step is None:
             return None
+        if isinstance(step, RowStep):  # a gather joins a row step as an element value only
+            cells = step.rows * step.cols
+            maps = [f for f in maps if not self.gathering(f) or (f.size == cells and step.cols > 1)]
         trial = merged(step, maps)
         if trial.cost + node.op.cost > self.budget or self.bindings(trial, node) > self.max_bindings:
             return None
@@ -293,6 +307,11 @@ class Planner:
         index, which only the map kernel gives it: such a group never becomes part of a row or reduce step
         (it runs as a map step first and they load its values)."""
         return any(self.nodes[m].op.generator for m in step.nodes)
+
+    def gathering(self, step: MapStep) -> bool:
+        """Does a map group hold a gather (take)? It joins a row step as element values only (the row kernel
+        reads its data at the index it computes; kernels/rows.py), and no reduce step."""
+        return any(gathers(self.nodes[m]) for m in step.nodes)
 
     # ------------------------------------------------------------ full reductions
 
@@ -327,7 +346,7 @@ class Planner:
         inside = chain | set(aliases) | {node.id}
         if (
             not chain
-            or any(self.nodes[m].op.generator for m in chain)
+            or any(map_only(self.nodes[m]) for m in chain)
             or any(self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id})
         ):
             return None

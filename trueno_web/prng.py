@@ -115,6 +115,16 @@ def np_bernoulli(shape, *params):
     return (np_unit(x0 ^ x1) < np.float32(params[6])).astype(np.float32).reshape(shape)
 
 
+def np_index(shape, strides):
+    """The `index` generator: element k = (k0, k1, ...) of `shape` is sum(k_d * strides_d), int32 (its flat
+    index for row-major strides; stride 0 along an axis: an iota broadcast along it, no view needed)."""
+    np = numpy_module()
+    out = np.zeros(shape, dtype="int32")
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        out += (np.arange(n, dtype="int32") * np.int32(s)).reshape([n if e == d else 1 for e in range(len(shape))])
+    return out
+
+
 # ---------------------------------------------------------------- pure Python (op.ref: a flat list)
 
 
@@ -145,3 +155,13 @@ def py_normal(size: int, *params) -> list[float]:
 def py_bernoulli(size: int, *params) -> list[float]:
     p = _f32(params[6])
     return [1.0 if unit(a ^ b) < p else 0.0 for a, b in _py_bits(size, params)]
+
+
+def py_index(size: int, shape, strides) -> list[int]:
+    out = []
+    for i in range(size):
+        at, rem = 0, i
+        for n, s in zip(reversed(shape), reversed(strides)):
+            at, rem = at + (rem % n) * s, rem // n
+        out.append(at)
+    return out

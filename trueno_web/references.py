@@ -53,6 +53,8 @@ def clip(x: float, lo: float, hi: float) -> float:
 
 def total(xs) -> float:
     xs = list(xs)
+    if xs and all(isinstance(v, int) for v in xs):
+        return sum(xs)  # integers (and bools) exactly: the caller wraps them to the dtype
     return math.fsum(xs) if all(math.isfinite(v) for v in xs) else sum(xs)
 
 
@@ -123,8 +125,22 @@ def nan_or(pick):
     return lambda a, b: math.nan if math.isnan(a) or math.isnan(b) else pick(a, b)
 
 
+def running(step):
+    """The running fold of a row by `step`, in order (cumulative_sum, cumulative_prod)."""
+
+    def scan(xs):
+        out, acc = [], None
+        for v in xs:
+            acc = v if acc is None else step(acc, v)
+            out.append(acc)
+        return out
+
+    return scan
+
+
 def product(xs) -> float:
-    return math.prod(xs, start=1.0)
+    xs = list(xs)
+    return math.prod(xs, start=1 if xs and all(isinstance(v, int) for v in xs) else 1.0)  # integers exactly
 
 
 def softmax_row(row, log=False):
@@ -192,8 +208,11 @@ def in_float64(expr: Callable) -> Callable:
 
 
 def np_sum(x, axis=None):
-    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count."""
+    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count. Integers
+    sum in their own dtype (wrapping, as the kernels)."""
     np = numpy_module()
+    if x.dtype.kind in "iu":
+        return np.sum(x, axis=axis, dtype=x.dtype)
     return np.sum(x, axis=axis, dtype=np.float64).astype(x.dtype)
 
 
@@ -367,7 +386,10 @@ def nextafter32(a: float, b: float) -> float:
 
 
 def remainder(a: float, b: float) -> float:
-    """np.remainder (Python's %): fmod, moved by b where its sign differs from b's; a zero has b's sign."""
+    """np.remainder (Python's %): fmod, moved by b where its sign differs from b's; a zero has b's sign.
+    Integers: Python's %, and 0 for b = 0 (as NumPy)."""
+    if isinstance(a, int) and isinstance(b, int) and b == 0:
+        return 0
     try:
         return a % b
     except ZeroDivisionError:
@@ -375,7 +397,10 @@ def remainder(a: float, b: float) -> float:
 
 
 def floor_divide(a: float, b: float) -> float:
-    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0."""
+    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0.
+    Integers: Python's //, and 0 for b = 0 (as NumPy)."""
+    if isinstance(a, int) and isinstance(b, int) and b == 0:
+        return 0
     try:
         return a // b
     except ZeroDivisionError:

@@ -954,6 +954,34 @@ IMAP1(abs_u32, u32, u32, x)
 IMAP2(bitwise_right_shift_i32, s32, s32, a >> ((u32)b < 32u ? b : 31))
 IMAP2(bitwise_right_shift_u32, u32, u32, b < 32u ? a >> b : 0u)
 
+/* rounding an integer is itself; Python's // and % on integers: floor's signs, 0 for b = 0 (as NumPy), and the
+   int32 minimum // -1 wraps to itself (C's / and % would trap there) */
+INLINE s32 floordiv_i32(s32 a, s32 b) {
+    if (b == 0) return 0;
+    if (a == (s32)0x80000000u && b == -1) return a;
+    s32 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+INLINE s32 rem_i32(s32 a, s32 b) {
+    if (b == 0 || b == -1) return 0;
+    s32 r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+#define ROUNDING(SUF, T)                                                            \
+    IMAP1(floor##SUF, T, T, x)                                                      \
+    IMAP1(round##SUF, T, T, x)                                                      \
+    IMAP1(ceil##SUF, T, T, x)                                                       \
+    IMAP1(trunc##SUF, T, T, x)                                                      \
+    IMAP1(positive##SUF, T, T, x)
+ROUNDING(_i32, s32)
+ROUNDING(_u32, u32)
+IMAP1(sign_i32, s32, s32, (x > 0) - (x < 0))
+IMAP1(sign_u32, u32, u32, x != 0u)
+IMAP2(floor_divide_i32, s32, s32, floordiv_i32(a, b))
+IMAP2(remainder_i32, s32, s32, rem_i32(a, b))
+IMAP2(floor_divide_u32, u32, u32, b ? a / b : 0u)
+IMAP2(remainder_u32, u32, u32, b ? a % b : 0u)
+
 IMAP2(eq_bool, u32, u32, a == b)
 IMAP2(ne_bool, u32, u32, a != b)
 WHERE(where_bool, u32)
@@ -1069,6 +1097,18 @@ EXPORT void tw_random_uniform(float *yp, int n, int start, KEY_ARGS, float lo, f
 EXPORT void tw_random_normal(float *yp, int n, int start, KEY_ARGS) { draw(normal4, yp, n, start, KEY, 0.0f, 0.0f); }
 EXPORT void tw_random_bernoulli(float *yp, int n, int start, KEY_ARGS, float p) {
     draw(bernoulli4, yp, n, start, KEY, p, 0.0f);
+}
+/* the `index` generator (the creation functions' iota): element start + i of a shape's row-major order is
+ * sum(k_d * stride_d) of its position k; dims holds (size, stride) per dimension, the last first */
+EXPORT __attribute__((minsize)) void tw_index_i32(s32 *yp, int n, int start, const s32 *dims, int ndims) {
+    for (int i = 0; i < n; i++) {
+        u32 rest = (u32)(start + i), at = 0;
+        for (int d = 0; d < ndims; d++) {
+            at += (rest % (u32)dims[2 * d]) * (u32)dims[2 * d + 1];
+            rest /= (u32)dims[2 * d];
+        }
+        yp[i] = (s32)at;
+    }
 }
 
 /* ------------------------------------------------------------------ reductions */
@@ -1187,6 +1227,51 @@ ROWS(prod)
 EXPORT void tw_dot(const float *a, const float *b, float *y, int rows, int cols) {
     over_rows(dot_row, a, b, y, rows, cols);
 }
+
+/* ------------------------------------------------------------------ integer reductions and scans
+   Reductions of int32, uint32 and bool rows (y[r] of `rows` rows of `cols` words, as the float ones above):
+   sums and products wrap (through u32: the same bits for int32 and uint32), max and min are exact (bool: or,
+   and). Scans (cumulative_sum, cumulative_prod): y = the running fold of each row, in order. */
+#define IREDUCE(NAME, T, INIT, STEP)                                                \
+    EXPORT void tw_##NAME(const T *x, T *y, int rows, int cols) {                   \
+        for (long r = 0; r < rows; r++) {                                           \
+            const T *xr = x + r * cols;                                             \
+            T acc = INIT;                                                           \
+            for (int i = 0; i < cols; i++) {                                        \
+                T v = xr[i];                                                        \
+                acc = (T)(STEP);                                                    \
+            }                                                                       \
+            y[r] = acc;                                                             \
+        }                                                                           \
+    }
+IREDUCE(sum_i32, u32, 0u, acc + v)
+IREDUCE(sum_u32, u32, 0u, acc + v)
+IREDUCE(prod_i32, u32, 1u, acc * v)
+IREDUCE(prod_u32, u32, 1u, acc * v)
+IREDUCE(max_i32, s32, (s32)0x80000000u, v > acc ? v : acc)
+IREDUCE(min_i32, s32, 0x7fffffff, v < acc ? v : acc)
+IREDUCE(max_u32, u32, 0u, v > acc ? v : acc)
+IREDUCE(min_u32, u32, 0xffffffffu, v < acc ? v : acc)
+IREDUCE(max_bool, u32, 0u, acc | v)
+IREDUCE(min_bool, u32, 1u, acc & v)
+
+#define SCAN(NAME, T, INIT, STEP)                                                   \
+    EXPORT void tw_##NAME(const T *x, T *y, int rows, int cols) {                   \
+        for (long r = 0; r < rows; r++) {                                           \
+            const T *xr = x + r * cols;                                             \
+            T *yr = y + r * cols, acc = INIT;                                       \
+            for (int i = 0; i < cols; i++) {                                        \
+                T v = xr[i];                                                        \
+                yr[i] = acc = (T)(STEP);                                            \
+            }                                                                       \
+        }                                                                           \
+    }
+SCAN(cumulative_sum, float, 0.0f, acc + v)
+SCAN(cumulative_sum_i32, u32, 0u, acc + v)
+SCAN(cumulative_sum_u32, u32, 0u, acc + v)
+SCAN(cumulative_prod, float, 1.0f, acc * v)
+SCAN(cumulative_prod_i32, u32, 1u, acc * v)
+SCAN(cumulative_prod_u32, u32, 1u, acc * v)
 
 /* ------------------------------------------------------------------ softmax */
 
@@ -1357,6 +1442,43 @@ EXPORT __attribute__((minsize)) void tw_gather(const float *x, int offset, float
         }
     }
 }
+
+/* ------------------------------------------------------------------ take, scatter_add */
+
+/* The element of x that output element i of a take (or element i of scatter_add's values) stands for:
+ * (i / outer) n inner + j inner + i % inner, index j wrapped once if negative and clamped into [0, n). */
+INLINE long take_at(long i, long long j, int outer, int n, int inner) { /* j: 64 bits, a uint32 index too */
+    j = j < 0 ? j + n : j;
+    j = j < 0 ? 0 : (j >= n ? n - 1 : j);
+    return (i / outer) * (long)n * inner + (long)j * inner + i % inner;
+}
+
+/* y[k] = x[take_at(start + k, idx[k])], k < count: 32-bit words of any dtype (a chunk of a fused chain
+ * starting at output element `start`; x whole). */
+EXPORT void tw_take_i32(const unsigned *x, const int *idx, unsigned *y, int count, int start, int outer, int n,
+                        int inner) {
+    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, idx[k], outer, n, inner)];
+}
+
+EXPORT void tw_take_u32(const unsigned *x, const unsigned *idx, unsigned *y, int count, int start, int outer,
+                        int n, int inner) {
+    for (int k = 0; k < count; k++) y[k] = x[take_at((long)start + k, (long long)idx[k], outer, n, inner)];
+}
+
+/* out = x with v[k] added at take_at(k, idx[k]) for each of the count values (x copied first). */
+#define SCATTER_ADD(NAME, T)                                                                                  \
+    EXPORT void NAME(const T *x, const int *idx, const T *v, T *out, int size, int count, int outer, int n,   \
+                     int inner, int unsigned_idx) {                                                            \
+        __builtin_memcpy(out, x, 4 * (unsigned long)size);                                                    \
+        for (int k = 0; k < count; k++) {                                                                     \
+            long long j = unsigned_idx ? (long long)(unsigned)idx[k] : idx[k];                                \
+            long at = take_at(k, j, outer, n, inner);                                                         \
+            out[at] = (T)(out[at] + v[k]);                                                                    \
+        }                                                                                                     \
+    }
+SCATTER_ADD(tw_scatter_add, float)
+SCATTER_ADD(tw_scatter_add_i32, unsigned) /* int32 wraps: added as 32-bit words */
+SCATTER_ADD(tw_scatter_add_u32, unsigned)
 
 /* ------------------------------------------------------------------ convolve2d */
 

@@ -11,7 +11,7 @@ import math
 from ..errors import TruenoTypeError, TruenoValueError
 from ..kinds import Kind
 from ..tensor import Tensor, asarray, matmul
-from .rules import ELEMENTWISE, REDUCTIONS
+from .rules import ELEMENTWISE, INDEXING, REDUCTIONS
 from .unview import unview
 
 REDUCE = {"sum": Tensor.sum, "prod": Tensor.prod}  # what the reduction rules total with
@@ -78,12 +78,16 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return ELEMENTWISE[op.name](g, xs, y, e.params)
     if op.kind == Kind.REDUCE:
         return _reduction(e, g, xs, y)
+    if op.name in INDEXING:
+        return INDEXING[op.name](g, xs, y, e.options)
     if op.kind == Kind.MATMUL:
         return _matmul(e, g, xs)
     if op.kind == Kind.SOFTMAX:
         return _softmax(op.name, g, y)
     if op.kind == Kind.CONV2D:
         return _conv2d(g, xs)
+    if op.kind == Kind.SCAN:
+        return _scan(op.name, e, g, xs, y)
     raise TruenoTypeError(f"{op.name} has no gradient rule")
 
 
@@ -106,6 +110,18 @@ def _reduction(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return back(REDUCE[name](t, axes))
 
     return REDUCTIONS[e.op.name](back(g), xs, back(y), total)
+
+
+def _scan(name: str, e, g: Tensor, xs: list[Tensor], y: Tensor):
+    """A running sum's cotangent is the running sum of g from the end of each row; a running product's that of
+    g * y, over x (exact where x has no zeros, as the quotient rule)."""
+    x = xs[0]
+    rows = e.options.get("rows") or 1
+    if not x.size:
+        return (g,)
+    t = (g if name == "cumulative_sum" else g * y).reshape(rows, x.size // rows)[:, ::-1]
+    back = t.cumulative_sum(axis=1)[:, ::-1].reshape(x.shape)
+    return (back if name == "cumulative_sum" else back / x,)
 
 
 def _sum_to(t: Tensor, shape) -> Tensor:

@@ -6,6 +6,7 @@ maximum/minimum and of max/min reductions share the gradient equally, comparison
 
 ELEMENTWISE[name](g, xs, y, params) -> one cotangent per input (None: no gradient), where `g` is the
 cotangent of the output `y` and `xs` the inputs (all of y's shape: broadcasting is a view before the op).
+INDEXING[name](g, xs, y, options) -> the same for take and scatter_add (options: the node's, its axis).
 REDUCTIONS[name](g, xs, y, total) -> the same, where g and y are already broadcast back to the input's
 shape and `total(t, name)` reduces t as the op did (broadcast back too): what max/min/prod need.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ..references import SELU_ALPHA, SELU_SCALE
+from ..tensor.index import gather, scatter
 
 GELU_C = math.sqrt(2.0 / math.pi)
 # ops on bools and integers, and float classes: no gradient
@@ -178,4 +180,16 @@ REDUCTIONS = {
     "norm_l1": lambda g, xs, y, total: (g * _sign(xs[0]),),
     "norm_l2": lambda g, xs, y, total: (g * xs[0] / y,),
     "dot": lambda g, xs, y, total: (g * xs[1], g * xs[0]),
+}
+
+
+def _zeros(x, dtype):
+    return x._const(0).astype(dtype).expand(x.shape)
+
+
+INDEXING = {
+    # take's gradient adds g back where each element came from (duplicates add); scatter_add's passes g to x
+    # and gathers it for the values
+    "take": lambda g, xs, y, o: (scatter(_zeros(xs[0], g.dtype), xs[1], g, o["axis"]), None),
+    "scatter_add": lambda g, xs, y, o: (g, None, gather(g, xs[1], o["axis"])),
 }

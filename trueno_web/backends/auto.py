@@ -23,6 +23,8 @@ GPU_FROM = {
     "softmax": 1 << 18,  # elements
     "matmul": 1 << 29,  # m*k*n
     "conv2d": 1 << 20,  # output x kernel elements
+    "scan": 1 << 22,  # elements, as a full reduction (not measured on its own yet)
+    "scatter": 1 << 21,  # output + index elements (not measured)
 }
 
 

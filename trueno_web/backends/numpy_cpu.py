@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 
 from ..dtypes import bool_
-from ..graph import MapStep, Node, OpStep, Plan, storage
+from ..graph import MapStep, Node, OpStep, Plan, map_only, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
@@ -106,8 +106,9 @@ class NumpyExecutor(CpuExecutor):
         its own (its float64 paths) runs CHUNK at a time (they stay in cache), copying in the uploads it is
         first to read as it goes; one whose every op writes out= runs whole (NumPy streams each op at the same
         speed either way, and chunks would only add Python calls)."""
-        ops = [nodes[nid].op for nid in step.nodes]  # a generator (tw.random) draws its whole array: no chunks
-        chunked = step.size > CHUNK and not all(op.writes_out for op in ops) and not any(op.generator for op in ops)
+        ops = [nodes[nid].op for nid in step.nodes]  # a generator (tw.random) or a gather: no chunks
+        whole = any(map_only(nodes[nid]) for nid in step.nodes)  # they index from the chain's first element
+        chunked = step.size > CHUNK and not all(op.writes_out for op in ops) and not whole
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
         values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy

@@ -16,7 +16,7 @@ import sys
 from .. import runtime
 from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
-from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, row_reduction, storage, template
+from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, gathers, row_reduction, storage, template
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, CpuExecutor, upload_pending
@@ -134,7 +134,7 @@ class WasmExecutor(CpuExecutor):
         for nid in step.stores:
             self._result(nodes[nid])
         chunk = max(1, min(n, CHUNK if len(stores) < len(step.nodes) else n))
-        scratch, gathered = {}, {}
+        scratch, gathered, strides = {}, {}, {}
         try:
             for nid in step.nodes:
                 if nid not in stores:
@@ -143,6 +143,11 @@ class WasmExecutor(CpuExecutor):
                 copy = self._gather(nodes, nid)
                 if copy is not None:
                     gathered[nid] = copy
+            for nid in step.nodes:  # a generator's strides= (the index iota): (size, stride), the last dimension first
+                if "strides" in nodes[nid].options:
+                    dims = list(zip(nodes[nid].shape, nodes[nid].options["strides"]))[::-1] or [(1, 0)]
+                    strides[nid] = (self._alloc(8 * len(dims), "a generator's strides"), len(dims))
+                    self.module.write(strides[nid][0].ptr, words(dims))
 
             def at(nid: int, offset: int) -> int:
                 if nid in scratch:
@@ -155,13 +160,33 @@ class WasmExecutor(CpuExecutor):
                 for nid in step.nodes:
                     node = nodes[nid]
                     if node.op.generator:  # no inputs: the index of the chunk's first element instead
-                        call(symbol(node, nodes), at(nid, offset), count, offset, *node.params)
+                        call(
+                            symbol(node, nodes), at(nid, offset), count, offset, *node.params, *self._dims(strides, nid)
+                        )
+                        continue
+                    if gathers(node):  # its data whole; the index of the chunk's first element
+                        data, index = node.inputs
+                        geometry = (node.options[w] for w in ("outer", "n", "inner"))
+                        call(
+                            symbol(node, nodes),
+                            at(data, 0),
+                            at(index, offset),
+                            at(nid, offset),
+                            count,
+                            offset,
+                            *geometry,
+                        )
                         continue
                     ins = [at(i, offset) for i in node.inputs]
                     call(symbol(node, nodes), *ins, at(nid, offset), count, *node.params)
         finally:
-            for buf in [*scratch.values(), *gathered.values()]:
+            for buf in [*scratch.values(), *gathered.values(), *(b for b, _ in strides.values())]:
                 self.free(buf)
+
+    @staticmethod
+    def _dims(strides: dict, nid: int) -> tuple:
+        """The (address, count) arguments of a generator's strides, or none."""
+        return (i32(strides[nid][0].ptr), strides[nid][1]) if nid in strides else ()
 
     def _reduce(self, nodes: list[Node], step: OpStep | ReduceStep) -> None:
         """All of the input as one row, or (option rows) R rows, in one kernel call; a strided input is
@@ -233,6 +258,26 @@ class WasmExecutor(CpuExecutor):
             )
         return out
 
+    def _scan(self, nodes: list[Node], step: OpStep) -> None:
+        """One kernel call over the rows (all of the input as one row without the option); the input is
+        row-major (batch.record_checked)."""
+        node = nodes[step.node]
+        rows = node.options.get("rows") or 1
+        out = self._result(node)
+        if node.size:
+            src = storage(nodes, node.inputs[0]).buffer
+            self.module.call(symbol(node, nodes), i32(src.ptr), i32(out.ptr), rows, node.size // rows)
+
+    def _scatter(self, nodes: list[Node], step: OpStep) -> None:
+        """scatter_add: one call copies x and adds the values at their positions in order."""
+        node = nodes[step.node]
+        x, index, values = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
+        o, unsigned = node.options, nodes[node.inputs[1]].dtype.kind == "unsigned"
+        self.module.call(
+            symbol(node, nodes), x, index, values, i32(self._result(node).ptr), node.size,
+            nodes[node.inputs[1]].size, o["outer"], o["n"], o["inner"], int(unsigned),
+        )  # fmt: skip
+
     def _softmax(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]
         cols = node.shape[-1] if node.shape else 1
@@ -296,13 +341,13 @@ def symbol(node: Node, nodes: list[Node]) -> str:
 
 def export(op, compute: DType, out: DType) -> str:
     """The module's export of `op` computing in `compute`, returning `out`: tw_<name>, an elementwise op's with
-    the suffix of its WGSL function for those dtypes (ops.Op.function); softmax and log_softmax share
-    tw_softmax (a flag)."""
+    the suffix of its WGSL function for those dtypes (ops.Op.function), another kind's with its dtype's
+    suffix (tw_sum_i32); softmax and log_softmax share tw_softmax (a flag)."""
     if op.row.template == "softmax":
         return "tw_softmax"
     if op.elementwise:
         return "tw_" + op.name + op.function(compute, out)[len(op.wgsl) :]
-    return f"tw_{op.name}"
+    return f"tw_{op.name}{compute.suffix}"
 
 
 #: kernel template -> the executor method that runs a step of it
@@ -313,4 +358,6 @@ RUNNERS = {
     "softmax": WasmExecutor._softmax,
     "matmul": WasmExecutor._matmul,
     "conv2d": WasmExecutor._conv2d,
+    "scan": WasmExecutor._scan,
+    "scatter": WasmExecutor._scatter,
 }

@@ -1,5 +1,5 @@
 """WGSL for each plan step, from the shader set in `shaders/` and the op catalog: one generator per
-kernel template (map, rows, reduce, softmax, matmul, conv), looked up by the template of the step's kind.
+kernel template (map, rows, reduce, softmax, matmul, conv, scan, scatter), looked up by the template of the step's kind.
 
 A kernel's text depends only on the structure of its step (which functions, which operands), on the
 alignment case (vec4 or scalar access) and on the adapter's capabilities (`Caps`), never on scalar
@@ -15,7 +15,7 @@ identity for them).
 from __future__ import annotations
 
 from ..graph import Node, Step, template
-from . import conv, matmul, reduce, rows, softmax
+from . import conv, matmul, reduce, rows, scan, scatter, softmax
 from . import map as map_kernel
 from .caps import Caps, round16
 from .matmul import CONFIGS as MATMUL_CONFIGS
@@ -30,6 +30,8 @@ TEMPLATES = {
     "softmax": softmax.dispatches,
     "matmul": matmul.dispatches,
     "conv2d": conv.dispatches,
+    "scan": scan.dispatches,
+    "scatter": scatter.dispatches,
 }
 
 __all__ = ["Caps", "Dispatch", "MATMUL_CONFIGS", "TEMPLATES", "dispatches", "matmul_config", "round16"]

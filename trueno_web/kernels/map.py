@@ -1,13 +1,19 @@
 """The fused elementwise kernel (shaders/map.wgsl): one chain of catalog functions per element; a load
 that is a strided view (a broadcast, transpose or slice) is read through index arithmetic. A generator
-(tw.random's rows) takes the element's flat index as its first argument (the ref ("idx", 0))."""
+(tw.random's rows, the index iota) takes the element's flat index as its first argument (the ref ("idx", 0));
+one with strides= other than row-major (an iota broadcast) its strided index (("at", k, rank): the helper
+tw_atg{k}, node k of the chain, its shape and strides in tw_meta after the loads' views). A gather (take) reads
+its data load whole at the index tw_take{k} computes from the element index and its index value (the ref
+("whole", j); its geometry in tw_meta after the generators'): that load is not read at the element index unless
+another member reads it so."""
 
 from __future__ import annotations
 
 import struct
 from functools import lru_cache
 
-from ..graph import MapStep, Node, function, storage
+from ..graph import MapStep, Node, function, gathers, storage
+from ..layout import contiguous_strides
 from .caps import Caps
 from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
 
@@ -27,11 +33,31 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     chain = []
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
-        refs = (("idx", 0),) if node.op.generator else tuple(local[i] for i in node.inputs)
+        refs = tuple(local[i] for i in node.inputs) if node.inputs else (generator_ref(node, k),)
+        if gathers(node):  # its data: a load read whole, at the index tw_take{k} computes
+            refs = (("whole", refs[0][1]), refs[1])
         chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
     return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views), types
+
+
+def generator_ref(node: Node, k: int) -> tuple:
+    """A generator's index argument: ("idx", 0), the flat index, or ("at", k, rank) through its strides."""
+    strides = node.options.get("strides")
+    if strides is None or strides == contiguous_strides(node.shape, strides):
+        return ("idx", 0)
+    return ("at", k, len(strides))
+
+
+def generator_words(step: MapStep, nodes: list[Node]) -> list[int]:
+    """The tw_meta words of the chain's strided generators, in chain order (index_fn's: offset 0, shape, strides)."""
+    words = []
+    for k, nid in enumerate(step.nodes):
+        node = nodes[nid]
+        if not node.inputs and generator_ref(node, k)[0] == "at":
+            words += [0, *node.shape, *node.options["strides"]]
+    return [w & 0xFFFFFFFF for w in words]
 
 
 def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
@@ -78,7 +104,7 @@ def meta_len(key) -> int:
     return 1 + 2 * rank + (2 * rank if masked else 0)
 
 
-def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
+def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
     """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
     gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> elem`, the value, 0 outside
     the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid element's
@@ -104,6 +130,35 @@ def index_fn(j: int, key, at: int, elem: str = "f32") -> str:
             lines.append(f"    rem = rem / {shape(d)};")
     tail = f"    return select({elem}(0), in{j}[u32(max(at, 0))], ok);" if masked else "    return u32(at);"
     return "\n".join(lines + [tail, "}"])
+
+
+TAKE_GEOMETRY = ("outer", "n", "inner")  # a gather's tw_meta words (gathers.axis_geometry)
+TAKE_WORDS = len(TAKE_GEOMETRY)
+
+
+def take_words(step, nodes: list[Node]) -> list[int]:
+    """The tw_meta words of a step's gathers, in member order (their geometry, TAKE_GEOMETRY)."""
+    return [nodes[m].options[w] for m in step.nodes if gathers(nodes[m]) for w in TAKE_GEOMETRY]
+
+
+def take_fn(k: int, at: int, unsigned: bool) -> str:
+    """WGSL helper of gather member k, its geometry in tw_meta from `at`: tw_take{k}(i, index) -> u32, the
+    element of its data that output element i reads; a negative index wraps once, then it is clamped
+    into the axis (an out-of-range index reads the nearest end: the standard leaves it unspecified)."""
+    index = "i32(min(v, 2147483647u))" if unsigned else "v"
+    return "\n".join(
+        [
+            f"fn tw_take{k}(i: u32, v: {'u32' if unsigned else 'i32'}) -> u32 {{",
+            f"    let outer = tw_meta[{at}u];",
+            f"    let n = tw_meta[{at + 1}u];",
+            f"    let inner = tw_meta[{at + 2}u];",
+            f"    var j = {index};",
+            "    if (j < 0) { j = j + i32(n); }",
+            "    j = clamp(j, 0, max(i32(n) - 1, 0));",
+            "    return (i / outer) * n * inner + u32(j) * inner + i % inner;",
+            "}",
+        ]
+    )
 
 
 def load_expr(j: int, key, i_expr: str) -> str:
@@ -136,20 +191,35 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
         if load is not None:
             index_fns.append(index_fn(j, load, at, load_types[j]))
             at += meta_len(load)
+    for _, inputs, _ in chain:  # strided generators' index helpers
+        for ref in inputs:
+            if ref[0] == "at":
+                index_fns.append(index_fn(f"g{ref[1]}", (ref[2], False), at))
+                at += meta_len((ref[2], False))
+    for k, (fn, inputs, _) in enumerate(chain):  # gathers' index helpers
+        if inputs[0][0] == "whole":
+            index_fns.append(take_fn(k, at, fn.endswith("_u32")))
+            at += TAKE_WORDS
+    elements = {r[1] for _, inputs, _ in chain for r in inputs if r[0] == "in"}
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
-    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads)]
+    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads) if j in elements]
     lanes = (".x", ".y", ".z", ".w") if vec else ("",)
 
     def name(ref, lane):
-        kind, j = ref
-        if kind == "idx":  # a generator's argument: the flat element index (of the lane, on vec4s)
-            return f"(i * 4u + {'xyzw'.index(lane[1:])}u)" if lane else "i"
+        kind, j = ref[:2]
+        if kind in ("idx", "at"):  # a generator's argument: the flat element index (of the lane, on vec4s)
+            flat = f"(i * 4u + {'xyzw'.index(lane[1:])}u)" if lane else "i"
+            return f"tw_atg{j}({flat})" if kind == "at" else flat
         return f"v_in{j}{lane}" if kind == "in" else f"t{j}{'_' + lane[1:] if lane else ''}"
 
     q = 0
     for k, (fn, inputs, n_p) in enumerate(chain):
         params = [f"p{q + r}" for r in range(n_p)]
         q += n_p
+        if inputs[0][0] == "whole":  # a gather (scalar form only)
+            j, at_index = inputs[0][1], f"tw_take{k}(i, {name(inputs[1], '')})"
+            body.append(f"    let t{k} = {load_expr(j, loads[j], at_index)};")
+            continue
         for lane in lanes:
             args = [name(ref, lane) for ref in inputs] + params
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
@@ -176,9 +246,9 @@ CODE_BUDGET = 64
 
 
 def form(step: MapStep, nodes: list[Node], caps: Caps) -> tuple[bool, int]:
-    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain and the chain's copies
-    fit CODE_BUDGET, else f32 with strided loads indexed."""
-    if any(strided(step, nodes)) or not caps.vec_ok(step.size):
+    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain, no member gathers and
+    the chain's copies fit CODE_BUDGET, else f32 with strided loads indexed."""
+    if any(strided(step, nodes)) or not caps.vec_ok(step.size) or any(gathers(nodes[m]) for m in step.nodes):
         return False, 1
     weight = sum(nodes[nid].op.cost for nid in step.nodes)
     for vpt in dict.fromkeys((max(1, caps.map_vpt), 1)):
@@ -198,5 +268,6 @@ def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     binds = tuple(enumerate([*loads, *stores], start=1))
     count = -(-step.size // 4) if vec else step.size
     groups = -(-count // (WORKGROUP * vpt))
-    meta = pack_meta([count], params) + struct.pack(f"<{len(words := view_meta(views))}I", *words)
+    words = view_meta(views) + generator_words(step, nodes) + take_words(step, nodes)
+    meta = pack_meta([count], params) + struct.pack(f"<{len(words)}I", *words)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]

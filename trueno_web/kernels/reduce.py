@@ -12,7 +12,7 @@ from functools import lru_cache
 from ..graph import Node, OpStep, ReduceStep, storage
 from .caps import Caps
 from .map import CODE_BUDGET, chain_key, index_fn, load_expr, meta_len, strided, view_meta
-from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, pack_meta, shader
+from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, fold, functions, pack_meta, shader
 
 ACCUMULATORS = 2  # per thread, each one lane per vec4 component: the loop carries one fold per lane and load
 # The chain is inlined 4 times (lanes) per vec4 a thread has in flight: at most map.CODE_BUDGET op costs
@@ -30,14 +30,14 @@ def fused(step: OpStep | ReduceStep, nodes: list[Node]) -> ReduceStep:
 
 def reduce_key(step: ReduceStep, nodes: list[Node]) -> tuple:
     """The structure of a reduction step (what the WGSL depends on, never values or sizes): the op's load,
-    combine, identity and finish; per load its view_key; the chain's functions; the reduction's operands."""
+    combine, identity, finish and scalar type for its dtype (source.fold); per load its view_key; the chain's functions; the reduction's operands."""
     loads, chain, _, _, _ = chain_key(step.chain(nodes), nodes)
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     local.update({nid: ("t", k) for k, nid in enumerate(step.nodes[:-1])})
-    op = nodes[step.node].op
-    operands = tuple(local[step.aliases.get(i, i)] for i in nodes[step.node].inputs)
+    node = nodes[step.node]
+    operands = tuple(local[step.aliases.get(i, i)] for i in node.inputs)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads)
-    return (op.wgsl, op.combine, op.identity, op.finish), loads, chain, operands, types
+    return fold(node.op, node.dtype), loads, chain, operands, types
 
 
 def unroll_for(step: ReduceStep, nodes: list[Node]) -> int:
@@ -51,8 +51,8 @@ def unroll_for(step: ReduceStep, nodes: list[Node]) -> int:
 @lru_cache(maxsize=256)
 def reduce_source(key: tuple, unroll: int, subgroups: bool = False, enable: bool = True) -> str:
     """WGSL of one reduction structure (reduce_key), `unroll` vec4s of every load in flight per thread."""
-    (load, combine, identity, finish), loads, chain, operands, types = key
-    acc = accumulator(combine, identity)
+    (load, combine, identity, finish, scalar), loads, chain, operands, types = key
+    acc = accumulator(combine, identity, scalar)
     decls = [acc["DECL"]] + [
         f"@group(0) @binding({3 + j}) var<storage, read> in{j}: array<{types[j] if vk else f'vec4<{types[j]}>'}>;"
         for j, vk in enumerate(loads)

@@ -13,10 +13,22 @@ import struct
 from functools import lru_cache
 
 from ..errors import LimitError
-from ..graph import Node, RowStep, function, row_reduction, storage
+from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
-from .map import index_fn, load_expr, meta_len, view_key, view_words
-from .source import META_WORDS, ONE_BITS, WORKGROUP, Dispatch, accumulator, fill, functions, grid_for, pack_meta, shader
+from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_fn, take_words, view_key, view_words
+from .source import (
+    META_WORDS,
+    ONE_BITS,
+    WORKGROUP,
+    Dispatch,
+    accumulator,
+    fill,
+    fold,
+    functions,
+    grid_for,
+    pack_meta,
+    shader,
+)
 
 
 def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
@@ -26,19 +38,21 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
     local.update({nid: ("m", k) for k, nid in enumerate(step.nodes)})
     ref = lambda i: local[step.aliases.get(i, i)]  # noqa: E731
     row_loads = {i for m in step.nodes if m in step.row_values and not row_reduction(nodes[m]) for i in nodes[m].inputs}
+    whole = {nodes[m].inputs[0] for m in step.nodes if gathers(nodes[m])}  # a gather's data: read at its index
     loads = tuple(
         ("r", view_key(nodes[i].view), None)
         if i in row_loads
-        else ("e", view_key(nodes[i].view), row_split(nodes[i].view, step.cols))
+        else ("e", view_key(nodes[i].view), None if i in whole else row_split(nodes[i].view, step.cols))
         for i in step.loads
     )
     members = []
     for nid in step.nodes:
         node = nodes[nid]
         refs = tuple(ref(i) for i in node.inputs)
+        if gathers(node):  # an element value (planner: never a row value)
+            refs = (("whole", refs[0][1]), refs[1])
         if row_reduction(node):
-            op = node.op
-            members.append(("red", (op.wgsl, op.combine, op.identity, op.finish), refs, 0))
+            members.append(("red", fold(node.op, node.dtype), refs, 0))
         else:
             members.append(("r" if nid in step.row_values else "e", function(node, nodes), refs, len(node.params)))
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
@@ -123,11 +137,21 @@ def rows_source(key: tuple) -> str:
             decls.append(split_fns(j, vk[0], outer, at))
             element_load[j] = split_load(j, vk[0], outer, at)
         at += meta_len(vk)
+    for k, (_, fn, refs, _) in enumerate(members):
+        if refs and refs[0][0] == "whole":
+            decls.append(take_fn(k, at, fn.endswith("_u32")))
+            at += TAKE_WORDS
     first_param, q = {}, 0
     for k, m in enumerate(members):
         first_param[k], q = q, q + m[3]
     reducers = [
-        f"fn tw_red{k}(x: f32, y: f32) -> f32 {{ return {m[1][0]}; }}" for k, m in enumerate(members) if m[0] == "red"
+        f"fn tw_red{k}(x: {m[1][4]}, y: {m[1][4]}) -> {m[1][4]} {{ return {m[1][0]}; }}"
+        for k, m in enumerate(members)
+        if m[0] == "red"
+    ]
+    decls += [  # the workgroup fold's memory of integer reductions (float ones: rows.wgsl's)
+        f"var<workgroup> tw_shared_{t}: array<{t}, 256>;"
+        for t in dict.fromkeys(m[1][4] for m in members if m[0] == "red" and m[1][4] != "f32")
     ]
 
     def value(r, element: bool) -> str:
@@ -138,6 +162,9 @@ def rows_source(key: tuple) -> str:
 
     def call(k: int, element: bool) -> str:
         _, fn, refs, n_p = members[k]
+        if refs[0][0] == "whole":  # a gather: its data load read at the element it computes
+            j = refs[0][1]
+            return load_expr(j, loads[j][1], f"tw_take{k}(i, {value(refs[1], element)})")
         args = [value(r, element) for r in refs] + [f"p{first_param[k] + p}" for p in range(n_p)]
         return f"{fn}({', '.join(args)})"
 
@@ -162,9 +189,9 @@ def rows_source(key: tuple) -> str:
         if level == "r":
             body.append(f"    let r{k} = {call(k, False)};")
         elif level == "red":
-            _, combine, identity, finish = fn
-            acc = accumulator(combine, identity)
-            args = [value(r, True) for r in refs] + ["0.0"] * (2 - len(refs))
+            _, combine, identity, finish, scalar = fn
+            acc = accumulator(combine, identity, scalar)
+            args = [value(r, True) for r in refs] + ["0.0" if scalar == "f32" else f"{scalar}(0)"] * (2 - len(refs))
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
             body.append(
                 loop.format(
@@ -174,7 +201,7 @@ def rows_source(key: tuple) -> str:
                     )
                 )
             )
-            shared = "tw_pairs" if acc["ACC"] != "f32" else "tw_shared"
+            shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
         f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
@@ -237,6 +264,7 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
+    words += take_words(step, nodes)
     meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))

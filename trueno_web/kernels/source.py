@@ -37,14 +37,33 @@ def fill(text: str, **parts) -> str:
     return text
 
 
-def accumulator(combine: str, identity: str) -> dict[str, str]:
-    """How a reduction's kernels accumulate with the catalog's `combine`. Folds across threads: ACC (the
-    type), LIFT (f32 -> ACC), COMBINE, VALUE (ACC -> f32). A thread's own elements: ADD1 (ACC and f32 ->
+# a reduction's identity in an integer dtype, by the catalog's combine (max: the dtype's smallest value)
+INT_IDENTITY = {
+    "i32": {"tw_add": "0i", "tw_mul": "1i", "tw_max": "i32(-2147483648)", "tw_min": "2147483647i"},
+    "u32": {"tw_add": "0u", "tw_mul": "1u", "tw_max": "0u", "tw_min": "4294967295u"},
+    "bool": {"tw_max": "0u", "tw_min": "1u"},
+}
+
+
+def fold(op, dtype) -> tuple[str, str, str, str, str]:
+    """(load, combine, identity, finish, T) of reduction `op` computing in `dtype` (T its WGSL scalar): the
+    catalog's own for float32; an integer's or bool's combine is the dtype's function (tw_add_i32,
+    shaders/functions_int.wgsl) and its identity the dtype's (INT_IDENTITY)."""
+    if dtype.kind == "float":
+        return op.wgsl, op.combine, op.identity, op.finish, "f32"
+    key = "bool" if dtype.kind == "bool" else dtype.wgsl
+    return op.wgsl, op.combine + dtype.suffix, INT_IDENTITY[key][op.combine], op.finish, dtype.wgsl
+
+
+def accumulator(combine: str, identity: str, scalar: str = "f32") -> dict[str, str]:
+    """How a reduction's kernels accumulate with `combine` (source.fold's) in the WGSL scalar type `scalar`
+    (T). Folds across threads: ACC (the type), LIFT (T -> ACC), COMBINE, VALUE (ACC -> T). A thread's own elements: ADD1 (ACC and f32 ->
     ACC, the row kernel); in the reduce kernel one lane per vec4 component, branch-free: LANES (the type;
     DECL declares it where it is a struct), START, ADD4 (an expression of `acc` and the vec4 `v`) and DONE
     (statements: LANES -> ACC). Sums keep (sum, error) float32 pairs (shaders/functions.wgsl: tw_lane_add);
     max and min a select on the order per lane and the largest |bits| apart (past 0x7f800000: a NaN),
-    folded with `combine` once done; other folds `combine` per lane."""
+    folded with `combine` once done; other folds (and every integer one: exact, no compensation) `combine`
+    per lane."""
     if combine == "tw_add":
         return dict(
             ACC="vec2<f32>",
@@ -57,19 +76,21 @@ def accumulator(combine: str, identity: str) -> dict[str, str]:
             START="mat4x2<f32>()",
             ADD4="tw_lanes_add(acc, v)",
             DONE="return tw_lanes_pair(acc);",
+            T="f32",
         )
     c = combine
     acc = dict(
-        ACC="f32",
+        ACC=scalar,
         LIFT="",
         COMBINE=c,
         VALUE="",
         ADD1=c,
         DECL="",
-        LANES="vec4<f32>",
-        START=f"vec4<f32>({identity})",
-        ADD4=f"vec4<f32>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
+        LANES=f"vec4<{scalar}>",
+        START=f"vec4<{scalar}>({identity})",
+        ADD4=f"vec4<{scalar}>({c}(acc.x, v.x), {c}(acc.y, v.y), {c}(acc.z, v.z), {c}(acc.w, v.w))",
         DONE=f"return {c}({c}(acc.x, acc.y), {c}(acc.z, acc.w));",
+        T=scalar,
     )
     order = {"tw_max": ">", "tw_min": "<"}.get(c)
     if order:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 
+from ..dtypes import float32, int32
 from ..errors import TruenoValueError
 from ..tensor import Tensor, asarray
 from ..tensor.core import as_tensors
@@ -20,14 +21,17 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 
 def one_hot(labels, num_classes: int, axis: int = -1) -> Tensor:
-    """1.0 at each label's class along a new axis (`axis` of the result), else 0.0; labels are class indices
-    (float32 integers for now: exact below 2^24)."""
+    """float32 1.0 at each label's class along a new axis (`axis` of the result), else 0.0; labels are int32
+    (or uint32) class indices (float labels holding integers are converted); one outside [0, num_classes)
+    gives a row of zeros."""
     (labels,) = as_tensors([labels])
+    if labels.dtype.kind in ("float", "bool"):
+        labels = labels.astype(int32)
     a = axis_index(axis, labels.ndim + 1, "one_hot")
-    classes = asarray(array.array("f", range(num_classes)), labels.device)
+    classes = asarray(array.array("i", range(num_classes)), labels.device).astype(labels.dtype, copy=False)
     shape = [1] * (labels.ndim + 1)
     shape[a] = num_classes
-    return labels.unsqueeze(a) == classes.reshape(shape)
+    return (labels.unsqueeze(a) == classes.reshape(shape)).astype(float32)
 
 
 def cross_entropy(logits, labels, axis: int = -1, reduction: str = "mean") -> Tensor:

@@ -19,21 +19,23 @@ from numbers import Real
 
 from .. import ops
 from ..calls import Pending, install
-from ..dtypes import INTEGRAL_IDENTITY, DType, bool_, dtype_of, float32, result_type, signature, weak_dtype
+from ..dtypes import DType, dtype_of, float32, input_dtypes, result_type, signature, weak_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
 from .api import ArrayApi
 from .expr import Expr, leaf
+from .index import Indexing
 from .linalg import Linalg
 from .lower import realize
 from .reduce import Reductions
-from .views import Views
+from .scans import Scans
+from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
 
 
-class Tensor(ArrayApi, Views, Reductions, Linalg):
+class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
@@ -243,20 +245,6 @@ def _is_scalar(x) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
-def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
-    if all(s == shapes[0] for s in shapes):
-        return tuple(shapes[0]) if shapes else ()
-    ndim = max(map(len, shapes), default=0)
-    out = []
-    for d in range(ndim):
-        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise TruenoValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast (NumPy's rules)")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
-
-
 def as_tensors(args) -> list[Tensor]:
     """Tensors of the arguments of one op: one device, Python scalars (weakly typed: dtypes.weak_dtype)
     and host data moved onto it."""
@@ -283,9 +271,8 @@ def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
     """The inputs converted to the dtypes `op` computes in (a where's condition to bool), and the dtype it
     returns (dtypes.signature)."""
     compute, out = signature(op, [t.dtype for t in ts])
-    if op.name == "where":
-        return [ts[0].astype(bool_, copy=False), *(t.astype(compute, copy=False) for t in ts[1:])], out
-    return [t if t.dtype is compute else t.astype(compute) for t in ts], out
+    wanted = input_dtypes(op, [t.dtype for t in ts], compute)
+    return [t if t.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
 
 
 def _op(name: str, *args, **params) -> Tensor:
@@ -299,8 +286,6 @@ def _op(name: str, *args, **params) -> Tensor:
 
 def _method(self, op, inputs, params, options):
     ts = as_tensors(inputs)
-    if op.name in INTEGRAL_IDENTITY and ts[0].dtype.kind != "float":
-        return ts[0]  # floor(int) is the int itself, of its dtype (dtypes.INTEGRAL_IDENTITY)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
     ts, dtype = _typed(op, ts)

@@ -8,7 +8,7 @@ import array
 import math
 
 from .. import ops
-from ..dtypes import INDEX
+from ..dtypes import INDEX, float32
 from ..errors import TruenoValueError
 from ..kinds import Kind
 from .views import axes_tuple, axis_index
@@ -25,13 +25,13 @@ class Reductions:
 
     def mean(self, axis=None, keepdims=False):
         n = _count(self, axis)
-        total = self.sum(axis, keepdims)
+        total = _floats(self).sum(axis, keepdims)
         return total * (1.0 / n) if n else total * math.nan
 
     def var(self, axis=None, keepdims=False, *, correction: float = 0.0):
         """The variance: sum((x - mean)^2) / (n - correction) (the standard's correction is NumPy's ddof);
         NaN where n - correction <= 0."""
-        centred = self - self.mean(axis, keepdims=True)
+        centred = _floats(self) - self.mean(axis, keepdims=True)
         n = _count(self, axis) - correction
         total = (centred * centred).sum(axis, keepdims)
         return total * (1.0 / n) if n > 0 else total * math.nan
@@ -54,6 +54,11 @@ class Reductions:
 
     def log_softmax(self, axis: int = -1):
         return _softmax("log_softmax", self, axis)
+
+
+def _floats(t):
+    """t as float32: mean, var and std of integers and bools are float32 (an integer sum would wrap)."""
+    return t if t.dtype == float32 else t.astype(float32)
 
 
 def _count(t, axis) -> int:

@@ -211,6 +211,20 @@ def pad_widths(pad_width, shape: tuple[int, ...]) -> list[tuple[int, int]]:
     return widths
 
 
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """NumPy's broadcast of shapes, or a TruenoValueError naming them."""
+    if all(s == shapes[0] for s in shapes):
+        return tuple(shapes[0]) if shapes else ()
+    ndim = max(map(len, shapes), default=0)
+    out = []
+    for d in range(ndim):
+        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise TruenoValueError(f"shapes {' and '.join(map(str, shapes))} do not broadcast (NumPy's rules)")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
 def shape_arg(shape) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
