@@ -5,8 +5,9 @@ docs/array_api.md) against `trueno_web` on one backend, with the failures we kno
     .venv/bin/python scripts/array_api_suite.py --backend wasm-simd --no-xfails --failures out.txt
 
 The suite is copied to a temporary folder first (pytest and Hypothesis write next to the tests, and the
-vendored copy is read-only in CI), its spec stubs' package trimmed to the 2024.12 version kept, and three
-lines patched that assume complex dtypes and float64 exist (PATCHES). Hypothesis runs derandomized: the same
+vendored copy is read-only in CI), its spec stubs' package trimmed to the 2024.12 version kept, and a few
+lines patched (PATCHES): no shrinking of failing examples, and three lines that assume complex dtypes and
+float64 exist. Hypothesis runs derandomized: the same
 examples every run, so a failure is reproducible and CI never flakes on a rare draw.
 tests/test_array_api_suite.py runs it file by file in CI.
 """
@@ -26,8 +27,15 @@ ROOT = Path(__file__).resolve().parent.parent
 XFAILS = ROOT / "array_api_xfails.txt"
 API_VERSION = "2024.12"
 STANDARD_DTYPES = "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 complex64 complex128"
-# (file, text, replacement): the suite reads its widest complex dtype and float64 unguarded; trueno_web has neither
+# (file, text, replacement): Hypothesis without its shrink phase; the suite reads its widest complex dtype and
+# float64 unguarded, and trueno_web has neither
 PATCHES = (
+    (  # no shrinking: a failing test reports its first failing example at once, not minutes later
+        "conftest.py",
+        "        deadline=deadline,\n",
+        "        deadline=deadline,\n        phases=[Phase.explicit, Phase.reuse, Phase.generate],\n",
+    ),
+    ("conftest.py", "from hypothesis import settings\n", "from hypothesis import Phase, settings\n"),
     (
         "array_api_tests/dtype_helpers.py",
         "[(dt, dtype_nbits[dt]) for dt in complex_dtypes], key=lambda x: x[1]\n)[0]",
