@@ -26,7 +26,8 @@ class Info:
     """What `__array_namespace_info__()` returns: the capabilities, devices and dtypes of trueno_web."""
 
     def capabilities(self) -> dict:
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+        """Boolean masks index (`x[x > 0]`) and nonzero works: both read the mask to the host for the shape."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self) -> GpuDevice:
         return default_device()
