@@ -286,3 +286,15 @@ def test_an_axis_out_of_range_is_an_index_error(cpu):
     with pytest.raises(tw.TruenoValueError):  # still a TruenoValueError, as before
         tw.expand_dims(t, axis=-4)
     same(tw.expand_dims(t, axis=-3), block_on(t.numpy())[None])
+
+
+@pytest.mark.parametrize("dtype", [None, "int32", "uint32", "float32"])
+def test_sum_and_prod_take_a_dtype(dev, dtype):
+    x = np.array([[True, False, True], [True, True, True]])
+    i = np.array([[4096, 1, 3], [0, 5, 70000]], np.int32)  # >= 0 and exact in float32: every conversion exact
+    for data in (x, i, i.astype(np.float32)):
+        t = dev.tensor(data)
+        want = data if dtype is None else data.astype(dtype)
+        want = want.astype(np.int32) if want.dtype == np.bool_ else want  # bool sums as the default integer
+        same(tw.sum(t, axis=1, dtype=dtype), want.sum(axis=1, dtype=want.dtype))
+        same(t.prod(axis=0, dtype=dtype), want.prod(axis=0, dtype=want.dtype))

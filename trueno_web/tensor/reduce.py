@@ -114,11 +114,20 @@ def _softmax(name: str, t, axis: int):
     return shifted - shifted.exp().sum(a, keepdims=True).log()
 
 
+ACCUMULATING = ("sum", "prod")  # the standard's reductions with dtype=: the input converted to it first
+
+
 def _along_axes(op: ops.Op):
-    """The Tensor method of a one-input catalog reduction: over `axis` (None: all of it), keepdims as NumPy."""
+    """The Tensor method of a one-input catalog reduction: over `axis` (None: all of it), keepdims as NumPy;
+    sum and prod take the standard's `dtype=` too."""
 
     def method(self, axis=None, keepdims=False):
         return _reduce(op.name, self, axis, keepdims)
+
+    def accumulating(self, axis=None, keepdims=False, *, dtype=None):
+        return _reduce(op.name, self if dtype is None else self.astype(dtype, copy=False), axis, keepdims)
+
+    method = accumulating if op.name in ACCUMULATING else method
 
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = f"{op.doc}, along `axis` (an int, a tuple, or None: all of it); keepdims as in NumPy."
