@@ -239,8 +239,11 @@ def test_max_ties_and_prod_zeros(npdev):
 
 VIEW_CASES = {
     "reshape": lambda xp, a: a.reshape(5, 3, 4),
-    "transpose": lambda xp, a: a.transpose(0, 2, 1) if xp is NP else a.transpose(1, 2),
-    "T": lambda xp, a: a.T,
+    "transpose": lambda xp, a: a.transpose(0, 2, 1),
+    "transpose()": lambda xp, a: a.transpose(),
+    "swapaxes": lambda xp, a: a.swapaxes(0, 2),
+    "T": lambda xp, a: a[1].T,
+    "mT": lambda xp, a: a.swapaxes(-1, -2) if xp is NP else a.mT,
     "slice": lambda xp, a: a[1:, ::2, 1:4],
     "negative step": lambda xp, a: a[::-1, 3:0:-2],
     "int index": lambda xp, a: a[1, :, 2],

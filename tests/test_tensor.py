@@ -153,18 +153,19 @@ def _gelu(x):
 def test_views_cost_nothing_and_read_right(dev):
     x = data(4, 6, 5)
     t = tensor(dev, x)
-    check(t.T, x.T)
-    check(t.transpose(0, 2).relu(), x.transpose(2, 1, 0).map("relu"))
+    check(t.transpose(), x.T)
+    check(t[1].T, x[1].T)
+    check(t.swapaxes(0, 2).relu(), x.transpose(2, 1, 0).map("relu"))
     check(t.permute(1, 2, 0), x.transpose(1, 2, 0))
     check(t[1:, ::2], x[1:, ::2])
     check(t[::-1, 2, -3:], x[::-1, 2, -3:])
     check(t[None, ..., 0], x[None, ..., 0])
     check(t[:, :1].expand(4, 3, 5), x[:, :1].broadcast_to((4, 3, 5)))
     check(t.reshape(24, 5), x.reshape(24, 5))
-    check(t.T.reshape(-1), x.T.reshape(-1))  # a reshape of a strided view copies first
+    check(t.transpose().reshape(-1), x.T.reshape(-1))  # a reshape of a strided view copies first
     check(t[:, :1].squeeze(1).unsqueeze(0), x[:, 0][None])
     check(t[2:3].squeeze(), x[2])
-    check((t.T + t.T)[1], (x.T + x.T)[1])
+    check((t.transpose() + t.transpose())[1], (x.T + x.T)[1])
 
 
 # every reduction of the tensors but prod, whose product of up to 4097 * 3 * 2 inputs leaves float32's range
@@ -239,7 +240,7 @@ def test_matmul(dev, sa, sb):
     want = a @ b
     check(tensor(dev, a) @ tensor(dev, b), want, rtol=1e-5, atol=1e-5)
     host_b = b.tolist() if b.size else tensor(dev, b)  # host data mixes in (nested lists cannot say (0, 2))
-    check(tw.matmul(tensor(dev, a).T.T, host_b), want, rtol=1e-5, atol=1e-5)
+    check(tw.matmul(tensor(dev, a).transpose().transpose(), host_b), want, rtol=1e-5, atol=1e-5)
 
 
 def test_matmul_of_a_transposed_operand(dev):
@@ -304,8 +305,8 @@ def test_mistakes_raise_where_written_and_the_device_still_works(dev):
             t + tensor(other, data(3, 4))
     finally:
         other.close()
-    with pytest.raises(tw.TruenoTypeError, match="item"):
-        bool(t.sum())
+    with pytest.raises(tw.TruenoTypeError, match="one element"):
+        bool(t)  # bool() of one element runs it (tests/test_array_api.py); of several it is ambiguous
     check(t + 1, Ref(flat_values(block_on(t.numpy())), t.shape) + 1)
     check(t, x)
 

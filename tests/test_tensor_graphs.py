@@ -11,7 +11,7 @@ a value is often read more than once: shared subexpressions):
   values, and log / sqrt / rsqrt / div / pow on operands kept away from 0 (|x| + c);
 - reductions: sum, max, min, mean with axis None / int / negative int / tuple / (), keepdims or not,
   and the row pattern v op v.reduce(axis, keepdims=True) (x - max, x * mean, ...);
-- movement ops: reshape (with -1), permute / transpose / .T, indexing with steps (negative too), ints,
+- movement ops: reshape (with -1), permute / swapaxes / transpose(), indexing with steps (negative too), ints,
   None and ..., now and then an empty slice (size-0 tensors), expand / broadcast_to, squeeze / unsqueeze;
 - now and then an early `tw.realize` of some values, which later steps then build on.
 
@@ -579,9 +579,9 @@ def build(dev, program: Program) -> list:
         elif kind == "permute":
             t = vals[step[1]].permute(*step[2])
         elif kind == "transpose":
-            t = vals[step[1]].transpose(step[2], step[3])
+            t = vals[step[1]].swapaxes(step[2], step[3])
         elif kind == "T":
-            t = vals[step[1]].T
+            t = vals[step[1]].transpose()
         elif kind == "index":
             t = vals[step[1]][step[2]]
         elif kind == "expand":

@@ -97,15 +97,13 @@ def test_strided_operands(dev):
     """Transposed matrices and sliced batches are copied to row-major first; the results are NumPy's."""
     x, y = data(3, 9, 5), data(4, 3, 9, 6)
     tx, ty = tensor(dev, x), tensor(dev, y)
-    check(tx.transpose(-1, -2) @ ty[1], x.transpose(0, 2, 1), y[1])  # (3, 5, 9) @ (3, 9, 6)
+    check(tx.mT @ ty[1], x.transpose(0, 2, 1), y[1])  # (3, 5, 9) @ (3, 9, 6)
     check(
         ty.permute(1, 0, 2, 3)[:, ::2] @ tx[:, 3:, 1:4].unsqueeze(1),
         y.transpose(1, 0, 2, 3)[:, ::2],
         x[:, 3:, 1:4][:, None],
     )
-    check(
-        ty[::-1, :, :, :5].transpose(-1, -2) @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2), y[0, :, :, :2]
-    )
+    check(ty[::-1, :, :, :5].mT @ ty[0, :, :, :2], y[::-1, :, :, :5].transpose(0, 1, 3, 2), y[0, :, :, :2])
 
 
 def _ops_under(t) -> list[str]:

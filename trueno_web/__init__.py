@@ -21,12 +21,41 @@ from .errors import (
     GpuError,
     LimitError,
     TruenoError,
+    TruenoIndexError,
     TruenoTypeError,
     TruenoValueError,
     UnavailableError,
 )
 
 __version__ = "0.1.0"
+__array_api_version__ = "2024.12"  # the Python array API standard this namespace implements (namespace.py)
+# the array API namespace's free functions and constants that are no Tensor method (namespace.py)
+_NAMESPACE = (
+    "__array_namespace_info__",
+    "from_dlpack",
+    "astype",
+    "reshape",
+    "permute_dims",
+    "matrix_transpose",
+    "expand_dims",
+    "broadcast_arrays",
+    "broadcast_to",
+    "flip",
+    "roll",
+    "tile",
+    "repeat",
+    "concat",
+    "unstack",
+    "vecdot",
+    "tensordot",
+    "outer",
+    "clip",
+    "e",
+    "pi",
+    "inf",
+    "nan",
+    "newaxis",
+)
 __all__ = [
     "GpuDevice",
     "GpuCommandBatch",
@@ -51,6 +80,7 @@ __all__ = [
     "stack",
     "TruenoError",
     "TruenoValueError",
+    "TruenoIndexError",
     "TruenoTypeError",
     "LimitError",
     "BatchError",
@@ -91,12 +121,13 @@ __all__ = [
     "meshgrid",
     "default_device",
     "set_default_device",
+    *_NAMESPACE,
 ]
 
 _NOT_FUNCTIONS = {"numpy", "numpy_sync", "read", "item", "mro"}  # Tensor methods that are no tensor function
 _LAZY = {
     "Tensor": ("tensor", "Tensor"),
-    "asarray": ("tensor", "asarray"),
+    "asarray": ("namespace", "asarray"),
     "matmul": ("tensor", "matmul"),
     "broadcast_shapes": ("tensor", "broadcast_shapes"),
     "linear": ("nn", "linear"),
@@ -119,6 +150,9 @@ _LAZY = {
     "vjp": ("autodiff", "vjp"),
     "jit": ("programs", "jit"),
     "synchronize": ("device", "synchronize"),
+    "default_device": ("device", "default_device"),
+    "set_default_device": ("device", "set_default_device"),
+    **{name: ("namespace", name) for name in _NAMESPACE},
     "random": ("random", None),
     "linalg": ("linalg", None),
     "zeros": ("device", "zeros"),
@@ -135,8 +169,6 @@ _LAZY = {
     "tril": ("device", "tril"),
     "triu": ("device", "triu"),
     "meshgrid": ("device", "meshgrid"),
-    "default_device": ("device", "default_device"),
-    "set_default_device": ("device", "set_default_device"),
 }
 
 

@@ -93,11 +93,21 @@ def dtype_of(x) -> DType:
 # ---------------------------------------------------------------- promotion
 
 
-def result_type(*dtypes: DType) -> DType:
-    """The standard's promotion of array dtypes (no Python scalars here: see `weak_dtype`)."""
-    out = dtypes[0]
-    for d in dtypes[1:]:
-        out = _promote(out, d)
+def result_type(*arrays_and_dtypes) -> DType:
+    """The standard's promotion of dtypes and arrays' dtypes; Python scalars among them are weak (they take
+    the others' dtype where its kind holds them: `weak_dtype`)."""
+    if all([isinstance(d, DType) for d in arrays_and_dtypes]) and arrays_and_dtypes:
+        out = arrays_and_dtypes[0]  # the common call, the library's own: dtypes only
+        for d in arrays_and_dtypes[1:]:
+            out = _promote(out, d)
+        return out
+    scalars = [x for x in arrays_and_dtypes if isinstance(x, (bool, Real))]
+    strong = [dtype_of(getattr(x, "dtype", x)) for x in arrays_and_dtypes if not isinstance(x, (bool, Real))]
+    if not strong:
+        raise TruenoTypeError("result_type needs at least one array or dtype (Python scalars alone have no dtype)")
+    out = result_type(*strong)
+    for value in scalars:
+        out = _promote(out, weak_dtype(value, out))
     return out
 
 
@@ -202,9 +212,9 @@ KINDS = {
 }
 
 
-def isdtype(d, kind) -> bool:
-    """The standard's isdtype: is dtype `d` of `kind` (a dtype, a kind name, or a tuple of those)?"""
-    d = dtype_of(d)
+def isdtype(dtype, kind) -> bool:
+    """The standard's isdtype: is `dtype` of `kind` (a dtype, a kind name, or a tuple of those)?"""
+    d = dtype_of(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(d, k) for k in kind)
     if isinstance(kind, str):

@@ -9,6 +9,10 @@ class TruenoValueError(TruenoError, ValueError):
     """Bad input values or shapes (mismatched lengths, wrong rank, inner dimensions that differ)."""
 
 
+class TruenoIndexError(TruenoValueError, IndexError):
+    """An axis or index out of range (an IndexError too, as the array API standard asks)."""
+
+
 class TruenoTypeError(TruenoError, TypeError):
     """Input of a type trueno_web cannot use (strings, None, non-numbers)."""
 

@@ -102,7 +102,7 @@ def _shape_of(x) -> tuple[int, ...]:
         if len(inner) != 1:
             raise TruenoValueError("nested lists must be rectangular (every row the same length)")
         return (len(x), *inner.pop())
-    if isinstance(x, Real) and not isinstance(x, bool):
+    if isinstance(x, Real):  # bools too: nested lists of bools (and of bools and ints) are data
         return ()
     raise TruenoTypeError(f"cannot use {type(x).__name__} {x!r:.40} as a number; pass numbers (lists, arrays, buffers)")
 

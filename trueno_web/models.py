@@ -102,7 +102,7 @@ class TransformerBlock:
         qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv).reshape(*lead, n, 3, h, d // h)
         qkv = qkv.permute(p + 1, *range(p), p + 2, p, p + 3) + self.b_qkv.reshape(3, *[1] * p, h, 1, d // h)
         att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], causal=True)  # (..., heads, L, d_head)
-        x = x + linear(att.transpose(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
+        x = x + linear(att.swapaxes(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
         z = linear(layer_norm(x, self.ln2_w, self.ln2_b, self.eps), self.w_fc, self.b_fc).gelu()
         return x + linear(z, self.w_proj, self.b_proj)
 

@@ -135,7 +135,7 @@ def _matmul(e, g: Tensor, xs: list[Tensor]):
     if e.options.get("flat"):
         raise TruenoTypeError("matmul of flat inputs (m=, k=, n=) has no gradient; give the operands their shapes")
     a, b = xs
-    return _sum_to(matmul(g, b.transpose(-2, -1)), a.shape), _sum_to(matmul(a.transpose(-2, -1), g), b.shape)
+    return _sum_to(matmul(g, b.mT), a.shape), _sum_to(matmul(a.mT, g), b.shape)
 
 
 def _softmax(name: str, g: Tensor, y: Tensor):

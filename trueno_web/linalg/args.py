@@ -53,4 +53,4 @@ def symmetric(x: Tensor) -> Tensor:
     n = x.shape[-1]
     lower = (rows(x, n)[:, None] >= rows(x, n)[None, :]).where(x, 0.0)
     strict = (rows(x, n)[:, None] > rows(x, n)[None, :]).where(x, 0.0)
-    return lower + strict.transpose(-1, -2)
+    return lower + strict.mT

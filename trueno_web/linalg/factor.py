@@ -28,7 +28,7 @@ def cholesky(x, /, *, upper: bool = False) -> Tensor:
         col = (r >= k).where(a[..., :, k] / a[..., k, k, None].sqrt(), 0.0)
         low = (r == k).where(col[..., :, None], low)
         a = a - col[..., :, None] * col[..., None, :]
-    return low.transpose(-1, -2) if upper else low
+    return low.mT if upper else low
 
 
 def _pivot(a: Tensor, others: list[Tensor], k: int, r: Tensor):

@@ -126,7 +126,7 @@ async def _eigh(x: Tensor, vectors: bool):
     w = diagonal(a)[..., drop:]
     order = _ranks(w, descending=False)
     w = (order * w[..., None, :]).sum(-1)
-    return w, (v[..., drop:, drop:] @ order.transpose(-1, -2) if vectors else None)
+    return w, (v[..., drop:, drop:] @ order.mT if vectors else None)
 
 
 async def eigh(x, /) -> EighResult:
@@ -157,7 +157,7 @@ async def _one_sided(a: Tensor, vectors: bool):
         return [_rotate(u, c, s, -1), _rotate(v, c, s, -1) if vectors else v]
 
     def off(state):
-        g = state[0].transpose(-1, -2) @ state[0]
+        g = state[0].mT @ state[0]
         d = diagonal(g)
         norm = (d[..., :, None] * d[..., None, :]).sqrt()
         return _off_diagonal((norm > 0.0).where(g.abs() / norm, 0.0)).max()
@@ -166,22 +166,22 @@ async def _one_sided(a: Tensor, vectors: bool):
         u, v = await _sweeps(step, off, [u, v], size, max(a.shape[-2], size) * EPS)
     sigma = (u * u).sum(-2)[..., drop:].sqrt()
     order = _ranks(sigma, descending=True)
-    back = order.transpose(-1, -2)
+    back = order.mT
     return (order * sigma[..., None, :]).sum(-1), u[..., :, drop:] @ back, v[..., drop:, drop:] @ back
 
 
 async def _svd(a: Tensor, full: bool):
     m, n = a.shape[-2:]
     if m < n:
-        u, s, vh = await _svd(a.transpose(-1, -2), full)
-        return vh.transpose(-1, -2), s, u.transpose(-1, -2)
+        u, s, vh = await _svd(a.mT, full)
+        return vh.mT, s, u.mT
     s, us, v = await _one_sided(a, True)
     unit = (s[..., None, :] > 0.0).where(us / s[..., None, :], 0.0)
     q, r = qr(unit, mode="complete" if full else "reduced")
     flip = (diagonal(r) < 0.0).where(-1.0, 1.0)
     if full and m > n:
         flip = (rows(q, m) < n).where(flip.pad([*[(0, 0)] * (flip.ndim - 1), (0, m - n)]), 1.0)
-    return q * flip[..., None, :], s, v.transpose(-1, -2)
+    return q * flip[..., None, :], s, v.mT
 
 
 async def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
@@ -194,5 +194,5 @@ async def svdvals(x, /) -> Tensor:
     """The singular values (descending) of each matrix; see svd. Await it."""
     a = floats(x, "svdvals")
     if a.shape[-2] < a.shape[-1]:
-        a = a.transpose(-1, -2)
+        a = a.mT
     return (await _one_sided(a, False))[0]

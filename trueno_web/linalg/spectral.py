@@ -45,7 +45,7 @@ async def pinv(x, /, *, rtol=None) -> Tensor:
     u, s, vh = await svd(a, full_matrices=False)
     keep = s > s.max(-1, keepdims=True) * _rtol(a, rtol)
     inv_s = keep.where(1.0 / s, 0.0)
-    return vh.transpose(-1, -2) @ (inv_s[..., :, None] * u.transpose(-1, -2))
+    return vh.mT @ (inv_s[..., :, None] * u.mT)
 
 
 async def matrix_rank(x, /, *, rtol=None) -> Tensor:

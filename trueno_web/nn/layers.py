@@ -46,7 +46,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
             f"got q {q.shape}, k {k.shape}, v {v.shape}"
         )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = matmul(q, k.transpose(-2, -1)) * scale
+    scores = matmul(q, k.mT) * scale
     if causal:  # key position <= query position, compared in the kernel that applies it: the positions are
         # broadcast to the scores' shape first, so the comparison is of their size and fuses with the masking
         n_q, n_k = q.shape[-2], k.shape[-2]

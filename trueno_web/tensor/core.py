@@ -23,6 +23,7 @@ from ..dtypes import DType, dtype_of, float32, input_dtypes, result_type, signat
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
+from .api import ArrayApi
 from .expr import Expr, leaf
 from .index import Indexing
 from .linalg import Linalg
@@ -35,7 +36,7 @@ from .views import Views, broadcast_shapes
 ASTYPE = ops.get("astype")
 
 
-class Tensor(Indexing, Views, Reductions, Scans, Linalg, Sorting):
+class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
     """A lazy array of one dtype on one device (see the module docstring). The mixins' hooks are at the end
     of the class: `_new`, `_const`, `_apply`, `_tensors`."""
 
@@ -174,9 +175,6 @@ class Tensor(Indexing, Views, Reductions, Scans, Linalg, Sorting):
     def __pos__(self):
         return Tensor(self.device, self.expr)
 
-    def __bool__(self):
-        raise TruenoTypeError("the truth value of a lazy tensor is unknown until it runs; use `await t.item()`")
-
     # ------------------------------------------------------------ running
 
     def numpy(self) -> Pending:
@@ -211,9 +209,6 @@ class Tensor(Indexing, Views, Reductions, Scans, Linalg, Sorting):
     def numpy_sync(self):
         """numpy() without await, where runtime.sync_available() (desktop; JSPI in the browser)."""
         return block_on(self.numpy())
-
-    def __float__(self) -> float:
-        return float(block_on(self.item()))
 
     def __array__(self, dtype=None, copy=None):
         out = self.numpy_sync()

@@ -4,6 +4,7 @@ once. stack is concatenate of the inputs each given a new axis."""
 
 from __future__ import annotations
 
+from ..dtypes import bool_
 from ..errors import TruenoTypeError, TruenoValueError
 from .core import Tensor, as_tensors
 from .views import axis_index
@@ -46,7 +47,8 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
         widths = [(0, 0)] * ndim
         widths[a] = (before, total - before - n)
         padded = t.pad(widths)
-        out = padded if out is None else out + padded
+        both_bool = out is not None and out.dtype is bool_ and padded.dtype is bool_
+        out = padded if out is None else (out | padded) if both_bool else out + padded  # bools stay bool
         before += n
     return ts[0] if out is None else out
 

@@ -28,14 +28,17 @@ class Reductions:
         total = _floats(self).sum(axis, keepdims)
         return total * (1.0 / n) if n else total * math.nan
 
-    def var(self, axis=None, keepdims=False, ddof: int = 0):
+    def var(self, axis=None, keepdims=False, *, correction: float = 0.0):
+        """The variance: sum((x - mean)^2) / (n - correction) (the standard's correction is NumPy's ddof);
+        NaN where n - correction <= 0."""
         centred = _floats(self) - self.mean(axis, keepdims=True)
-        n = _count(self, axis) - ddof
+        n = _count(self, axis) - correction
         total = (centred * centred).sum(axis, keepdims)
         return total * (1.0 / n) if n > 0 else total * math.nan
 
-    def std(self, axis=None, keepdims=False, ddof: int = 0):
-        return self.var(axis, keepdims, ddof).sqrt()
+    def std(self, axis=None, keepdims=False, *, correction: float = 0.0):
+        """sqrt(var): see var."""
+        return self.var(axis, keepdims, correction=correction).sqrt()
 
     def argmax(self, axis=None, keepdims=False):
         """Index of the first largest element along `axis` (None: of the flattened tensor), as int32; the
@@ -111,11 +114,20 @@ def _softmax(name: str, t, axis: int):
     return shifted - shifted.exp().sum(a, keepdims=True).log()
 
 
+ACCUMULATING = ("sum", "prod")  # the standard's reductions with dtype=: the input converted to it first
+
+
 def _along_axes(op: ops.Op):
-    """The Tensor method of a one-input catalog reduction: over `axis` (None: all of it), keepdims as NumPy."""
+    """The Tensor method of a one-input catalog reduction: over `axis` (None: all of it), keepdims as NumPy;
+    sum and prod take the standard's `dtype=` too."""
 
     def method(self, axis=None, keepdims=False):
         return _reduce(op.name, self, axis, keepdims)
+
+    def accumulating(self, axis=None, keepdims=False, *, dtype=None):
+        return _reduce(op.name, self if dtype is None else self.astype(dtype, copy=False), axis, keepdims)
+
+    method = accumulating if op.name in ACCUMULATING else method
 
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = f"{op.doc}, along `axis` (an int, a tuple, or None: all of it); keepdims as in NumPy."

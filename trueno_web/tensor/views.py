@@ -1,4 +1,4 @@
-"""Movement ops as views: reshape, permute/transpose, expand, squeeze/unsqueeze, indexing and zero padding
+"""Movement ops as views: reshape, permute, expand, squeeze/unsqueeze, indexing and zero padding
 change how a tensor reads its base's flat storage (a `layout.View`), never the data. The Tensor class
 mixes these in; the helpers at the end (axes, shapes, pad widths) serve the other tensor modules too.
 
@@ -11,7 +11,7 @@ import math
 import operator
 from numbers import Real
 
-from ..errors import TruenoTypeError, TruenoValueError
+from ..errors import TruenoIndexError, TruenoTypeError, TruenoValueError
 from ..layout import View, contiguous_strides
 from .expr import Expr
 
@@ -71,19 +71,6 @@ class Views:
         _, strides, offset = self.expr.layout()
         mask = self._mask()
         return self._view([self.shape[a] for a in axes], [strides[a] for a in axes], offset, [mask[a] for a in axes])
-
-    def transpose(self, axis0: int = -2, axis1: int = -1):
-        """Swap two axes (the last two by default); `t.T` reverses all of them, as in NumPy."""
-        if self.ndim < 2:
-            return self
-        axes = list(range(self.ndim))
-        a, b = axis_index(axis0, self.ndim, "transpose"), axis_index(axis1, self.ndim, "transpose")
-        axes[a], axes[b] = axes[b], axes[a]
-        return self.permute(axes)
-
-    @property
-    def T(self):
-        return self.permute(list(range(self.ndim))[::-1])
 
     def expand(self, *shape):
         """Broadcast to `shape` (NumPy's rules; -1 keeps a dimension); nothing is copied."""
@@ -250,7 +237,7 @@ def axis_index(axis, ndim: int, what: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise TruenoTypeError(f"{what}: an axis is an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise TruenoValueError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)")
+        raise TruenoIndexError(f"{what}: axis {axis} is out of range for {ndim} dimension(s)")
     return axis % ndim
 
 
