@@ -5,8 +5,8 @@ cross, vector_norm. Iterative (they read one norm back per Jacobi sweep): eigh, 
 pinv, matrix_rank, matrix_norm return their results as the standard says, waiting for those reads
 (runtime.block_on: a script, a notebook cell without a running loop, JSPI in the browser); in async code
 await their coroutines instead: `await tw.linalg.eigh_async(x)`. float32 on every backend; methods,
-accuracy and limits in docs/linalg.md. matmul, matrix_transpose, vecdot, tensordot and outer are
-top-level functions.
+accuracy and limits in docs/linalg.md. matmul, matrix_transpose, vecdot, tensordot and outer are the
+top-level functions (the standard has them in both places).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 
 from ..errors import UnavailableError
+from ..namespace import matrix_transpose, outer, tensordot, vecdot
 from ..runtime import block_on
+from ..tensor import matmul
 from .basics import cross, diagonal, trace, vector_norm
 from .factor import QRResult, SlogdetResult, cholesky, det, inv, matrix_power, qr, slogdet, solve
 from .jacobi import EighResult, SVDResult
@@ -52,4 +54,4 @@ __all__ = ["cholesky", "solve", "inv", "det", "slogdet", "qr", "matrix_power", "
 __all__ += ["svdvals", "pinv", "matrix_rank", "matrix_norm", "vector_norm", "diagonal", "trace", "cross"]
 __all__ += ["EighResult", "SVDResult", "QRResult", "SlogdetResult"]
 __all__ += ["eigh_async", "eigvalsh_async", "svd_async", "svdvals_async", "pinv_async", "matrix_rank_async"]
-__all__ += ["matrix_norm_async"]
+__all__ += ["matrix_norm_async", "matmul", "matrix_transpose", "vecdot", "tensordot", "outer"]

@@ -11,17 +11,23 @@ from ..tensor import Tensor, arange, broadcast_shapes, eye
 EPS = 2.0**-23  # float32's machine epsilon
 
 
-def floats(x, where: str, ndim: int = 2) -> Tensor:
-    """`x` as a float32 Tensor of at least `ndim` dimensions (a DeviceArray becomes a tensor of its device)."""
+def tensor(x, where: str, ndim: int = 2) -> Tensor:
+    """`x` as a Tensor of its dtype of at least `ndim` dimensions (a DeviceArray becomes a tensor of its device)."""
     if isinstance(x, DeviceArray):
         x = x.device.tensor(x)
     if not isinstance(x, Tensor):
         raise TruenoTypeError(f"linalg.{where} takes a Tensor; got {type(x).__name__} (make one with tw.asarray)")
-    if x.dtype is bool_:
-        raise TruenoTypeError(f"linalg.{where} computes in float32; convert the bool tensor first (x.astype)")
     if x.ndim < ndim:
         what = "a stack of matrices (..., M, N)" if ndim == 2 else f"{ndim} or more dimensions"
         raise TruenoValueError(f"linalg.{where} needs {what}; got shape {x.shape}")
+    return x
+
+
+def floats(x, where: str, ndim: int = 2) -> Tensor:
+    """`x` as a float32 Tensor of at least `ndim` dimensions (integers converted; bool refused)."""
+    x = tensor(x, where, ndim)
+    if x.dtype is bool_:
+        raise TruenoTypeError(f"linalg.{where} computes in float32; convert the bool tensor first (x.astype)")
     return x if x.dtype is float32 else x.astype(float32)
 
 

@@ -8,13 +8,13 @@ import math
 from ..errors import TruenoTypeError, TruenoValueError
 from ..tensor import Tensor, concatenate
 from ..tensor.views import axes_tuple, axis_index
-from .args import floats
+from .args import floats, tensor
 
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
     """Diagonal `offset` (> 0 above the main one) of each matrix (..., M, N): a strided view of the flattened
-    matrix, (..., k)."""
-    a = floats(x, "diagonal")
+    matrix, (..., k), of any dtype."""
+    a = tensor(x, "diagonal")
     if isinstance(offset, bool) or not isinstance(offset, int):
         raise TruenoTypeError(f"linalg.diagonal: offset must be an int; got {type(offset).__name__}")
     m, n = a.shape[-2:]
@@ -27,7 +27,7 @@ def diagonal(x, /, *, offset: int = 0) -> Tensor:
 
 
 def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
-    """The sum of diagonal `offset` of each matrix; `dtype`: the result converted (float32 computed)."""
+    """The sum of diagonal `offset` of each matrix, in x's dtype (bool: int32), or `dtype`."""
     out = diagonal(x, offset=offset).sum(-1)
     return out if dtype is None else out.astype(dtype)
 
