@@ -8,15 +8,29 @@ import time
 
 from .. import ops
 from ..device import GpuDevice, cpu_backend
+from ..dtypes import bool_, float32
 from ..kinds import Kind
 from ..models import Mlp, TransformerBlock, load_digits_file
 from .training import DigitsTrainer
 
 
 def sample_inputs(op: ops.Op, rng, n: int = 4097):
-    """Inputs and scalar parameters that exercise `op` (float32 NumPy arrays)."""
+    """Inputs and scalar parameters that exercise `op`: float32 NumPy arrays, or int32 / bool ones for the
+    integer and bool ops (shift amounts 0 to 31); astype converts float32 to int32."""
     import numpy as np
 
+    if op.kind in (Kind.GATHER, Kind.SCATTER):  # data, int32 indices into it (and values to add)
+        xs = [rng.standard_normal(n, dtype=np.float32), rng.integers(0, n, n).astype(np.int32)]
+        return xs + [rng.standard_normal(n, dtype=np.float32)] * (op.arity - 2), {}
+    if op.returns == "target":
+        return [rng.standard_normal(n, dtype=np.float32) * 1000], {"dtype": "int32"}
+    if float32 not in op.dtypes:
+        if op.dtypes[0] is bool_:
+            return [rng.integers(0, 2, n).astype(bool) for _ in range(op.arity)], {}
+        xs = [rng.integers(-1000, 1000, n).astype(np.int32) for _ in range(op.arity)]
+        if "shift" in op.name:
+            xs[1] = rng.integers(0, 32, n).astype(np.int32)
+        return xs, {}
     if op.kind is Kind.MATMUL:
         return [rng.standard_normal((65, 33), dtype=np.float32), rng.standard_normal((33, 17), dtype=np.float32)], {}
     if op.kind is Kind.CONV2D:
@@ -34,11 +48,19 @@ def sample_inputs(op: ops.Op, rng, n: int = 4097):
 
 
 def max_error(op: ops.Op, result, inputs, params) -> float:
-    """Largest difference from the float64 NumPy reference, relative to the reference's magnitude."""
+    """Largest difference from the NumPy reference (float64 for float32 ops; the inputs' own dtype for the
+    integer and bool ones), relative to the reference's magnitude."""
     import numpy as np
 
     with np.errstate(all="ignore"):
-        ref = np.asarray(op.numpy(*[np.asarray(x, np.float64) for x in inputs], *params.values()), np.float64)
+        if op.returns == "target":
+            ref = np.asarray(inputs[0]).astype(params["dtype"]).astype(np.float64)
+        elif float32 not in op.dtypes:
+            ref = np.asarray(op.numpy(*inputs), np.float64)
+        else:  # the kind's own call of the reference (its options resolved by its shape rule)
+            wide = [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in inputs]
+            _, options = op.row.shape(op, [np.shape(x) for x in inputs], {"axis": 0} if "axis" in op.options else {})
+            ref = np.asarray(op.row.numpy(op, wide, list(params.values()), options), np.float64)
         got = np.asarray(result, np.float64)
         # NaN where NumPy has NaN (log of x < 0, ...), and infinities where it overflows float32, agree
         same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & (got == ref.astype(np.float32)))
@@ -135,13 +157,13 @@ async def run_demo(print=print) -> None:
         soft = " (runs on the CPU)" if info.get("software") else ""
         print(f"\n== backend {dev.backend}: {info.get('device', '')} {info.get('description', '')}{soft}")
         rng = np.random.default_rng(1)
-        print(f"{'op':<12} {'shape':>10} {'max |err| / max |ref|':>22}")
+        print(f"{'op':<20} {'shape':>10} {'max |err| / max |ref|':>22}")
         for op in ops.CATALOG:
             inputs, params = sample_inputs(op, rng)
             result = await getattr(dev, op.name)(*inputs, **params)
             err = max_error(op, result, inputs, params)
             shape = "x".join(map(str, np.shape(result))) or "scalar"
-            print(f"{op.name:<12} {shape:>10} {err:>22.2e}")
+            print(f"{op.name:<20} {shape:>10} {err:>22.2e}")
         n = 1 << 20
         t = await chain_timings(dev, n)
         print(f"relu -> scale -> add at {n} elements: " + ", ".join(f"{k} {v:.2f} ms" for k, v in t.items()))
