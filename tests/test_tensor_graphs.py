@@ -636,7 +636,13 @@ def check_program(dev, program: Program) -> None:
     for k, t in zip(program.outputs, outs):
         want = program.values[k]
         got = block_on(t.numpy())
-        assert got.shape == want.shape and got.dtype == np.float32, (k, got.shape, want.shape)
+        # the dtype the tensor says (a comparison's is bool, arithmetic on bools int32), its values against want's
+        assert got.shape == want.shape and got.dtype == t.dtype and t.dtype in ("float32", "int32", "bool"), (
+            k,
+            got.shape,
+            want.shape,
+            got.dtype,
+        )
         err = np.abs(got.astype(np.float64) - want.x)
         bad = ~(err <= want.e)  # a NaN is bad too
         if bad.any():
