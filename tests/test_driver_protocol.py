@@ -55,6 +55,7 @@ EXECUTOR_MEMBERS = {
     "check_rows",
     "upload",
     "execute",
+    "schedule",
     "read",
     "free",
     "synchronize",

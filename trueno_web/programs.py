@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 from .autodiff.trees import flatten, unflatten
 from .batch import GpuCommandBatch
-from .errors import TruenoTypeError, TruenoValueError
+from .errors import GpuError, TruenoTypeError, TruenoValueError
 from .graph import MapStep, Node, OpStep, RowStep, storage
 from .host import HostData
 from .planner import plan
@@ -53,17 +54,49 @@ class Program:
         self.reuse = _reuse(nodes, traced, slots, outs, donated) if gpu else {}
         self.arena: dict[int, object] | None = {} if gpu else None
         self.plans: dict[frozenset, object] = {}  # by the outputs written in place: no planning key per run
+        self.schedules: dict[frozenset, object] = {}  # the same, as the executor replays them (executor.schedule)
+        weakref.finalize(self, _give_back, executor, self.arena, self.schedules)
 
     async def run(self, leaves: list) -> list[DeviceArray]:
         """The outputs for arguments `leaves` (DeviceArrays, or HostData uploaded in the same submit)."""
-        executor = self.device.executor
         self.device.check_open()
+        donors = {out: leaves[k] for out, k in self.reuse.items() if isinstance(leaves[k], DeviceArray)}
+        which = frozenset(donors)  # the structure differs only by what is written in place
+        schedule = self.schedules.get(which)
+        if schedule is None:
+            return await self._execute(leaves, donors, which)
+        executor, stats = self.device.executor, (self.device.stats,)
+        given, uploaded, claimed = {}, [], set()
+        try:
+            for nid, leaf in zip(self.slots, leaves):
+                if isinstance(leaf, HostData):
+                    given[nid] = executor.upload(leaf, stats)
+                    uploaded.append(nid)
+                else:
+                    leaf.check_alive()
+                    given[nid] = leaf.buffer
+            for out, arg in donors.items():
+                given[out] = arg.buffer
+            try:
+                made = await schedule.run(given, stats)
+            except GpuError:
+                self._forget()  # a pipeline may be invalid: planned afresh next time
+                raise
+            return self._results(leaves, donors, {**given, **made}, claimed)
+        finally:
+            for nid in uploaded:
+                if nid not in claimed:
+                    executor.free(given[nid])
+
+    async def _execute(self, leaves: list, donors: dict, which: frozenset) -> list[DeviceArray]:
+        """Run the graph's nodes (built from the templates) through the executor, and keep its schedule."""
+        executor = self.device.executor
+        stats = (self.device.stats,)
         nodes = [
             Node(i, op, inputs, params, shape, options, view=view, keep=keep, dtype=dtype)
             for i, (op, inputs, params, shape, options, view, keep, dtype) in enumerate(self.templates)
         ]
-        given: dict[int, object] = {**self.consts, **dict(zip(self.slots, leaves))}
-        for nid, value in given.items():
+        for nid, value in {**self.consts, **dict(zip(self.slots, leaves))}.items():
             node = nodes[nid]
             if isinstance(value, HostData):
                 node.host = value
@@ -73,41 +106,66 @@ class Program:
         for node in nodes:
             if node.view is not None:
                 node.done = nodes[node.inputs[0]].done
-        donors = {}  # output node -> the argument whose buffer it is written into
-        for out, k in self.reuse.items():
-            if isinstance(leaves[k], DeviceArray):
-                nodes[out].buffer, nodes[out].into, donors[out] = leaves[k].buffer, self.slots[k], leaves[k]
-        planned = self.plans.get(frozenset(donors))  # the structure differs only by what is written in place
+        for out, arg in donors.items():
+            nodes[out].buffer, nodes[out].into = arg.buffer, self.slots[self.reuse[out]]
+        planned = self.plans.get(which)
         if planned is None:
             limit = executor.limits["max_storage_buffers_per_shader_stage"]
-            planned = self.plans[frozenset(donors)] = plan(nodes, self.pending, True, limit, executor.fuse_budget)
+            planned = self.plans[which] = plan(nodes, self.pending, True, limit, executor.fuse_budget)
         for nid in planned.fused_away:
             nodes[nid].fused_away = True
-        outs = set(self.outs)
         if self.arena is not None:
             for nid, buffer in self.arena.items():
                 nodes[nid].buffer, nodes[nid].imported = buffer, True
-        results: dict[int, DeviceArray] = {}
+        claimed: set[int] = set()
         try:
-            await executor.execute(nodes, planned, (self.device.stats,))
-            for nid in self.outs:
-                if nid not in results:
-                    value = given.get(nid)
-                    if isinstance(value, DeviceArray):  # an argument or constant returned as it is
-                        results[nid] = value
-                        continue
-                    if nid in donors:
-                        donors[nid].donate()  # its buffer holds this output now
-                    results[nid] = DeviceArray(self.device, nodes[nid].buffer, nodes[nid].shape, nodes[nid].dtype)
-                    nodes[nid].imported = True  # the DeviceArray frees it now
+            await executor.execute(nodes, planned, stats)
+            varying = set(self.slots) | {n for n in self.outs if n not in self.consts}
+            schedule = executor.schedule(nodes, planned, varying, stats)
+            if schedule is not None:
+                self.schedules[which] = schedule
+            results = self._results(leaves, donors, {n: nodes[n].buffer for n in self.outs}, claimed)
         finally:
             for node in nodes:
-                if node.buffer is not None and not node.imported:
-                    if self.arena is not None and node.op is not None and node.id not in outs:
+                if node.buffer is not None and not node.imported and node.id not in claimed:
+                    if self.arena is not None and node.op is not None and node.id not in self.outs:
                         self.arena[node.id] = node.buffer  # kept for the next run
                     else:
                         executor.free(node.buffer)
+        return results
+
+    def _results(self, leaves: list, donors: dict, buffers: dict, claimed: set) -> list[DeviceArray]:
+        """The DeviceArrays of the outputs: an argument or constant returned as it is, else the buffer of
+        the output node (`buffers`), claimed (recorded in `claimed`) by its new DeviceArray."""
+        values = {**self.consts, **dict(zip(self.slots, leaves))}
+        results: dict[int, DeviceArray] = {}
+        for nid in self.outs:
+            if nid in results:
+                continue
+            value = values.get(nid)
+            if isinstance(value, DeviceArray):
+                results[nid] = value
+                continue
+            if nid in donors:
+                donors[nid].donate()  # its buffer holds this output now
+            shape, dtype = self.templates[nid][3], self.templates[nid][7]
+            results[nid] = DeviceArray(self.device, buffers[nid], shape, dtype)
+            claimed.add(nid)
         return [results[nid] for nid in self.outs]
+
+    def _forget(self) -> None:
+        """Drop the kept schedules (their buffers back to the pool)."""
+        for schedule in self.schedules.values():
+            schedule.release()
+        self.schedules.clear()
+
+
+def _give_back(executor, arena: dict | None, schedules: dict) -> None:
+    """A dropped program's arena and schedules back to the executor's pool."""
+    for buffer in (arena or {}).values():
+        executor.free(buffer)
+    for schedule in schedules.values():
+        schedule.release()
 
 
 def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donated) -> dict[int, int]:
@@ -203,7 +261,8 @@ class Jitted:
             tensors = [t if _storage(t) is not None or t.expr.view is None else t.copy() for t in tensors]
             await realize(*[t for t in tensors if _storage(t) is None])
         leaves = [_storage(t) for t in tensors]
-        aliases = tuple(next(j for j, other in enumerate(leaves) if other is leaf) for leaf in leaves)
+        first: dict[int, int] = {}
+        aliases = tuple(first.setdefault(id(leaf), j) for j, leaf in enumerate(leaves))
         program, out_structure = self.programs.get((key, aliases), (None, None))
         if program is None or program.device is not device:  # a new signature, or another device
             donated = [j for j, pos in enumerate(positions) if pos in self.donate]

@@ -117,6 +117,9 @@ class AutoExecutor:
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
         await target.execute(nodes, plan, stats, read)
 
+    def schedule(self, nodes: list[Node], plan: Plan, varying: set[int], stats: tuple[Stats, ...]) -> None:
+        """No schedule: each replay picks its side again through execute()."""
+
     async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         return await self.owner(buffer).read(buffer, size, stats, take)
 

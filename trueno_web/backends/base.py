@@ -53,6 +53,13 @@ class Executor(Protocol):
         the id of a node the caller reads right after (a one-shot call): an executor whose driver stages reads
         joins that read's copy to the same submit; others ignore it."""
 
+    def schedule(self, nodes: list[Node], plan: Plan, varying: set[int], stats: tuple[Stats, ...]) -> object | None:
+        """The plan just executed on `nodes`, kept for replays (a jitted program's): an object whose
+        `async run(given, stats)` submits it again with `given` (node id -> buffer) bound for the `varying`
+        nodes and returns the buffers it took for the varying outputs not given (`release()` gives its own
+        back); every other node keeps the buffer it has now. None where the executor replays through
+        execute() (the CPU executors: their Python per step is the work itself)."""
+
     async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         """The 32-bit words of the first `size` elements of a buffer (bool: 0 or 1; counted as one download). `take`: the
         buffer is freed right after, unread (a one-shot call's result): a CPU backend may hand it over."""
@@ -171,6 +178,9 @@ class CpuExecutor:
 
     def check_rows(self, cols: int) -> None:
         """No loop budget on the CPU."""
+
+    def schedule(self, nodes: list[Node], plan: Plan, varying: set[int], stats: tuple[Stats, ...]) -> None:
+        """No schedule: a replay runs execute()."""
 
     async def synchronize(self) -> None:
         """The work is done when execute() returns."""

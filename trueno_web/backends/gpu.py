@@ -16,6 +16,7 @@ from ..graph import Key, Node, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .base import upload_pending
+from .replay import Schedule, bind
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
 POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most, or twice the largest buffer used if more
@@ -85,6 +86,7 @@ class Planned:
     offsets: list = field(default_factory=list)
     pipelines: list = field(default_factory=list)
     meta: GpuBuffer | None = None
+    meta_bytes: bytes = b""
 
 
 class GpuExecutor:
@@ -179,6 +181,7 @@ class GpuExecutor:
         for d in planned.dispatches:
             planned.offsets.append(len(meta_bytes))
             meta_bytes += d.meta + bytes(-len(d.meta) % META_ALIGN)
+        planned.meta_bytes = bytes(meta_bytes)
         planned.meta = self.pool.take(len(meta_bytes), kept=key is not None)
         try:
             self.driver.write_buffer(planned.meta.raw, memoryview(meta_bytes))
@@ -225,20 +228,23 @@ class GpuExecutor:
                 binds = [(0, meta.raw, offset, len(d.meta))]
                 for index, ref in d.bindings:
                     if ref == "partials":
-                        binds.append((index, scratch.raw, 0, kernels.round16(scratch.nbytes)))
+                        binds.append(bind(index, scratch))
                         continue
                     node = storage(nodes, ref)  # a view binds its base
                     if node.buffer is None:
                         self.check_size(node.size * 4, f"the result of {node.op.name}")
                         node.buffer = self.pool.take(node.size * 4)
-                    binds.append(
-                        (index, node.buffer.raw, 0, min(kernels.round16(node.buffer.nbytes), node.buffer.capacity))
-                    )
+                    binds.append(bind(index, node.buffer))
                 work.append((pipeline, tuple(binds), d.grid))
         except BaseException:
             release()
             raise
         return work, release
+
+    def schedule(self, nodes: list[Node], plan: Plan, varying: set[int], stats: tuple[Stats, ...]) -> Schedule:
+        """The plan just executed on `nodes`, kept to be replayed with new buffers for the `varying` nodes
+        (replay.Schedule); every other node bound keeps the buffer it has now."""
+        return Schedule(self, nodes, self.dispatches(nodes, plan, stats), varying)
 
     async def read(self, buffer: GpuBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         nbytes = size * 4
