@@ -33,12 +33,17 @@ def test_replays_match_eager(dev):
 
     jf = tw.jit(f, static_argnums=2)
     w = dev.tensor(data(4, 3))
-    for _ in range(3):  # a new x each call, the same signature
+    kept = []
+    for _ in range(4):  # a new x each call, the same signature: the trace, a planned run, replays of its schedule
         x = data(5, 3)
         got = block_on(jf(dev.tensor(x), w, 2.0))
-        want = body(dev.tensor(x), w, 2.0)
+        want = {k: block_on(v.numpy()) for k, v in body(dev.tensor(x), w, 2.0).items()}
         for k in want:
-            np.testing.assert_allclose(block_on(got[k].numpy()), block_on(want[k].numpy()), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(block_on(got[k].numpy()), want[k], rtol=1e-6, atol=1e-6)
+        kept.append((got, want))
+    for got, want in kept:  # every call's outputs are arrays of their own: later calls wrote elsewhere
+        for k in want:
+            np.testing.assert_allclose(block_on(got[k].numpy()), want[k], rtol=1e-6, atol=1e-6)
     assert len(calls) == 1
     block_on(jf(dev.tensor(data(5, 3)), w, 3.0))  # another static value: traced again
     block_on(jf(dev.tensor(data(2, 3)), w, 3.0))  # another shape: traced again
@@ -89,7 +94,7 @@ def test_views_as_outputs(dev2):
     jf = tw.jit(lambda a: (a[0], a.T, a[1:, ::2]))  # a prefix, a transpose, a strided slice: arrays of their own
     x = dev2.tensor(data(3, 4))
     block_on(tw.realize(x))
-    for _ in range(2):
+    for _ in range(3):
         outs = block_on(jf(x))
         for got, want in zip(outs, (x[0], x.T, x[1:, ::2])):
             np.testing.assert_array_equal(block_on(got.numpy()), block_on(want.numpy()))
@@ -189,10 +194,14 @@ def test_donated_arguments_are_updated_in_place_on_a_gpu(dev2):
         assert y.expr.leaf.buffer is old.buffer
         with pytest.raises(tw.TruenoValueError, match="released"):
             block_on(x.numpy())  # a donated array is gone, as in JAX
+    z = block_on(step(y, g))  # the schedule's replay, y donated: in place again
+    np.testing.assert_allclose(block_on(z.numpy()), want - block_on(g.numpy()) * 0.5, rtol=1e-6)
+    if dev.backend == "webgpu":
+        assert z.expr.leaf.buffer is old.buffer
     matmul = tw.jit(lambda a, b: a @ b, donate_argnums=0)  # a matmul's output is not written in place
     a, b = dev.tensor(data(4, 4)), dev.tensor(data(4, 4))
     block_on(tw.realize(a, b))
-    for _ in range(2):
+    for _ in range(3):
         out = block_on(matmul(a, b))
     assert out.expr.leaf.buffer is not a.expr.leaf.buffer
     np.testing.assert_allclose(block_on(out.numpy()), block_on((a @ b).numpy()), rtol=1e-5)  # a still alive
@@ -217,3 +226,22 @@ def test_the_trainer_allocates_nothing_once_it_runs(fresh_gpu):
         dev.executor.driver.create_buffer = create
     assert len(made) == before  # intermediates from the program's arena, parameters and state in place
     assert params["w"].expr.leaf.buffer is weights
+
+
+def test_a_dropped_program_gives_its_buffers_back(fresh_gpu):
+    import gc
+
+    dev = fresh_gpu
+    pool = dev.executor.pool
+    w = dev.tensor(data(4, 3))
+    block_on(tw.realize(w))
+    dev.executor.forget()
+    before = (pool.live, pool.kept)
+    jf = tw.jit(lambda x, w: body(x, w, 2.0))
+    for _ in range(3):  # the trace, a planned run (the arena), a replay of the schedule (its own parameters)
+        out = block_on(jf(dev.tensor(data(5, 3)), w))
+    assert pool.kept > before[1] and pool.live > before[0]
+    del jf, out
+    gc.collect()
+    dev.executor.forget()  # the executor's own cache of planned dispatches (not the program's) emptied too
+    assert (pool.live, pool.kept) == before
