@@ -6,7 +6,9 @@ kernel's size against its compile time and speed, and the fusion budget (kernels
 
 Parts (each on its own, skipped where its backend is missing):
   kernel size   one kernel per run (budget off): Mandelbrot of k iterations at n x n, k from --sizes: ops in
-                the kernel, first call (plan + compile + run) and the steady run's median, ns per element-op
+                the kernel, first call (plan + compile + run) and the steady run's median, ns per element-op;
+                the steady run split into building the expressions, realize (record, plan, submit) and the
+                read (which waits for the GPU), and the kernels alone (the loop jitted, replayed, synced)
   budget        --iters iterations at n x n under each of --budgets: kernels, first call, steady median
   numpy         the numpy backend's Mandelbrot at --cpu-n, --cpu-iters against the same loop in plain NumPy,
                 taking turns; medians and the ratio (target: within 1.3x)
@@ -86,14 +88,47 @@ def run(dev, n: int, iters: int, repeat: int) -> tuple[float, float, int, np.nda
     return times[0], statistics.median(times[1:]), per_run, out
 
 
+def phases(dev, n: int, iters: int, repeat: int) -> tuple[float, float, float, float]:
+    """Medians in ms of the steady run's phases (build, realize, read) and of the kernels alone (jit replays,
+    then a sync)."""
+    cx_h, cy_h = grid(n)
+    cx, cy, zeros = dev.tensor(cx_h), dev.tensor(cy_h), dev.tensor(np.zeros((n, n), np.float32))
+    block_on(tw.realize(cx, cy, zeros))
+    split = []
+    for _ in range(repeat + 1):
+        t0 = time.perf_counter()
+        count = mandelbrot(dev, cx, cy, zeros, iters)
+        t1 = time.perf_counter()
+        block_on(tw.realize(count))
+        t2 = time.perf_counter()
+        block_on(count.numpy())
+        split.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
+    jitted = tw.jit(lambda a, b, z: mandelbrot(dev, a, b, z, iters))
+    for _ in range(3):
+        block_on(tw.synchronize(block_on(jitted(cx, cy, zeros))))
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        out = block_on(jitted(cx, cy, zeros))
+    block_on(tw.synchronize(out))
+    kernels = (time.perf_counter() - t0) / repeat
+    return (*(statistics.median(s[i] for s in split[1:]) * 1e3 for i in range(3)), kernels * 1e3)
+
+
 def kernel_sizes(dev, n: int, sizes: list[int], repeat: int) -> None:
     print(f"\nkernel size: one fused kernel per run, {n}x{n}, {dev.adapter_info.get('device')}")
-    print(f"{'iters':>6} {'ops':>6} {'kernels':>8} {'first s':>9} {'steady ms':>10} {'ns/elem-op':>11}")
+    print(
+        f"{'iters':>6} {'ops':>6} {'kernels':>8} {'first s':>9} {'steady ms':>10} {'ns/elem-op':>11}"
+        f" {'build':>7} {'realize':>8} {'read':>6} {'kernels ms':>11}"
+    )
     set_budget(dev, UNBOUNDED)
     for k in sizes:
         first, steady, kernels, _ = run(dev, n, k, repeat)
+        build, realize, read, alone = phases(dev, n, k, repeat)
         ops = OPS * k
-        print(f"{k:>6} {ops:>6} {kernels:>8} {first:>9.3f} {steady * 1e3:>10.2f} {steady * 1e9 / (n * n * ops):>11.3f}")
+        print(
+            f"{k:>6} {ops:>6} {kernels:>8} {first:>9.3f} {steady * 1e3:>10.2f} {steady * 1e9 / (n * n * ops):>11.3f}"
+            f" {build:>7.2f} {realize:>8.2f} {read:>6.2f} {alone:>11.2f}"
+        )
     set_budget(dev, FUSE_BUDGET)
 
 

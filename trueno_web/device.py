@@ -92,6 +92,7 @@ class GpuDevice:
     def __init__(self, executor):
         self.executor = executor  # the backend that runs this device's batches (backends/)
         self.stats = Stats()
+        self.constants: dict = {}  # (dtype, number, shape) -> its expression (tensor/expr.py: constant)
         self._closed = False
         self._destroyed = False  # destroy() stands for a loss: its error says lost, not closed
 

@@ -24,7 +24,7 @@ from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
 from .api import ArrayApi
-from .expr import Expr, leaf
+from .expr import Expr, constant, leaf
 from .index import Indexing
 from .linalg import Linalg
 from .lower import realize
@@ -246,9 +246,14 @@ def _is_scalar(x) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
-def as_tensors(args) -> list[Tensor]:
+def _is_number(x) -> bool:
+    return type(x) in (float, int, bool) or isinstance(x, Real)
+
+
+def as_tensors(args, shape: tuple[int, ...] | None = None) -> list[Tensor]:
     """Tensors of the arguments of one op: one device, Python scalars (weakly typed: dtypes.weak_dtype)
-    and host data moved onto it."""
+    and host data moved onto it. `shape`: an elementwise op's, where its arguments hold numbers: they come
+    broadcast to it, as constants kept by the device (expr.constant)."""
     device = args[0].device if args and type(args[0]) is Tensor else None
     if device is not None and all([type(a) is Tensor and a.device is device for a in args]):
         return list(args)  # the common case, checked first: tensors of one device
@@ -258,22 +263,34 @@ def as_tensors(args) -> list[Tensor]:
     if not devices:
         raise TruenoTypeError("an op on tensors needs at least one Tensor argument")
     device = next(iter(devices.values()))
+    numbers = [_is_number(a) for a in args]
     strong = [a.dtype for a in args if isinstance(a, (Tensor, DeviceArray))]
-    strong = result_type(*strong) if any(isinstance(a, Real) for a in args) else None
+    strong = result_type(*strong) if any(numbers) else None
+    if shape is not None:
+        shape = broadcast_shapes(*(a.shape for a, number in zip(args, numbers) if not number))
     return [
-        a
+        Tensor(device, constant(device, a, weak_dtype(a, strong), shape or ()))
+        if number
+        else a
         if isinstance(a, Tensor)
-        else Tensor(device, leaf(device, a, dtype=weak_dtype(a, strong) if isinstance(a, Real) else None))
-        for a in args
+        else Tensor(device, leaf(device, a))
+        for a, number in zip(args, numbers)
     ]
+
+
+_TYPED: dict[tuple, tuple] = {}  # (op name, input dtypes) -> (the dtypes its inputs take, the dtype it returns)
 
 
 def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
     """The inputs converted to the dtypes `op` computes in (a where's condition to bool), and the dtype it
     returns (dtypes.signature)."""
-    compute, out = signature(op, [t.dtype for t in ts])
-    wanted = input_dtypes(op, [t.dtype for t in ts], compute)
-    return [t if t.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
+    have = tuple([t.expr.dtype for t in ts])
+    typed = _TYPED.get((op.name, have))
+    if typed is None:
+        compute, out = signature(op, list(have))
+        typed = _TYPED[(op.name, have)] = input_dtypes(op, list(have), compute), out
+    wanted, out = typed
+    return [t if t.expr.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
 
 
 def _op(name: str, *args, **params) -> Tensor:
@@ -286,7 +303,7 @@ def _op(name: str, *args, **params) -> Tensor:
 
 
 def _method(self, op, inputs, params, options):
-    ts = as_tensors(inputs)
+    ts = as_tensors(inputs, () if op.elementwise else None)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
     ts, dtype = _typed(op, ts)

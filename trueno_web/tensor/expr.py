@@ -13,10 +13,11 @@ from .. import ops
 from ..dtypes import DType, float32, scalar_dtype
 from ..errors import TruenoValueError
 from ..host import HostData, to_host
-from ..layout import contiguous_strides
+from ..layout import View, contiguous_strides
 from ..resident import DeviceArray
 
 COPY = ops.get("copy")
+CONSTANTS_KEPT = 4096  # broadcast constants a device keeps at most (then its cache starts over)
 
 
 class Expr:
@@ -67,3 +68,22 @@ def leaf(device, data, shape=None, dtype: DType | None = None) -> Expr:
         host = to_host(data, shape, dtype)
     device.executor.check_size(host.size * 4, "this input")
     return Expr(host.shape, leaf=host, dtype=host.dtype)
+
+
+def constant(device, value, dtype: DType, shape: tuple[int, ...] = ()) -> Expr:
+    """A Python number as `dtype`, broadcast to `shape` (a 0-d leaf under a stride-0 view): kept per device
+    (`GpuDevice.constants`) and shared by every op that uses that number at that shape, so a loop that
+    writes `x <= 4.0` builds it once and realize uploads it once (the leaf becomes resident)."""
+    key = (dtype, value if type(value) is int else float(value).hex(), shape)  # hex: -0.0 apart from 0.0
+    cache = device.constants
+    found = cache.get(key)
+    if found is not None:
+        return found
+    if len(cache) >= CONSTANTS_KEPT:
+        cache.clear()
+    base = leaf(device, value, dtype=dtype)
+    if shape:
+        view = View(shape, (0,) * len(shape), 0, tuple((0, d) for d in shape))
+        base = Expr(shape, view=view, inputs=(base,), dtype=dtype)
+    cache[key] = base
+    return base
