@@ -78,33 +78,39 @@ def _walk(roots):
 
 def _emit(batch, order, ids: dict, apart: set[int]) -> None:
     """Record the expressions of `order` (from _walk) into the batch; ids maps id(expr) to its BufferId.
-    Equal expressions are recorded once, so a kernel loads and computes each value once: scalar constants
-    of the same value (`x <= 4.0` in a loop writes a new 0-d leaf each time), the same view of one node, and
-    the same elementwise op on the same nodes, except the expressions `apart` (a target keeps a DeviceArray
+    Equal expressions are recorded once, so a kernel loads and computes each value once: 0-d host data of
+    the same value (numbers not kept by the device: expr.constant), the same view of one node, and the
+    same elementwise op on the same nodes, except the expressions `apart` (a target keeps a DeviceArray
     of its own; an argument slot of a jitted function takes its own value)."""
     seen: dict[tuple, object] = {}
     for key, e in order:
-        if isinstance(e.leaf, DeviceArray):
-            ids[key] = batch.import_buffer(e.leaf)
-            continue
-        if key in apart:
-            same = None
-        elif isinstance(e.leaf, HostData):
-            same = ("leaf", e.leaf.shape, e.dtype, bytes(e.leaf.data)) if e.leaf.size == 1 else None
+        leaf = e.leaf
+        if leaf is not None:
+            if isinstance(leaf, DeviceArray):
+                ids[key] = batch.import_buffer(leaf)
+                continue
+            same = ("leaf", leaf.shape, e.dtype.name, bytes(leaf.data)) if leaf.size == 1 and key not in apart else None
+            if same is not None and same in seen:
+                ids[key] = seen[same]
+                continue
+            ids[key] = batch.upload(leaf.data, shape=leaf.shape, dtype=e.dtype)
         elif e.view is not None:
-            same = ("view", ids[id(e.inputs[0])].index, e.view)
-        elif e.op.elementwise and not e.options:
-            same = ("op", e.op.name, tuple([ids[id(i)].index for i in e.inputs]), e.params, e.dtype)
+            base = ids[id(e.inputs[0])]
+            same = ("view", base.index, e.view) if key not in apart else None
+            if same is not None and same in seen:
+                ids[key] = seen[same]
+                continue
+            ids[key] = batch.view(base, e.view.shape, e.view.strides, e.view.offset, e.view.mask)
         else:
-            same = None
-        if same is not None and same in seen:
-            ids[key] = seen[same]
-            continue
-        if isinstance(e.leaf, HostData):
-            ids[key] = batch.upload(e.leaf.data, shape=e.leaf.shape, dtype=e.dtype)
-        elif e.view is not None:
-            ids[key] = batch.view(ids[id(e.inputs[0])], e.view.shape, e.view.strides, e.view.offset, e.view.mask)
-        else:
-            ids[key] = batch.record_checked(e.op, [ids[id(i)] for i in e.inputs], e.params, e.shape, e.options, e.dtype)
+            inputs = [ids[id(i)] for i in e.inputs]
+            same = (
+                ("op", e.op.name, tuple([b.index for b in inputs]), e.params, e.dtype.name)
+                if e.op.elementwise and not e.options and key not in apart
+                else None
+            )
+            if same is not None and same in seen:
+                ids[key] = seen[same]
+                continue
+            ids[key] = batch.record_checked(e.op, inputs, e.params, e.shape, e.options, e.dtype)
         if same is not None:
             seen[same] = ids[key]
