@@ -252,7 +252,7 @@ class GpuCommandBatch:
                 self._flat(b, f"{op.name}'s input")
         if rows:  # a row too long for even one reduction's own pass raises here, not at execute
             self.executor.check_rows(math.prod(ids[0].shape) // rows)
-        return self._add(Node(len(self._nodes), op, tuple(b.index for b in ids), params, shape, options, dtype=dtype))
+        return self._add(Node(len(self._nodes), op, tuple([b.index for b in ids]), params, shape, options, dtype=dtype))
 
     # ------------------------------------------------------------ running and reading
 

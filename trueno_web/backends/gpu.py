@@ -163,9 +163,11 @@ class GpuExecutor:
         key (the graph's structure) with the same scalars (bit for bit: -0.0 is not 0.0), options and caps
         (tests and benchmarks change them) has the same dispatches and parameters: they are reused (256
         kept), so a repeated call neither builds kernel sources nor writes parameters."""
-        key = (
+        ops = [n for n in nodes if n.op is not None]
+        key = (  # every scalar in one run of bytes (how many each node has is the plan key's)
             tuple(vars(self.caps).values()),
-            *((array.array("d", n.params).tobytes(), tuple(n.options.items())) for n in nodes if n.op is not None),
+            array.array("d", [p for n in ops for p in n.params]).tobytes(),
+            tuple([(n.id, tuple(n.options.items())) for n in ops if n.options]),
         )
         try:
             hit = self.planned.get(plan.key)

@@ -257,38 +257,42 @@ def as_tensors(args, shape: tuple[int, ...] | None = None) -> list[Tensor]:
     device = args[0].device if args and type(args[0]) is Tensor else None
     if device is not None and all([type(a) is Tensor and a.device is device for a in args]):
         return list(args)  # the common case, checked first: tensors of one device
-    devices = {id(a.device): a.device for a in args if isinstance(a, (Tensor, DeviceArray))}
+    arrays = [a for a in args if isinstance(a, (Tensor, DeviceArray))]
+    devices = {id(a.device): a.device for a in arrays}
     if len(devices) > 1:
         raise TruenoValueError("these tensors are on different devices; read one and make it a tensor of the other's")
     if not devices:
         raise TruenoTypeError("an op on tensors needs at least one Tensor argument")
-    device = next(iter(devices.values()))
-    numbers = [_is_number(a) for a in args]
-    strong = [a.dtype for a in args if isinstance(a, (Tensor, DeviceArray))]
-    strong = result_type(*strong) if any(numbers) else None
+    device = arrays[0].device
+    if len(arrays) == len(args):
+        return [a if type(a) is Tensor else Tensor(device, leaf(device, a)) for a in args]
+    strong = result_type(*[a.dtype for a in arrays])
     if shape is not None:
-        shape = broadcast_shapes(*(a.shape for a, number in zip(args, numbers) if not number))
+        shape = broadcast_shapes(*[a.shape for a in arrays])
     return [
-        Tensor(device, constant(device, a, weak_dtype(a, strong), shape or ()))
-        if number
-        else a
-        if isinstance(a, Tensor)
+        a
+        if type(a) is Tensor
         else Tensor(device, leaf(device, a))
-        for a, number in zip(args, numbers)
+        if isinstance(a, DeviceArray)
+        else Tensor(device, constant(device, a, weak_dtype(a, strong), shape or ()))
+        if _is_number(a)
+        else Tensor(device, leaf(device, a))
+        for a in args
     ]
 
 
-_TYPED: dict[tuple, tuple] = {}  # (op name, input dtypes) -> (the dtypes its inputs take, the dtype it returns)
+_TYPED: dict[tuple, tuple] = {}  # (op name, *input dtype names) -> (the dtypes its inputs take, the dtype it returns)
 
 
 def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
     """The inputs converted to the dtypes `op` computes in (a where's condition to bool), and the dtype it
     returns (dtypes.signature)."""
-    have = tuple([t.expr.dtype for t in ts])
-    typed = _TYPED.get((op.name, have))
+    key = (op.name, *[t.expr.dtype.name for t in ts])  # names: a DType hashes in Python
+    typed = _TYPED.get(key)
     if typed is None:
-        compute, out = signature(op, list(have))
-        typed = _TYPED[(op.name, have)] = input_dtypes(op, list(have), compute), out
+        have = [t.expr.dtype for t in ts]
+        compute, out = signature(op, have)
+        typed = _TYPED[key] = input_dtypes(op, have, compute), out
     wanted, out = typed
     return [t if t.expr.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
 

@@ -74,7 +74,7 @@ def constant(device, value, dtype: DType, shape: tuple[int, ...] = ()) -> Expr:
     """A Python number as `dtype`, broadcast to `shape` (a 0-d leaf under a stride-0 view): kept per device
     (`GpuDevice.constants`) and shared by every op that uses that number at that shape, so a loop that
     writes `x <= 4.0` builds it once and realize uploads it once (the leaf becomes resident)."""
-    key = (dtype, value if type(value) is int else float(value).hex(), shape)  # hex: -0.0 apart from 0.0
+    key = (dtype.name, value if type(value) is int else float(value).hex(), shape)  # hex: -0.0 apart from 0.0
     cache = device.constants
     found = cache.get(key)
     if found is not None:
