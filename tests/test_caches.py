@@ -6,11 +6,13 @@ runs before a later write and without any read; a failed held submit is reported
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _cases import f32, flat, run, uniform
 
 import trueno_web as tw
 from trueno_web.batch import GpuCommandBatch
+from trueno_web.runtime import block_on
 
 SIZES = (0, 1, 4097, 1, 0, 4097, 3)
 
@@ -205,3 +207,31 @@ def test_a_read_other_than_the_staged_one_is_right(fresh_gpu):
     driver.retune(chunk_bytes=4096)  # a read of several chunks: not staged
     assert flat(run(fresh_gpu.relu(x))) == relu
     assert driver._staged is None and fresh_gpu.executor.pool.live == 0
+
+
+def test_a_program_larger_than_the_idle_pool_creates_no_buffers_when_repeated(fresh_gpu, monkeypatch):
+    """The pool keeps up to the peak it handed out at once (when that passes POOL_BYTES): a deep loop split
+    into several kernels, whose intermediates together pass the limit, runs again without new buffers."""
+    from trueno_web.backends import gpu
+
+    monkeypatch.setattr(gpu, "POOL_BYTES", 1 << 16)
+    dev = fresh_gpu
+    dev.executor.caps.fuse_budget = 8  # a split every few ops: many intermediates of 64 KiB
+    x = dev.tensor(np.linspace(-1, 1, 1 << 14, dtype=np.float32))
+    block_on(tw.realize(x))
+
+    def program():
+        y = x
+        for i in range(40):
+            y = (y * 0.5 + x).tanh() + float(i)
+        return y
+
+    want = block_on(program().numpy())
+    made, create = [], dev.executor.driver.create_buffer
+    dev.executor.driver.create_buffer = lambda n: made.append(n) or create(n)
+    try:
+        for _ in range(3):
+            np.testing.assert_array_equal(block_on(program().numpy()), want)
+    finally:
+        dev.executor.driver.create_buffer = create
+    assert dev.stats.dispatches > 10 and made == []

@@ -19,7 +19,7 @@ from .base import upload_pending
 from .replay import Schedule, bind
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
-POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most, or twice the largest buffer used if more
+POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most, or more: twice the largest buffer, the peak in use
 
 
 @dataclass(eq=False)
@@ -41,6 +41,8 @@ class BufferPool:
         self.live = 0  # buffers handed out and not yet given back (those kept with plans not counted)
         self.kept = 0  # buffers handed out to be kept (a plan's parameters)
         self.largest = 0  # the largest capacity handed out: a loop over arrays that size reuses them
+        self.in_use = 0  # bytes of the buffers handed out and not given back
+        self.peak = 0  # the most bytes ever handed out at once: a program that needs them again finds them idle
 
     def take(self, nbytes: int, kept: bool = False) -> GpuBuffer:
         # kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room
@@ -51,6 +53,8 @@ class BufferPool:
         else:
             self.live += 1
         self.largest = max(self.largest, capacity)
+        self.in_use += capacity
+        self.peak = max(self.peak, self.in_use)
         free = self.idle.get(capacity)
         if free:
             self.idle_bytes -= capacity
@@ -62,7 +66,8 @@ class BufferPool:
             self.kept -= 1
         else:
             self.live -= 1
-        if self.idle_bytes + buf.capacity > max(POOL_BYTES, 2 * self.largest):
+        self.in_use -= buf.capacity
+        if self.idle_bytes + buf.capacity > max(POOL_BYTES, 2 * self.largest, self.peak):
             self.driver.destroy_buffer(buf.raw)
             return
         self.idle.setdefault(buf.capacity, []).append(buf.raw)
