@@ -13,7 +13,7 @@ from importlib import import_module
 from importlib.util import find_spec
 
 from . import dtypes, errors, runtime
-from .dtypes import can_cast, finfo, float32, iinfo, int32, isdtype, result_type, uint32
+from .dtypes import can_cast, finfo, float32, float64, iinfo, int32, int64, isdtype, result_type, uint32
 from .errors import (
     BatchError,
     DeviceClosedError,
@@ -101,6 +101,8 @@ __all__ = [
     "int32",
     "uint32",
     "float32",
+    "int64",
+    "float64",
     "result_type",
     "can_cast",
     "finfo",

@@ -13,7 +13,7 @@ import math
 import weakref
 
 from .calls import install
-from .dtypes import DType, dtype_of, input_dtypes, signature
+from .dtypes import DType, check_held, dtype_of, input_dtypes, signature
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
@@ -111,7 +111,7 @@ class GpuCommandBatch:
         for nid, refs in self._handles.items():
             host = self._nodes[nid].host
             if host is not None and not host.borrowed and all(r() is None for r in refs):
-                self._nodes[nid].host = HostData(host.data, host.shape, borrowed=True)
+                self._nodes[nid].host = HostData(host.data, host.shape, borrowed=True, dtype=host.dtype)
         self._handles.clear()
 
     def upload(self, data, shape: tuple[int, ...] | None = None, dtype=None) -> BufferId:
@@ -122,7 +122,8 @@ class GpuCommandBatch:
         if isinstance(data, BufferId):
             return self._own(data)
         host = to_host(data, shape, dtype)
-        self.executor.check_size(host.size * 4, "this input")
+        check_held(host.dtype, self.executor.backend, self.executor.dtypes)
+        self.executor.check_size(host.size * host.dtype.itemsize, "this input")
         if self.private:
             host = HostData(host.data, host.shape, borrowed=True, dtype=host.dtype)
         return self._add(Node(len(self._nodes), None, (), (), host.shape, host=host, dtype=host.dtype))
@@ -225,6 +226,8 @@ class GpuCommandBatch:
             target = (options or {}).get("dtype")  # astype's
             shape, options = op.row.shape(op, [b.shape for b in ids], options or {})
             compute, out = signature(op, [b.dtype for b in ids], None if target is None else dtype_of(target))
+            for d in (compute, out):
+                check_held(d, self.executor.backend, self.executor.dtypes, f"{op.name} here: ")
             wanted = input_dtypes(op, [b.dtype for b in ids], compute)
             ids = [b if b.dtype == d else self._cast(b, d) for b, d in zip(ids, wanted)]
             return self.record_checked(op, ids, params, shape, options, out)

@@ -7,6 +7,7 @@ import os
 from . import runtime
 from .batch import GpuCommandBatch
 from .calls import install
+from .dtypes import check_held
 from .errors import DeviceClosedError, DeviceLostError, TruenoTypeError, TruenoValueError, UnavailableError
 from .host import from_host, numpy_available, to_host
 from .resident import DeviceArray
@@ -153,7 +154,8 @@ class GpuDevice:
         """Upload once; use the DeviceArray in any batch or one-shot op without uploading again."""
         self.check_open()
         host = to_host(data, shape, dtype)
-        self.executor.check_size(host.size * 4, "this input")
+        check_held(host.dtype, self.backend, self.executor.dtypes)
+        self.executor.check_size(host.size * host.dtype.itemsize, "this input")
         return DeviceArray(self, self.executor.upload(host, (self.stats,)), host.shape, host.dtype)
 
     async def read(self, array: DeviceArray):

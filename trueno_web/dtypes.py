@@ -1,16 +1,17 @@
 """Data types: the dtype objects, the array API standard's promotion rules, and each op's signature.
 
-Every dtype is stored in 32-bit words on the devices (WGSL and WASM have no narrower loads): float32 as
-f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). The NumPy backend holds NumPy's own dtypes.
-Promotion follows the standard's lattice (bool apart, signed and unsigned integers, floats; int32 and
-uint32 together are int64, which no backend holds: an error), with Python scalars weakly typed: they take
-the dtype of the array they meet where its kind can hold them.
+The four 32-bit dtypes are stored in 32-bit words on the devices (WGSL and WASM have no narrower loads, and
+no 64-bit numbers): float32 as f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). float64 and int64
+(`WIDE`) exist where a backend holds them (its executor's `dtypes`: the NumPy backend, with NumPy's own
+dtypes); `check_held` refuses them elsewhere. Promotion follows the standard's lattice (bool apart, signed and
+unsigned integers, floats; int32 and uint32 together are int64; an integer beside a float is that float),
+with Python scalars weakly typed: they take the dtype of the array they meet where its kind can hold them.
 
 An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float32 first by default) and
 what it returns (`Op.returns`: the dtype it computed in, bool, the target dtype, or take's data's). `signature` picks the
 dtype an op computes in for given inputs: their promoted dtype where the op has it, else the first of the
-op's dtypes that holds it (bool to int32, integers to float32 for float-only ops such as exp), else a
-TruenoTypeError; a generator (no inputs) computes in the first of its dtypes.
+op's dtypes that holds it (bool to int32, int32 and uint32 to float32, int64 to float64 for float-only ops such
+as exp), else a TruenoTypeError; a generator (no inputs) computes in the first of its dtypes.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class DType:
     name: str
     kind: str
     bits: int
-    wgsl: str
+    wgsl: str  # "" for the 64-bit dtypes: no kernel sees them
     typecode: str
     suffix: str
 
@@ -51,8 +52,8 @@ class DType:
 
     @property
     def itemsize(self) -> int:
-        """Bytes of one element in device memory: 4 for every dtype (32-bit words)."""
-        return 4
+        """Bytes of one element in device memory: 4 (32-bit words), 8 for float64 and int64."""
+        return 8 if self.bits == 64 else 4
 
     @property
     def integral(self) -> bool:
@@ -63,11 +64,15 @@ bool_ = DType("bool", "bool", 8, "u32", "I", "_bool")
 int32 = DType("int32", "signed", 32, "i32", "i", "_i32")
 uint32 = DType("uint32", "unsigned", 32, "u32", "I", "_u32")
 float32 = DType("float32", "float", 32, "f32", "f", "")
+int64 = DType("int64", "signed", 64, "", "q", "_i64")
+float64 = DType("float64", "float", 64, "", "d", "_f64")
 
-DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)
-BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES}
+DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)  # every backend holds these
+WIDE: tuple[DType, ...] = (int64, float64)  # the CPU backends' own (the NumPy backend holds them)
+BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES + WIDE}
 DEFAULT_INT, DEFAULT_FLOAT, INDEX = int32, float32, int32
-SHORT = {bool_: "bool", int32: "i32", uint32: "u32", float32: "f32"}  # in cast functions' names: tw_astype_i32_f32
+SHORT = {bool_: "bool", int32: "i32", uint32: "u32", float32: "f32", int64: "i64", float64: "f64"}  # in cast
+# functions' names: tw_astype_i32_f32
 
 
 def dtype_of(x) -> DType:
@@ -85,9 +90,21 @@ def dtype_of(x) -> DType:
         name = "bool"
     found = BY_NAME.get(name) if isinstance(name, str) else None
     if found is None:
-        known = ", ".join(d.name for d in DTYPES)
-        raise TruenoTypeError(f"unsupported dtype {x!r:.40}; trueno_web has {known} (no 64-bit types on the GPU)")
+        known = ", ".join(BY_NAME)
+        raise TruenoTypeError(f"unsupported dtype {x!r:.40}; trueno_web has {known} (64-bit ones on backend='numpy')")
     return found
+
+
+def check_held(d: DType, backend: str, held: frozenset[str], why: str = "") -> DType:
+    """`d` itself where a backend of dtypes `held` has it, else the TruenoTypeError that says which backend
+    does (a float64 or int64 tensor on webgpu or wasm-simd); `why`: what asked for it."""
+    if d.name not in held:
+        have = ", ".join(x.name for x in DTYPES + WIDE if x.name in held)
+        raise TruenoTypeError(
+            f"{why}{d.name} needs backend='numpy'; {backend} holds {have}: convert with "
+            f"astype(trueno_web.{'float32' if d.kind == 'float' else 'int32'}) or open a numpy device"
+        )
+    return d
 
 
 # ---------------------------------------------------------------- promotion
@@ -114,25 +131,29 @@ def result_type(*arrays_and_dtypes) -> DType:
 def _promote(a: DType, b: DType) -> DType:
     if a is b:
         return a
-    if a.kind == "float" or b.kind == "float":
-        return float32  # the only float; an integer beside it promotes to it (NumPy's and JAX's choice)
+    if a.kind == "float" or b.kind == "float":  # the wider float; an integer beside a float promotes to that
+        return max((d for d in (a, b) if d.kind == "float"), key=lambda d: d.bits)  # float (NumPy's, JAX's)
     if a is bool_ or b is bool_:
         return b if a is bool_ else a
-    raise TruenoTypeError(
-        f"{a.name} and {b.name} promote to int64, which trueno_web does not have; convert one with "
-        f"astype(trueno_web.{a.name}) or astype(trueno_web.{b.name})"
-    )
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    signed, unsigned = (a, b) if a.kind == "signed" else (b, a)
+    if signed.bits > unsigned.bits:
+        return signed
+    if unsigned.bits < 64:
+        return int64  # int32 and uint32: held where the device holds int64 (check_held says where not)
+    raise TruenoTypeError(f"{a.name} and {b.name} have no common integer dtype; convert one with astype")
 
 
 def can_cast(from_: DType, to: DType) -> bool:
-    """Can `from_` promote to `to` without changing kind the wrong way (the standard's can_cast)?"""
+    """Can `from_` promote to `to` (the standard's can_cast: `to` is the promotion of both, kinds kept)?"""
     if from_ is to or from_ is bool_:
         return True
-    if from_.kind == "float":
-        return to.kind == "float"
-    if to.kind == "float":
-        return False  # int32 -> float32 is lossy: the standard keeps the kinds apart
-    return from_.kind == to.kind
+    if from_.kind == "float" or to.kind == "float":
+        return from_.kind == to.kind and to.bits >= from_.bits  # int32 -> float32 is lossy: kinds kept apart
+    if to is bool_:
+        return False
+    return _promote(from_, to) is to
 
 
 def weak_dtype(value, strong: DType) -> DType:
@@ -187,8 +208,9 @@ def finfo(d) -> FInfo:
     d = dtype_of(d)
     if d.kind != "float":
         raise TruenoTypeError(f"finfo() takes a floating dtype; got {d.name} (use iinfo)")
-    top = (2 - 2.0**-23) * 2.0**127
-    return FInfo(32, 2.0**-23, top, -top, 2.0**-126, d)
+    mant, emin = (52, -1022) if d.bits == 64 else (23, -126)
+    top = (2 - 2.0**-mant) * 2.0 ** (-emin + 1)
+    return FInfo(d.bits, 2.0**-mant, top, -top, 2.0**emin, d)
 
 
 def iinfo(d) -> IInfo:
@@ -271,8 +293,9 @@ def _widening(dtypes: tuple[DType, ...]) -> list[DType]:
 
 
 def _holds(to: DType, from_: DType) -> bool:
-    """May an op that lacks `from_` compute in `to` instead? bool in anything; integers in float32."""
-    return from_ is bool_ or (from_.integral and to.kind == "float")
+    """May an op that lacks `from_` compute in `to` instead? bool in anything; 32-bit integers in float32,
+    int64 in float64 (as NumPy's float functions of integers)."""
+    return from_ is bool_ or (from_.integral and to.kind == "float" and to.bits >= from_.bits)
 
 
 def py_cast(value, d: DType):

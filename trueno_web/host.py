@@ -3,8 +3,9 @@
 In: NumPy arrays, `array.array`, memoryviews and other buffers, (nested) lists of numbers, and in the
 browser JS typed arrays. Everything becomes contiguous little-endian 32-bit words of a trueno_web dtype
 (dtypes.py): floats float32, signed integers int32, unsigned uint32, bools bool (as the standard's asarray
-infers them: a list of Python ints is int32); `dtype=` converts. A 64-bit integer out of its 32-bit
-dtype's range raises. Out: a `numpy.ndarray` of the dtype and the natural shape where NumPy imports, else
+infers them: a list of Python ints is int32, of floats float32; a float64 or int64 NumPy array too: the
+dtypes every backend holds); `dtype=` converts, to float64 or int64 as well (8-byte words, for the NumPy
+backend). A 64-bit integer out of its dtype's range raises. Out: a `numpy.ndarray` of the dtype and the natural shape where NumPy imports, else
 an `NDResult` of that shape (ndresult.py: an array.array that looks like a small array).
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from numbers import Real
 
-from .dtypes import DType, bool_, dtype_of, float32, int32, uint32
+from .dtypes import DType, bool_, dtype_of, float32, iinfo, int32, uint32
 from .errors import TruenoTypeError, TruenoValueError
 from .ndresult import NDResult
 
@@ -26,7 +27,7 @@ from .ndresult import NDResult
 class HostData:
     """32-bit words of a dtype plus a shape: what a backend uploads."""
 
-    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i' or 'I'; bool: 'I' of 0 and 1)
+    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i', 'I', 'd', 'q'; bool: 'I' of 0 and 1)
     shape: tuple[int, ...]
     borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input, or a conversion nobody
     # else holds): a CPU backend may use it in place
@@ -54,12 +55,12 @@ def _from_numpy(x, dtype: DType | None = None) -> HostData:
     if x.dtype.kind not in NUMPY_KINDS:
         raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers or bools")
     dtype = dtype or NUMPY_KINDS[x.dtype.kind]
-    if dtype.integral and x.dtype.kind in "iu" and x.dtype.itemsize > 4 and x.size:
-        lo, hi = (-(2**31), 2**31 - 1) if dtype is int32 else (0, 2**32 - 1)
+    if dtype.integral and x.dtype.kind in "iu" and x.dtype.itemsize > dtype.itemsize and x.size:
+        lo, hi = iinfo(dtype).min, iinfo(dtype).max
         if x.min() < lo or x.max() > hi:
             raise TruenoValueError(
-                f"this {x.dtype} array holds values outside {dtype.name}'s range ({lo} to {hi}); trueno_web has no "
-                "64-bit integers: pass float data or smaller values"
+                f"this {x.dtype} array holds values outside {dtype.name}'s range ({lo} to {hi}); pass "
+                "dtype=trueno_web.int64 (backend='numpy'), float data or smaller values"
             )
     word = np.uint32 if dtype is bool_ else np.dtype(dtype.name)
     flat = np.ascontiguousarray(x if dtype is not bool_ else x != 0, dtype=word).reshape(-1)

@@ -9,7 +9,7 @@ import math
 import operator
 
 from .device import GpuDevice, default_device
-from .dtypes import DTYPES, INDEX, DType, dtype_of, float32
+from .dtypes import DTYPES, INDEX, WIDE, DType, dtype_of, float32
 from .dtypes import isdtype as is_kind
 from .errors import TruenoTypeError, TruenoValueError
 from .resident import DeviceArray
@@ -36,11 +36,15 @@ class Info:
         return [default_device()]
 
     def default_dtypes(self, *, device=None) -> dict[str, DType]:
+        """float32 and int32 on every device (those every backend holds; float64 is asked for by name)."""
+        _device(device)
         return {"real floating": float32, "integral": INDEX, "indexing": INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict[str, DType]:
-        """The dtypes every backend holds (32-bit words: no 64-bit, 8- or 16-bit types), of `kind` if given."""
-        return {d.name: d for d in DTYPES if kind is None or is_kind(d, kind)}
+        """The dtypes `device` (default: the default device) holds, of `kind` if given: the four 32-bit ones
+        everywhere, float64 and int64 too on backend='numpy' (no 8- or 16-bit types, no complex)."""
+        held = _device(device).executor.dtypes
+        return {d.name: d for d in DTYPES + WIDE if d.name in held and (kind is None or is_kind(d, kind))}
 
 
 def __array_namespace_info__() -> Info:

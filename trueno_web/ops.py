@@ -21,7 +21,7 @@ from functools import cached_property
 from . import prng
 from . import references as ref
 from . import sort_kinds as sk
-from .dtypes import DTYPES, SHORT, DType, bool_, float32, int32, uint32
+from .dtypes import DTYPES, SHORT, WIDE, DType, bool_, float32, float64, int32, int64, uint32
 from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
 from .references import SELU_ALPHA, SELU_SCALE
@@ -59,7 +59,8 @@ class Op:
     group: str = ""  # "activation": the activation-style one-input ops the demo page plots
     ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
-    dtypes: tuple[DType, ...] = (float32,)  # the dtypes it computes in natively (dtypes.signature picks one)
+    dtypes: tuple[DType, ...] = (float32, float64)  # the dtypes it computes in natively (dtypes.signature picks
+    # one); the 64-bit ones only where a backend holds them (the NumPy backend: no kernel sees them)
     returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32) or
     # "target" (astype's)
 
@@ -69,6 +70,11 @@ class Op:
         if self.returns == "target":
             return f"{self.wgsl}_{SHORT[compute]}_{SHORT[out]}"
         return self.wgsl + compute.suffix
+
+    @cached_property
+    def kernel_dtypes(self) -> tuple[DType, ...]:
+        """Its dtypes of 32-bit words: those its WGSL and WASM kernels compute in."""
+        return tuple(d for d in self.dtypes if d in DTYPES)
 
     @cached_property  # read on every op call: looked up once
     def row(self) -> KindRow:
@@ -117,11 +123,14 @@ T_EXP = dict(rtol=5e-6, atol=1.2e-38, cost=4)
 T_LOG = dict(rtol=1e-6, atol=2e-7, cost=4)
 T_FLUSH = dict(rtol=1e-6, atol=1.2e-38)
 ACT = dict(group="activation")
-NUM = dict(dtypes=(float32, int32, uint32))  # arithmetic: exact in integers (wrapping, as NumPy's int32)
-ALL = dict(dtypes=DTYPES)
-COMPARE = dict(dtypes=(float32, int32, uint32), returns="bool")
-EQUALITY = dict(dtypes=DTYPES, returns="bool")
-INTEGER = dict(dtypes=(bool_, int32, uint32))  # bitwise ops: integers and bool
+# Each row's dtypes: the 32-bit ones the kernels compute in, then float64 and int64 where it has float32 and
+# int32 (the NumPy backend computes those in NumPy's own dtypes)
+NUMBERS = (float32, int32, uint32, float64, int64)
+NUM = dict(dtypes=NUMBERS)  # arithmetic: exact in integers (wrapping, as NumPy's int32 and int64)
+ALL = dict(dtypes=DTYPES + WIDE)
+COMPARE = dict(dtypes=NUMBERS, returns="bool")
+EQUALITY = dict(dtypes=DTYPES + WIDE, returns="bool")
+INTEGER = dict(dtypes=(bool_, int32, uint32, int64))  # bitwise ops: integers and bool
 F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
 # One row per op, so the catalog reads as a table:
@@ -241,8 +250,8 @@ CATALOG: tuple[Op, ...] = (
     Op("copysign", Kind.BINARY, "tw_copysign",
        ref.quiet(lambda a, b, out=None: ref.numpy_module().copysign(a, b, out=out)), math.copysign,
        "|a| with the sign of b (its sign bit: NaN's and zero's too)", **T_BITS),
-    Op("nextafter", Kind.BINARY, "tw_nextafter", ref.quiet(ref.np_nextafter32), ref.nextafter32,
-       "the next float32 after a toward b (np.nextafter on float32); b where a == b", **T_BITS),
+    Op("nextafter", Kind.BINARY, "tw_nextafter", ref.quiet(ref.np_nextafter), ref.nextafter32,
+       "the next float after a toward b in a's dtype (np.nextafter); b where a == b", **T_BITS),
     Op("remainder", Kind.BINARY, "tw_remainder",
        ref.quiet(lambda a, b, out=None: ref.numpy_module().remainder(a, b, out=out)), ref.remainder,
        "a - floor(a / b) b with the sign of b, as np.remainder and Python's %: an exact fmod, moved by b",
@@ -270,10 +279,10 @@ CATALOG: tuple[Op, ...] = (
     Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: a != b), lambda a, b: a != b,
        "a != b (NaN: True)", aliases=("not_equal",), **T_BITS, **EQUALITY),
     Op("where", Kind.TERNARY, "tw_where", ref.quiet(lambda c, a, b: ref.numpy_module().where(c != 0, a, b)),
-       lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, dtypes=DTYPES),
+       lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, dtypes=DTYPES + WIDE),
     Op("astype", Kind.UNARY, "tw_astype", ref.quiet(lambda x: x), lambda x: x,
        "x converted to dtype=: float to int truncates toward zero (saturating; NaN: 0), to bool is x != 0 "
-       "(NaN: True), int to int wraps", **T_BITS, dtypes=DTYPES, returns="target",
+       "(NaN: True), int to int wraps", **T_BITS, dtypes=DTYPES + WIDE, returns="target",
        options=("dtype",)),
     Op("logical_and", Kind.BINARY, "tw_logical_and", ref.quiet(lambda a, b: ref.numpy_module().logical_and(a, b)),
        lambda a, b: bool(a and b), "a and b", **T_BITS, dtypes=(bool_,)),
@@ -292,10 +301,10 @@ CATALOG: tuple[Op, ...] = (
     Op("bitwise_invert", Kind.UNARY, "tw_bitwise_invert", ref.quiet(lambda x: ref.numpy_module().invert(x)),
        lambda x: not x if isinstance(x, bool) else ~x, "~x (not x for bool)", **T_BITS, **INTEGER),
     Op("bitwise_left_shift", Kind.BINARY, "tw_bitwise_left_shift", ref.quiet(lambda a, b: ref.numpy_module().left_shift(a, b)), lambda a, b: a << b if 0 <= b < 64 else 0,
-       "a << b; 0 for b >= 32 or b < 0", **T_BITS, dtypes=(int32, uint32)),
+       "a << b; 0 for b >= 32 or b < 0", **T_BITS, dtypes=(int32, uint32, int64)),
     Op("bitwise_right_shift", Kind.BINARY, "tw_bitwise_right_shift", ref.quiet(lambda a, b: ref.numpy_module().right_shift(a, b)), lambda a, b: a >> b if b >= 0 else -int(a < 0),
        "a >> b, arithmetic for int32; b >= 32 or b < 0 shifts every bit out", **T_BITS,
-       dtypes=(int32, uint32)),
+       dtypes=(int32, uint32, int64)),
     Op("isnan", Kind.UNARY, "tw_isnan_of", ref.quiet(lambda x: ref.numpy_module().isnan(x)), math.isnan, "x is NaN",
        **T_BITS, returns="bool"),
     Op("isinf", Kind.UNARY, "tw_isinf_of", ref.quiet(lambda x: ref.numpy_module().isinf(x)), math.isinf, "x is +-inf",
@@ -334,10 +343,10 @@ CATALOG: tuple[Op, ...] = (
        "x's elements at `indices` along axis= (default 0): indices of the output's shape "
        "x.shape[:axis] + J + x.shape[axis+1:] (Tensor.take takes NumPy's); a negative index counts from the "
        "end, one out of range is clamped into it (indices from the host are checked first)",
-       options=("axis",), dtypes=(int32, uint32), returns="data", **T_BITS),
+       options=("axis",), dtypes=(int32, uint32, int64), returns="data", **T_BITS),
     Op("scatter_add", Kind.SCATTER, "tw_scatter_add", ref.quiet(lambda out, at, v: ref.numpy_module().add.at(out, at, v)),
        lambda a, b: a + b, "x with `values` added at `indices` along axis= (take's indices; np.add.at: "
-       "duplicates all add, float32 in any order)", options=("axis",), dtypes=(float32, int32, uint32),
+       "duplicates all add, float32 in any order)", options=("axis",), dtypes=NUMBERS,
        rtol=1e-5, atol=2e-5),  # atol: of |x| + the |values| added there (k adds in any order round k times)
     Op("convolve2d", Kind.CONV2D, "conv2d", ref.quiet(ref.np_conv2d), ref.conv2d_ref,
        'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))',
@@ -359,7 +368,7 @@ CATALOG: tuple[Op, ...] = (
 # 16-bit halves (prng.key_params); element i draws from the counter offset + i (docs/random.md).
 # A table of their own: CATALOG lists the ops called on arrays (methods, the accuracy sweep, the README).
 KEY = tuple(Param(name) for name in prng.KEY_PARAMS)
-T_RANDOM = dict(rtol=1e-6, atol=0.0, ulp=0)
+T_RANDOM = dict(rtol=1e-6, atol=0.0, ulp=0, dtypes=(float32,))
 # fmt: off
 GENERATORS: tuple[Op, ...] = (
     Op("random_uniform", Kind.GENERATOR, "tw_random_uniform", prng.np_uniform, prng.py_uniform,
@@ -367,13 +376,13 @@ GENERATORS: tuple[Op, ...] = (
        params=(*KEY, Param("minval", 0.0), Param("maxval", 1.0)), cost=8, **T_RANDOM),
     Op("random_normal", Kind.GENERATOR, "tw_random_normal", prng.np_normal, prng.py_normal,
        "standard normal float32 by Box-Muller on the counter's two words (|z| <= 5.64)",
-       params=KEY, cost=16, rtol=2e-6, atol=2e-7, ulp=4),
+       params=KEY, cost=16, rtol=2e-6, atol=2e-7, ulp=4, dtypes=(float32,)),
     Op("random_bernoulli", Kind.GENERATOR, "tw_random_bernoulli", prng.np_bernoulli, prng.py_bernoulli,
        "1.0 where u < p, else 0.0 (u uniform in [0, 1))", params=(*KEY, Param("p", 0.5)), cost=8, **T_RANDOM),
     Op("index", Kind.GENERATOR, "tw_index", prng.np_index, prng.py_index,
        "the element's index as int32: its flat (row-major) index, or sum(k_d * strides_d) of its position k with "
        "the option strides= (an iota broadcast, stride 0, without a view): arange, linspace, eye, tril, triu",
-       dtypes=(int32,), options=("strides",), **T_RANDOM),
+       options=("strides",), **T_RANDOM | dict(dtypes=(int32,))),
 )
 # fmt: on
 

@@ -59,6 +59,7 @@ class AutoExecutor:
         self.cpu = cpu
         self.adapter_info = dict(gpu.adapter_info, cpu_fallback=cpu.backend)
         self.limits = dict(gpu.limits)
+        self.dtypes = gpu.dtypes & cpu.dtypes  # a buffer may live on either
 
     @property
     def fuse_budget(self) -> int:

@@ -34,6 +34,8 @@ class Executor(Protocol):
     """Runs planned steps of a batch graph. Buffers are opaque to everything above this layer."""
 
     backend: str  # "webgpu" | "numpy" | "wasm-simd" | "auto"
+    dtypes: frozenset[str]  # the names of the dtypes its buffers hold (WORD_DTYPES; the NumPy backend's add
+    # float64 and int64): a tensor of another cannot be made on its device (dtypes.check_held)
     adapter_info: dict
     limits: dict  # name -> int, one entry per LIMIT_NAMES
     fuse_budget: int  # op costs (ops.Op.cost) one fused step holds at most: planner.plan's budget
@@ -160,6 +162,9 @@ class Driver(Protocol):
         """Release what the driver holds itself (staging buffers, cached bind groups, threads); buffers
         from create_buffer() are the caller's to destroy first. The driver is not used afterwards."""
 
+
+WORD_DTYPES = frozenset({"bool", "int32", "uint32", "float32"})  # 32-bit words: what every backend holds
+WIDE_DTYPES = WORD_DTYPES | {"int64", "float64"}  # NumPy's own arrays hold these too
 
 CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as tight as on a GPU
     "max_storage_buffer_binding_size": 2**62,

@@ -15,7 +15,7 @@ from ..errors import GpuError, LimitError
 from ..graph import Key, Node, Plan, storage
 from ..host import HostData
 from ..stats import Stats, tally
-from .base import upload_pending
+from .base import WORD_DTYPES, upload_pending
 from .replay import Schedule, bind
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
@@ -98,6 +98,7 @@ class GpuExecutor:
     """The webgpu backend: same kernels on the desktop and in the browser."""
 
     backend = "webgpu"
+    dtypes = WORD_DTYPES  # WGSL has no 64-bit numbers
 
     def __init__(self, driver):
         self.driver = driver

@@ -10,7 +10,7 @@ from ..graph import MapStep, Node, OpStep, Plan, map_only, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
-from .base import CPU_LIMITS, CpuExecutor
+from .base import CPU_LIMITS, WIDE_DTYPES, CpuExecutor
 
 CHUNK = 262144  # elements of a fused chain with temporaries run together (1 MiB a value; smaller chunks pay each
 # op's Python call more often)
@@ -21,6 +21,7 @@ class NumpyExecutor(CpuExecutor):
     """CPU fallback on NumPy; transfers are zero, dispatches count the steps it ran."""
 
     backend = "numpy"
+    dtypes = WIDE_DTYPES  # NumPy's own arrays: float64 and int64 too
 
     def __init__(self):
         import numpy

@@ -20,7 +20,7 @@ from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, gathers, r
 from ..host import HostData
 from ..sort_kinds import key_kind
 from ..stats import Stats, tally
-from .base import CPU_LIMITS, CpuExecutor, upload_pending
+from .base import CPU_LIMITS, WORD_DTYPES, CpuExecutor, upload_pending
 from .wasm_module import BrowserModule, WasmtimeModule, i32, wasm_bytes
 
 CHUNK = 16384  # floats per map-step pass (64 KiB per value: the chain's working set stays in L2)
@@ -44,6 +44,7 @@ class WasmExecutor(CpuExecutor):
     """CPU executor on the WASM SIMD kernels; transfers are zero, dispatches count the steps it ran."""
 
     backend = "wasm-simd"
+    dtypes = WORD_DTYPES  # the C kernels' 32-bit words
 
     def __init__(self, module):
         self.module = module

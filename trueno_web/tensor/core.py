@@ -19,7 +19,7 @@ from numbers import Real
 
 from .. import ops
 from ..calls import Pending, install
-from ..dtypes import DType, dtype_of, float32, input_dtypes, result_type, signature, weak_dtype
+from ..dtypes import DType, check_held, dtype_of, float32, input_dtypes, result_type, signature, weak_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -44,6 +44,8 @@ class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
     __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
 
     def __init__(self, device, expr: Expr):
+        if expr.dtype.bits == 64:  # float64, int64: where the device's backend holds them (dtypes.check_held)
+            check_held(expr.dtype, device.executor.backend, device.executor.dtypes)
         self.device = device
         self.expr = expr
         self.shape: tuple[int, ...] = expr.shape  # read on every op: an attribute (realize keeps the shape)
@@ -281,7 +283,8 @@ def as_tensors(args, shape: tuple[int, ...] | None = None) -> list[Tensor]:
     ]
 
 
-_TYPED: dict[tuple, tuple] = {}  # (op name, *input dtype names) -> (the dtypes its inputs take, the dtype it returns)
+_TYPED: dict[tuple, tuple] = {}  # (op name, *input dtype names) -> (the dtypes its inputs take, the dtype it returns,
+# the dtype it computes in)
 
 
 def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
@@ -292,8 +295,11 @@ def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
     if typed is None:
         have = [t.expr.dtype for t in ts]
         compute, out = signature(op, have)
-        typed = _TYPED[key] = input_dtypes(op, have, compute), out
-    wanted, out = typed
+        typed = _TYPED[key] = input_dtypes(op, have, compute), out, compute
+    wanted, out, compute = typed
+    if compute.bits == 64:  # int32 with uint32 is int64: say so where the device has none
+        names = " and ".join(dict.fromkeys(key[1:]))
+        check_held(compute, ts[0].device.executor.backend, ts[0].device.executor.dtypes, f"{op.name} of {names}: ")
     return [t if t.expr.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out
 
 

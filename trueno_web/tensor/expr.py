@@ -66,7 +66,7 @@ def leaf(device, data, shape=None, dtype: DType | None = None) -> Expr:
         host = HostData(host.data, (), dtype=host.dtype)
     else:
         host = to_host(data, shape, dtype)
-    device.executor.check_size(host.size * 4, "this input")
+    device.executor.check_size(host.size * host.dtype.itemsize, "this input")
     return Expr(host.shape, leaf=host, dtype=host.dtype)
 
 
