@@ -35,10 +35,10 @@ def test_the_module_is_the_namespace(cpu):
         t.__array_namespace__(api_version="2099.01")
     info = tw.__array_namespace_info__()
     assert info.default_dtypes() == {"real floating": tw.float32, "integral": tw.int32, "indexing": tw.int32}
-    assert set(info.dtypes()) == {"bool", "int32", "uint32", "float32"}
-    assert set(info.dtypes(kind="integral")) == {"int32", "uint32"} and set(
-        info.dtypes(kind=("bool", "real floating"))
-    ) == {"bool", "float32"}
+    assert set(info.dtypes(device=cpu)) == {"bool", "int32", "uint32", "float32", "int64", "float64"}
+    assert set(info.dtypes(device=cpu, kind="integral")) == {"int32", "uint32", "int64"} and set(
+        info.dtypes(device=cpu, kind=("bool", "real floating"))
+    ) == {"bool", "float32", "float64"}
     assert info.capabilities() == {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
     assert info.default_device() in info.devices()
 

@@ -271,8 +271,8 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
 
 
 def _index_dtype(op, d: DType) -> None:
-    if d.name not in ("int32", "uint32"):
-        raise TruenoTypeError(f"{op.name} needs int32 or uint32 indices; got {d.name} (use .astype(tw.int32))")
+    if not d.integral:
+        raise TruenoTypeError(f"{op.name} needs int32, uint32 or int64 indices; got {d.name} (use .astype(tw.int32))")
 
 
 def input_dtypes(op, dtypes: list[DType], compute: DType) -> list[DType]:

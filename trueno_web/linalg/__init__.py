@@ -4,7 +4,8 @@ Lazy, like any tensor expression: cholesky, solve, inv, det, slogdet, qr, matrix
 cross, vector_norm. Iterative (they read one norm back per Jacobi sweep): eigh, eigvalsh, svd, svdvals,
 pinv, matrix_rank, matrix_norm return their results as the standard says, waiting for those reads
 (runtime.block_on: a script, a notebook cell without a running loop, JSPI in the browser); in async code
-await their coroutines instead: `await tw.linalg.eigh_async(x)`. float32 on every backend; methods,
+await their coroutines instead: `await tw.linalg.eigh_async(x)`. float32 on every backend, float64 where the
+device holds it (backend='numpy'); methods,
 accuracy and limits in docs/linalg.md. matmul, matrix_transpose, vecdot, tensordot and outer are the
 top-level functions (the standard has them in both places).
 """

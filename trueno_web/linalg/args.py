@@ -1,14 +1,18 @@
-"""Arguments of tw.linalg's functions: tensors of float32 (integers converted, bool refused), their rank
+"""Arguments of tw.linalg's functions: float tensors (float32, float64 where the device holds it; integers
+converted to float32, bool refused), their rank
 and squareness checked where the mistake is written, and the small constants the algorithms share."""
 
 from __future__ import annotations
 
-from ..dtypes import bool_, float32
+from ..dtypes import bool_, finfo, float32
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..tensor import Tensor, arange, broadcast_shapes, eye
 
-EPS = 2.0**-23  # float32's machine epsilon
+
+def eps(x: Tensor) -> float:
+    """The machine epsilon of x's float dtype (2^-23 for float32): the algorithms' tolerances scale by it."""
+    return finfo(x.dtype).eps
 
 
 def tensor(x, where: str, ndim: int = 2) -> Tensor:
@@ -24,15 +28,15 @@ def tensor(x, where: str, ndim: int = 2) -> Tensor:
 
 
 def floats(x, where: str, ndim: int = 2) -> Tensor:
-    """`x` as a float32 Tensor of at least `ndim` dimensions (integers converted; bool refused)."""
+    """`x` as a float Tensor of at least `ndim` dimensions (float64 kept; integers to float32; bool refused)."""
     x = tensor(x, where, ndim)
     if x.dtype is bool_:
-        raise TruenoTypeError(f"linalg.{where} computes in float32; convert the bool tensor first (x.astype)")
-    return x if x.dtype is float32 else x.astype(float32)
+        raise TruenoTypeError(f"linalg.{where} computes in floats; convert the bool tensor first (x.astype)")
+    return x if x.dtype.kind == "float" else x.astype(float32)
 
 
 def square(x, where: str) -> Tensor:
-    """`x` as float32 square matrices (..., n, n)."""
+    """`x` as float square matrices (..., n, n)."""
     x = floats(x, where)
     if x.shape[-1] != x.shape[-2]:
         raise TruenoValueError(f"linalg.{where} needs square matrices (..., n, n); got shape {x.shape}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ..tensor import Tensor, concatenate, realize
-from .args import EPS, floats, identity, rows, square, symmetric
+from .args import eps, floats, identity, rows, square, symmetric
 from .basics import diagonal
 from .factor import qr
 
@@ -121,7 +121,7 @@ async def _eigh(x: Tensor, vectors: bool):
         rest = _off_diagonal(state[0]).square().sum((-2, -1))
         return (scale > 0.0).where(rest / scale, 0.0).max().sqrt()
 
-    a, v = await _sweeps(step, off, [a, identity(a, size) + 0.0], size, size * EPS)
+    a, v = await _sweeps(step, off, [a, identity(a, size) + 0.0], size, size * eps(a))
     drop = size - n  # the padding's index: 0
     w = diagonal(a)[..., drop:]
     order = _ranks(w, descending=False)
@@ -163,7 +163,7 @@ async def _one_sided(a: Tensor, vectors: bool):
         return _off_diagonal((norm > 0.0).where(g.abs() / norm, 0.0)).max()
 
     if size > 1:
-        u, v = await _sweeps(step, off, [u, v], size, max(a.shape[-2], size) * EPS)
+        u, v = await _sweeps(step, off, [u, v], size, max(a.shape[-2], size) * eps(a))
     sigma = (u * u).sum(-2)[..., drop:].sqrt()
     order = _ranks(sigma, descending=True)
     back = order.mT

@@ -7,7 +7,7 @@ import math
 
 from ..errors import TruenoTypeError, TruenoValueError
 from ..tensor import Tensor
-from .args import EPS, floats
+from .args import eps, floats
 from .jacobi import svd, svdvals
 
 NORMS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
@@ -32,7 +32,7 @@ async def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
 
 def _rtol(a: Tensor, rtol):
     if rtol is None:
-        return max(a.shape[-2:]) * EPS
+        return max(a.shape[-2:]) * eps(a)
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
         raise TruenoTypeError("linalg: rtol must be a number (a Tensor rtol is not supported here)")
     return float(rtol)

@@ -113,8 +113,8 @@ def constant(device, value, dtype, where: str) -> Tensor:
 
 def filled(device, shape: tuple[int, ...], value, dtype, where: str) -> Tensor:
     """`value` expanded to `shape` (a stride-0 view of a 0-d leaf: 4 bytes uploaded)."""
-    device.executor.check_size(math.prod(shape) * 4, f"this {where} result")
     c = constant(device, value, dtype, where)
+    device.executor.check_size(math.prod(shape) * c.dtype.itemsize, f"this {where} result")
     return c.expand(shape) if shape else c
 
 

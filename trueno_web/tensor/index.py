@@ -18,7 +18,7 @@ from .views import axis_index, broadcast_shapes
 
 TAKE = ops.get("take")
 SCATTER_ADD = ops.get("scatter_add")
-INDEX_DTYPES = ("int32", "uint32")
+INDEX_DTYPES = ("int32", "uint32", "int64")  # int64: where the device holds it (backend='numpy')
 
 
 class Indexing:
@@ -141,7 +141,7 @@ class Indexing:
         if _is_tensor(indices):
             if indices.dtype.name not in INDEX_DTYPES:
                 raise TruenoTypeError(
-                    f"indices must be int32 or uint32 (or bool masks); got {indices.dtype} (use .astype(tw.int32))"
+                    f"indices must be int32, uint32 or int64 (or bool masks); got {indices.dtype} (use .astype(tw.int32))"
                 )
             (t,) = self._tensors([indices])
             return t
@@ -314,7 +314,7 @@ def _scatter_assign(x, entries, value):  # value: a tensor
         v = v.take(numpy.ascontiguousarray(last, dtype=numpy.int32))
     at = numpy.ascontiguousarray(flat[last], dtype=numpy.int32)
     word = "int32" if x.dtype.name == "bool" else x.dtype.name  # scatter_add adds numbers
-    zeros = x._const(-0.0 if word == "float32" else 0).astype(word).expand((x.size,))  # -0 + v is v, -0 too
+    zeros = x._const(-0.0 if x.dtype.kind == "float" else 0).astype(word).expand((x.size,))  # -0 + v is v, -0 too
     hits = x._const(0).astype("int32").expand((x.size,)).scatter_add(at, 1)
     values = zeros.scatter_add(at, v.astype(word, copy=False))
     return (hits != 0).reshape(x.shape).where(values.reshape(x.shape), x)

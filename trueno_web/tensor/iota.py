@@ -37,7 +37,7 @@ def _number(value, name: str, where: str):
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
     """start, start + step, ... up to stop (excluded): ceil((stop - start) / step) values (the standard's
-    length). int32/uint32: exact (integer arguments); float32: NumPy's np.arange(..., dtype=float32) bit for
+    length). Integers: exact (integer arguments); float32 and float64: NumPy's np.arange(..., dtype=) bit for
     bit: the first two values rounded from start and start + step, then start + i * (their difference)."""
     if stop is None:
         start, stop = 0, start
@@ -58,9 +58,10 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
             raise TruenoValueError(f"arange: values from {start} to {start + (n - 1) * step} do not fit {dtype.name}")
         return _affine(dev, iota(dev, n), start, step, dtype)
     n = max(0, math.ceil((stop - start) / step))
-    first, second = f32(start), f32(start + step)
+    rounded = f32 if dtype is float32 else float
+    first, second = rounded(start), rounded(start + step)
     i = iota(dev, n)
-    values = _affine(dev, i, first, f32(second - first), float32)
+    values = _affine(dev, i, first, rounded(second - first), dtype)
     return (i == 1).where(second, values) if n > 1 else values  # NumPy's second value: start + step, rounded once
 
 
@@ -69,27 +70,29 @@ def _affine(dev, i: Tensor, start, step, dtype) -> Tensor:
     i = i if dtype is int32 else i.astype(dtype)
     if dtype.integral:  # the step and start as the dtype's words (modular: wrapping is exact)
         bits = 1 << dtype.bits
-        wrap = (lambda v: (v + bits // 2) % bits - bits // 2) if dtype is int32 else (lambda v: v % bits)
+        wrap = (lambda v: (v + bits // 2) % bits - bits // 2) if dtype.kind == "signed" else (lambda v: v % bits)
         step, start = constant(dev, wrap(step), dtype, "arange"), constant(dev, wrap(start), dtype, "arange")
     return i * step + start
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> Tensor:
-    """`num` evenly spaced float32 values from start to stop (stop included where endpoint): start + i * step,
+    """`num` evenly spaced float32 (or `dtype` float64) values from start to stop (stop included where endpoint): start + i * step,
     step = (stop - start) / (num - 1) (num with endpoint=False); the first value is start and (endpoint) the
     last is stop exactly."""
     start, stop = _number(start, "start", "linspace"), _number(stop, "stop", "linspace")
     num = int_arg(num, "num", "linspace")
     if num < 0:
         raise TruenoValueError(f"linspace: num must be >= 0; got {num}")
-    if dtype is not None and dtype_of(dtype) is not float32:
-        raise TruenoTypeError(f"linspace makes float32 values; got dtype={dtype_of(dtype).name}")
+    dtype = float32 if dtype is None else dtype_of(dtype)
+    if dtype.kind != "float":
+        raise TruenoTypeError(f"linspace makes float values (float32, float64); got dtype={dtype.name}")
     dev = device_arg(device, "linspace")
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     i = iota(dev, num)
-    values = _affine(dev, i, f32(start), f32(step), float32)
-    return (i == num - 1).where(f32(stop), values) if endpoint and num > 1 else values
+    rounded = f32 if dtype is float32 else float
+    values = _affine(dev, i, rounded(start), rounded(step), dtype)
+    return (i == num - 1).where(rounded(stop), values) if endpoint and num > 1 else values
 
 
 def _grid(dev, shape: tuple[int, ...]) -> Tensor:
@@ -111,7 +114,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Tensor:
     dtype = float32 if dtype is None else dtype_of(dtype)
     if not -n < k < m:  # no element on that diagonal (and k may be past int32)
         return filled(dev, (n, m), 0, dtype, "eye")
-    dev.executor.check_size(n * m * 4, "this eye result")
+    dev.executor.check_size(n * m * dtype.itemsize, "this eye result")
     return (_grid(dev, (n, m)) == k).astype(dtype)
 
 

@@ -8,7 +8,7 @@ import array
 import math
 
 from .. import ops
-from ..dtypes import INDEX, float32
+from ..dtypes import INDEX, float32, float64, int64
 from ..errors import TruenoValueError
 from ..kinds import Kind
 from .views import axes_tuple, axis_index
@@ -57,8 +57,9 @@ class Reductions:
 
 
 def _floats(t):
-    """t as float32: mean, var and std of integers and bools are float32 (an integer sum would wrap)."""
-    return t if t.dtype == float32 else t.astype(float32)
+    """t as a float: mean, var and std of bools and 32-bit integers are float32, of int64 float64 (NumPy's)
+    (an integer sum would wrap)."""
+    return t if t.dtype.kind == "float" else t.astype(float64 if t.dtype is int64 else float32)
 
 
 def _count(t, axis) -> int:
