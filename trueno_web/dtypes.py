@@ -204,8 +204,7 @@ class IInfo:
 
 
 def finfo(d) -> FInfo:
-    d = getattr(d, "dtype", d)
-    d = dtype_of(d)
+    d = dtype_of(d if isinstance(d, type) else getattr(d, "dtype", d))  # an array's, or a scalar type
     if d.kind != "float":
         raise TruenoTypeError(f"finfo() takes a floating dtype; got {d.name} (use iinfo)")
     mant, emin = (52, -1022) if d.bits == 64 else (23, -126)
@@ -214,8 +213,7 @@ def finfo(d) -> FInfo:
 
 
 def iinfo(d) -> IInfo:
-    d = getattr(d, "dtype", d)
-    d = dtype_of(d)
+    d = dtype_of(d if isinstance(d, type) else getattr(d, "dtype", d))  # an array's, or a scalar type
     if not d.integral:
         raise TruenoTypeError(f"iinfo() takes an integer dtype; got {d.name} (use finfo)")
     if d.kind == "signed":
@@ -272,7 +270,9 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
 
 def _index_dtype(op, d: DType) -> None:
     if not d.integral:
-        raise TruenoTypeError(f"{op.name} needs int32, uint32 or int64 indices; got {d.name} (use .astype(tw.int32))")
+        raise TruenoTypeError(
+            f"{op.name} needs int32 or uint32 indices (int64 on backend='numpy'); got {d.name} (use .astype(tw.int32))"
+        )
 
 
 def input_dtypes(op, dtypes: list[DType], compute: DType) -> list[DType]:

@@ -141,7 +141,8 @@ class Indexing:
         if _is_tensor(indices):
             if indices.dtype.name not in INDEX_DTYPES:
                 raise TruenoTypeError(
-                    f"indices must be int32, uint32 or int64 (or bool masks); got {indices.dtype} (use .astype(tw.int32))"
+                    f"indices must be int32 or uint32, int64 on backend='numpy' (or bool masks); got {indices.dtype} "
+                    "(use .astype(tw.int32))"
                 )
             (t,) = self._tensors([indices])
             return t
