@@ -6,8 +6,9 @@ docs/array_api.md) against `trueno_web` on one backend, with the failures we kno
 
 The suite is copied to a temporary folder first (pytest and Hypothesis write next to the tests, and the
 vendored copy is read-only in CI), its spec stubs' package trimmed to the 2024.12 version kept, and a few
-lines patched (PATCHES): no shrinking of failing examples, and three lines that assume complex dtypes and
-float64 exist. Hypothesis runs derandomized: the same
+lines patched (PATCHES): no shrinking of failing examples, and three lines that assume complex dtypes (and
+float64, which webgpu and wasm-simd lack) exist. The dtypes it tests are the backend's own
+(`__array_namespace_info__().dtypes(device=...)`: float64 and int64 on numpy). Hypothesis runs derandomized: the same
 examples every run, so a failure is reproducible and CI never flakes on a rare draw.
 tests/test_array_api_suite.py runs it file by file in CI.
 """
@@ -28,7 +29,7 @@ XFAILS = ROOT / "array_api_xfails.txt"
 API_VERSION = "2024.12"
 STANDARD_DTYPES = "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 complex64 complex128"
 # (file, text, replacement): Hypothesis without its shrink phase; the suite reads its widest complex dtype and
-# float64 unguarded, and trueno_web has neither
+# float64 unguarded, and trueno_web has no complex dtype (nor float64 on webgpu and wasm-simd)
 PATCHES = (
     (  # no shrinking: a failing test reports its first failing example at once, not minutes later
         "conftest.py",
@@ -98,7 +99,9 @@ def environment(backend: str) -> dict[str, str]:
         sys.path.insert(0, str(ROOT))  # run as a script: the checkout's trueno_web
     import trueno_web as tw
 
-    have = set(tw.__array_namespace_info__().dtypes())
+    device = tw.runtime.block_on(tw.GpuDevice.create(backend))
+    have = set(tw.__array_namespace_info__().dtypes(device=device))  # the backend's own: float64 on numpy
+    device.close()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     env.update(
         ARRAY_API_TESTS_MODULE="trueno_web",

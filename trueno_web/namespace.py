@@ -89,10 +89,14 @@ def asarray(obj, /, device=None, shape=None, *, dtype=None, copy=None) -> Tensor
 
 
 def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
-    """A Tensor of the values of any DLPack producer (copied through NumPy onto `device`)."""
+    """A Tensor of the values of any DLPack producer (copied through NumPy onto `device`), of the producer's
+    dtype where the device holds it (a float64 array stays float64 on backend='numpy'; float32 elsewhere)."""
     import numpy as np
 
-    return asarray(np.from_dlpack(x) if copy is None else np.from_dlpack(x, copy=copy), device=device)
+    values = np.from_dlpack(x) if copy is None else np.from_dlpack(x, copy=copy)
+    device = _device(device, x)
+    held = values.dtype.name in device.executor.dtypes
+    return asarray(values, device=device, dtype=values.dtype.name if held else None)
 
 
 def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
