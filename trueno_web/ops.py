@@ -3,8 +3,8 @@
 Device methods, batch methods, fusion, the CPU fallbacks, the docs and the test parametrization all
 iterate `CATALOG`; adding an op is adding a row (and its WGSL function in `shaders/functions.wgsl`).
 
-Each row carries two references: `numpy`, vectorised (the NumPy backend runs it in float32; desktop
-tests run it in float64 as the reference; a reduction's takes `axis=None`, all of it, or `axis=1` of
+Each row carries two references: `numpy`, vectorised (the NumPy backend runs it in the node's dtype: float32,
+or float64 where asked for; desktop tests run it in float64 as the reference; a reduction's takes `axis=None`, all of it, or `axis=1` of
 2-D inputs, a value per row), and `ref`, pure Python on `math` in float64 (the reference where NumPy
 is missing, e.g. inside Pyodide, and a cross-check of `numpy`). An elementwise `numpy` that is one ufunc
 takes `out=` too (`Op.writes_out`): the NumPy backend's fused chains write into their own arrays with it.
