@@ -48,6 +48,7 @@ def protocol_members(proto) -> set[str]:
 
 EXECUTOR_MEMBERS = {
     "backend",
+    "dtypes",
     "adapter_info",
     "limits",
     "fuse_budget",
@@ -106,6 +107,7 @@ def check_executor(executor) -> None:
     check_members(executor, base.Executor)
     assert set(executor.limits) == set(base.LIMIT_NAMES)
     assert isinstance(executor.backend, str) and isinstance(executor.adapter_info, dict)
+    assert base.WORD_DTYPES <= executor.dtypes <= base.WIDE_DTYPES  # the 32-bit four everywhere
 
 
 def test_the_numpy_executor_keeps_the_protocol():
@@ -114,6 +116,7 @@ def test_the_numpy_executor_keeps_the_protocol():
 
     executor = NumpyExecutor()
     check_executor(executor)
+    assert executor.dtypes == base.WIDE_DTYPES  # float64 and int64 too
     executor.check_rows(1 << 30)  # no loop budget on the CPU
     executor.destroy()
 
@@ -234,6 +237,7 @@ def test_the_gpu_and_auto_executors_keep_the_protocol(wgpu_native):
     with pytest.raises(errors.LimitError, match="loop budget"):
         gpu.check_rows(1 << 30)
     check_executor(AutoExecutor(gpu, NumpyExecutor()))
+    assert gpu.dtypes == AutoExecutor(gpu, NumpyExecutor()).dtypes == base.WORD_DTYPES  # what both members hold
 
 
 @pytest.mark.gpu

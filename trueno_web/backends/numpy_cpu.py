@@ -171,9 +171,13 @@ class NumpyExecutor(CpuExecutor):
         result = node.op.row.numpy(node.op, args, node.params, node.options, *(() if out is None else (out,)))
         if result is out:
             return result
-        if node.dtype.integral and getattr(result, "dtype", None) is not None and result.dtype.kind == "f":
-            return _float_to_int(self.np, result, node.dtype.name)  # WGSL's conversion: saturating, NaN to 0
-        return self.np.asarray(result, dtype=node.dtype.name)
+        kind = getattr(result, "dtype", None)
+        if kind is None or kind == node.dtype.name:
+            return self.np.asarray(result, dtype=node.dtype.name)
+        with self.np.errstate(all="ignore"):  # a cast: float64 past float32's range is +-inf, as NumPy's
+            if node.dtype.integral and kind.kind == "f":
+                return _float_to_int(self.np, result, node.dtype.name)  # WGSL's conversion: saturating, NaN to 0
+            return self.np.asarray(result, dtype=node.dtype.name)
 
     def _value(self, nodes: list[Node], i: int):
         """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
