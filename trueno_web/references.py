@@ -407,6 +407,6 @@ def floor_divide(a: float, b: float) -> float:
         return div(a, b)
 
 
-def np_nextafter(a, b):
+def np_nextafter32(a, b):
     np = numpy_module()
-    return np.nextafter(a, np.asarray(b).astype(a.dtype))
+    return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)
