@@ -37,7 +37,8 @@ class Info:
 
     def default_dtypes(self, *, device=None) -> dict[str, DType]:
         """float32 and int32 on every device (those every backend holds; float64 is asked for by name)."""
-        _device(device)
+        if device is not None:
+            _device(device)  # a GpuDevice, or TruenoTypeError
         return {"real floating": float32, "integral": INDEX, "indexing": INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict[str, DType]:
