@@ -13,7 +13,7 @@ import numpy as np
 
 import trueno_web as tw
 from trueno_web import planner
-from trueno_web.kernels.caps import FUSE_BUDGET
+from trueno_web.kernels.caps import FUSE_BUDGET, HARDWARE_FUSE_BUDGET, Caps
 from trueno_web.runtime import block_on
 
 
@@ -56,7 +56,9 @@ def run(dev, x_host: np.ndarray, ops: int) -> tuple[np.ndarray, int]:
 def test_a_long_chain_splits_as_the_budget_says_and_gives_the_unfused_values(dev):
     x = np.linspace(-3, 3, 4096, dtype=np.float32)
     fused, kernels = run(dev, x, 1000)
-    assert kernels == math.ceil(1000 / dev.executor.fuse_budget) == math.ceil(1000 / FUSE_BUDGET)
+    hardware = dev.backend == "webgpu" and not dev.executor.adapter_info["software"]
+    assert dev.executor.fuse_budget == (HARDWARE_FUSE_BUDGET if hardware else FUSE_BUDGET)  # the adapter's default
+    assert kernels == math.ceil(1000 / dev.executor.fuse_budget)
     with budget(dev, 100):
         split, kernels = run(dev, x, 1000)
     assert kernels == 10
@@ -170,3 +172,23 @@ def test_ten_thousand_op_chains_plan_run_and_differentiate_without_recursion_err
         gc.collect()
     finally:
         dev.close()
+
+
+def test_the_default_budget_is_the_adapters():
+    """A software adapter (lavapipe, SwiftShader: compile time counts) keeps FUSE_BUDGET; a hardware one
+    fuses twice as many ops per kernel."""
+
+    class Driver:
+        limits = {
+            "max_compute_workgroups_per_dimension": 65535,
+            "max_storage_buffer_binding_size": 1 << 27,
+            "max_compute_workgroup_storage_size": 16384,
+        }
+        features = frozenset()
+        wgsl_enable_subgroups = False
+
+        def __init__(self, software):
+            self.adapter_info = {"device": "stand-in", "software": software}
+
+    assert Caps.for_driver(Driver(True)).fuse_budget == FUSE_BUDGET
+    assert Caps.for_driver(Driver(False)).fuse_budget == HARDWARE_FUSE_BUDGET > FUSE_BUDGET
