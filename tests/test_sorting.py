@@ -72,6 +72,15 @@ def test_sort_and_argsort_every_dtype_and_length(dev, dtype, n):
             assert same(np.array(py_sort(x.tolist(), descending), NP[dtype]).reshape(-1), got_values)
 
 
+@pytest.mark.parametrize("shape", [(0, 4097), (0, 3), (3, 0)], ids=str)
+def test_no_rows_or_empty_rows_sort_to_nothing(dev, shape):
+    """Found by test_reliability's hypothesis run: no rows of a long length once asked for a chunk of 0 rows."""
+    x = np.zeros(shape, np.float32)
+    t = tw.asarray(x, dev)
+    assert same(read(t.sort()), x) and same(read(t.argsort()), np.zeros(shape, np.int32))
+    assert same(read(tw.asarray(np.ones(5, np.float32), dev).sort()), np.ones(5, np.float32))  # still usable
+
+
 def test_ascending_order_is_numpys_and_descending_its_flip():
     """The references themselves: NaN last, ties in input order; descending keeps ties in input order."""
     x = np.array([2.0, np.nan, -0.0, 1.0, 0.0, np.nan, 2.0], np.float32)

@@ -34,11 +34,11 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     node = nodes[step.node]
     src = node.inputs[0]
     n = node.shape[-1]
-    rows, p = (node.size // n if node.size else 0), 1 << max(n - 1, 0).bit_length()  # an empty one: a no-op
+    rows, p = (node.size // n if node.size else 0), 1 << max(n - 1, 0).bit_length()
     flags = key_kind(nodes[src].dtype) | node.options["descending"] << 2 | (node.op.name == "argsort") << 3
     io = ((1, src), (2, node.id))
-    if p <= BLOCK:
-        per = BLOCK // p
+    if p <= BLOCK or not rows:  # (no rows: one workgroup that finds none, however long a row would be)
+        per = max(BLOCK // p, 1)
         meta = pack_meta([rows, n, p, flags, 0, 0, 0, per])
         return [Dispatch(sort_source(), "sort_small", io, grid_for(-(-rows // per), caps.max_per_dim), meta)]
     if 8 * p > caps.binding_limit:
