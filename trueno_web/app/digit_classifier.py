@@ -1,6 +1,7 @@
 """The demo page's digit panel, its classifier side: the shipped MLP (trueno_web.models.Mlp.digits) on the
 page's device and on the CPU fallback, fed the 8x8 pictures digits.py makes of a drawing; or, once the
-training panel (training_panel.py) has trained one in the tab, that one (`use`)."""
+training panel (training_panel.py) has trained one in the tab, that one (`use`). Each answer says whether it
+is "not sure" (not_sure.py: thresholds derived from the held-out digits at load)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 
 from ..models import Mlp, load_digits_file
 from .digits import BLOCK, CELLS, INK, SIZE, bitmap_from_strokes, downsample
+from .not_sure import NotSure
 
 
 def _floats(data) -> list[float]:
@@ -45,6 +47,8 @@ class DigitClassifier:
         cpu_model = await Mlp.digits(cpu) if cpu is not None else None
         self = cls(dev, cpu, model, cpu_model, load_digits_file()[1])
         await self._forward(model, [0] * 64)  # the first pass compiles the pipelines: not at the first drawing
+        self.not_sure = await NotSure.calibrate(dev)
+        self.p_min = await self.not_sure.p_min(model)
         self.load_ms = (time.perf_counter() - t0) * 1e3
         return self
 
@@ -55,6 +59,8 @@ class DigitClassifier:
             "test_accuracy": float(self.meta.get("test_accuracy", "nan")),
             "test_size": int(self.meta.get("test_size", 0)),
             "load_ms": self.load_ms,
+            "p_min": self.p_min,
+            "distance_max": self.not_sure.distance_max,
             "ink": INK,
             "size": SIZE,
             "block": BLOCK,
@@ -69,7 +75,8 @@ class DigitClassifier:
         """strokes ([[x0, y0, x1, y1, ...], ...], any units, y down) or 64 pixels (0..16, row-major) ->
         {pixels, probabilities (10), predicted, backend, ms (the forward pass on the device: upload,
         one batch, read back), prepare_ms (drawing -> 8x8), radius (the pen, bitmap pixels),
-        cpu_probabilities, max_abs_diff (device vs CPU fallback)}. An empty drawing: predicted None."""
+        cpu_probabilities, max_abs_diff (device vs CPU fallback), not_sure and its reasons, distance,
+        distance_max, p_min (NotSure.judge)}. An empty drawing: predicted None, not_sure False."""
 
         t0 = time.perf_counter()
         radius = None
@@ -92,6 +99,8 @@ class DigitClassifier:
             "ms": 0.0,
             "cpu_probabilities": [],
             "max_abs_diff": 0.0,
+            "not_sure": False,
+            "reasons": [],
         }
         if not any(pixels):
             return out
@@ -100,6 +109,7 @@ class DigitClassifier:
         out["ms"] = (time.perf_counter() - t0) * 1e3
         out["probabilities"] = probs
         out["predicted"] = max(range(len(probs)), key=probs.__getitem__)
+        out.update(await self.not_sure.judge(self.model, pixels, probs))
         if self.cpu_model is not None:
             cpu = await self._forward(self.cpu_model, pixels)
             out["cpu_probabilities"] = cpu
