@@ -12,6 +12,32 @@ from ..models import Mlp, load_digits_file
 from .digits import BLOCK, CELLS, INK, SIZE, bitmap_from_strokes, downsample
 from .not_sure import NotSure
 
+TRY_IT = """\
+# Panel 4: the shipped digit classifier on a held-out digit and on a scribble (digit_classifier.py)
+from trueno_web.app.digit_classifier import DigitClassifier
+from trueno_web.display import Picture
+from trueno_web.models import load_digits_data
+
+classifier = await DigitClassifier.load(dev, None)  # the "not sure" thresholds are derived here
+digit = load_digits_data()["test_x"][:64]  # the first held-out digit, 8x8 pixels 0..16
+for name, shown in (
+    ("held-out digit", await classifier.classify(pixels=digit)),
+    ("a scribble", await classifier.classify(strokes=[[30, 40, 250, 200, 60, 230, 220, 30]])),
+):
+    print(f"{name}: {shown['answer']}", *shown["reasons"], sep="\\n  ")
+Picture(digit, 8, 8, scale=12, hi=16)
+"""
+
+
+def answer(result: dict) -> str:
+    """What the page writes under the digit: "7 (p = 0.998)", or "not sure (best guess: 8, p = 0.41)"."""
+    if result["predicted"] is None:
+        return ""
+    p = result["probabilities"][result["predicted"]]
+    if result["not_sure"]:
+        return f"not sure (best guess: {result['predicted']}, p = {p:.2f})"
+    return f"{result['predicted']} (p = {p:.3f})"
+
 
 def _floats(data) -> list[float]:
     """A read-back (NumPy array, or NDResult without NumPy) as a flat list of floats."""
@@ -76,7 +102,7 @@ class DigitClassifier:
         {pixels, probabilities (10), predicted, backend, ms (the forward pass on the device: upload,
         one batch, read back), prepare_ms (drawing -> 8x8), radius (the pen, bitmap pixels),
         cpu_probabilities, max_abs_diff (device vs CPU fallback), not_sure and its reasons, distance,
-        distance_max, p_min (NotSure.judge)}. An empty drawing: predicted None, not_sure False."""
+        distance_max, p_min (NotSure.judge), answer (in words)}. An empty drawing: predicted None, not_sure False."""
 
         t0 = time.perf_counter()
         radius = None
@@ -101,6 +127,7 @@ class DigitClassifier:
             "max_abs_diff": 0.0,
             "not_sure": False,
             "reasons": [],
+            "answer": "",
         }
         if not any(pixels):
             return out
@@ -110,6 +137,7 @@ class DigitClassifier:
         out["probabilities"] = probs
         out["predicted"] = max(range(len(probs)), key=probs.__getitem__)
         out.update(await self.not_sure.judge(self.model, pixels, probs))
+        out["answer"] = answer(out)
         if self.cpu_model is not None:
             cpu = await self._forward(self.cpu_model, pixels)
             out["cpu_probabilities"] = cpu
