@@ -10,8 +10,8 @@ threshold alone does not catch them. Two signals, each with its threshold derive
   `K` nearest training digits (the 1,438 of the training split), above the `DISTANCE_QUANTILE` quantile of
   the held-out digits' own distances, is a picture unlike any digit the model has seen.
 
-Either one makes the answer "not sure". What they catch is measured in docs/accuracy.md and checked by
-tests/test_not_sure.py. Standard library and tensor ops only: it runs in the page's worker.
+Either one makes the answer "not sure". What they catch is measured in the README's demo page section and
+checked by tests/test_not_sure.py. Standard library and tensor ops only: it runs in the page's worker.
 """
 
 from __future__ import annotations
