@@ -1,7 +1,7 @@
 """The demo page's "try it" cell (panel 7, web/tryit.mjs) and its phone layout, in headless Chromium, served by
 `python -m trueno_web serve`: with WebGPU (SwiftShader) and without (the WASM SIMD fallback), the cell runs a
-user's expression typed into the editor (Ctrl+Enter) and shows its output (the printed matmul against NumPy),
-and an error names the user's line; at a phone's 390x844 the digit pad and its answer are in the first screen,
+user's expression typed into the editor (Ctrl+Enter) and shows its output (the printed matmul against NumPy)
+and a picture, and an error names the user's line; at a phone's 390x844 the digit pad and its answer are in the first screen,
 and a scribble on the pad is answered "not sure"."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
-from e2e.test_demo_page import NO_WEBGPU, PHONE, DemoPage, draw_on_pad, env_of
+from e2e.test_demo_page import NO_WEBGPU, PHONE, WEBGPU, DemoPage, draw_on_pad, env_of
 
 CODE = """\
 x = dev.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 4.0]])
@@ -18,6 +19,7 @@ w = dev.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, -1.5]])
 print("product", (await (x @ w).numpy()).tolist())
 x.shape"""
 BAD = "y = dev.tensor([1.0, 2.0, 3.0])\nprint('first')\nz = y.reshape(2, 2)\n"
+PICTURE = "from trueno_web.display import Picture\nPicture([0, 0.25, 0.5, 1, 1, 0.5, 0.25, 0], 4, 2, scale=3)"
 SCRIBBLE = [[(30, 40), (250, 200), (60, 230), (220, 30), (40, 120), (260, 110)]]
 
 
@@ -58,6 +60,13 @@ def test_the_cell_runs_code_and_names_the_line_of_an_error(demo):
     assert "TruenoValueError at line 3: z = y.reshape(2, 2)" in shown["error"], shown["error"]
     assert 'File "<try-it>", line 3, in <module>' in shown["error"], shown["error"]
 
+    shown = run_in_cell(page, PICTURE, 3)
+    assert shown["error"] is None and shown["output"] == [], shown
+    size = page.evaluate(
+        "() => { const i = document.querySelector('#try-output img'); return [i.naturalWidth, i.naturalHeight]; }"
+    )
+    assert size == [3 * 4, 3 * 2], size  # 4x2 values, each 3x3 pixels
+
     page.select_option("#try-example", "digits")  # a panel's own code, loaded into the editor
     assert "DigitClassifier.load(dev, None)" in page.input_value("#try-code")
     assert demo.problems() == [] and demo.state == "ready"
@@ -65,9 +74,12 @@ def test_the_cell_runs_code_and_names_the_line_of_an_error(demo):
         assert "CPU fallback" in page.inner_text("#panel-try h2") and "GPU (" not in page.inner_text("#panel-try h2")
 
 
-def test_phone_puts_the_pad_and_its_answer_in_the_first_screen(browser, demo_server):
-    """At 390x844 (WebGPU mode) the digit panel comes first, its pad and answer within the first screen; a
-    scribble on the pad is answered "not sure" with the best guess; the try-it editor fits the screen."""
+@pytest.mark.parametrize("mode", [WEBGPU, NO_WEBGPU])
+def test_phone_puts_the_pad_and_its_answer_in_the_first_screen(request, demo_server, mode):
+    """At 390x844 the digit panel comes first, its pad and answer within the first screen (also under the
+    no-WebGPU banner); a scribble on the pad is answered "not sure" with the best guess, still in that screen;
+    the try-it editor fits the screen."""
+    browser = request.getfixturevalue("browser" if mode == WEBGPU else "browser_no_webgpu")
     demo = DemoPage(browser, demo_server, viewport=PHONE)
     try:
         assert demo.open().state == "ready", demo.error_text()
@@ -84,6 +96,8 @@ def test_phone_puts_the_pad_and_its_answer_in_the_first_screen(browser, demo_ser
         assert demo.page.get_attribute("#panel-digits", "data-not-sure") == "1", (shown, answer_text)
         assert answer_text.startswith(f"not sure (best guess: {shown['predicted']}, p = "), answer_text
         assert "held-out" in demo.page.inner_text("#digit-why")
+        bottom = demo.page.evaluate("document.querySelector('.digit-answer').getBoundingClientRect().bottom + scrollY")
+        assert bottom <= PHONE["height"], bottom
         assert demo.problems() == []
     finally:
         demo.close()

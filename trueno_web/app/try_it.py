@@ -22,6 +22,8 @@ import linecache
 import time
 import traceback
 
+import trueno_web as tw
+
 from .. import device as device_module
 from .demo_workloads import TRY_ACTIVATIONS, TRY_CHAIN, TRY_FILTERS
 from .digit_classifier import TRY_IT as TRY_DIGITS
@@ -111,12 +113,13 @@ async def _run(code_object, namespace: dict):
 async def run_cell(code: str, dev) -> dict:
     """Run `code` on `dev` (see the module's docstring for what comes back)."""
     output: list = []
-    namespace = {
-        "__name__": "__main__",
-        "tw": __import__("trueno_web"),
-        "dev": dev,
-        "display": lambda *values: [_show(output, v) for v in values] and None,
-    }
+
+    def display(*values) -> None:
+        """Show each value now (a picture, or its repr), as the last expression's value is shown."""
+        for value in values:
+            _show(output, value)
+
+    namespace = {"__name__": "__main__", "tw": tw, "dev": dev, "display": display}
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)  # the traceback's lines
     device_module.set_default_device(dev)
     error = None
