@@ -59,6 +59,11 @@ def test_the_cell_runs_code_and_names_the_line_of_an_error(demo):
     assert shown["errorLine"] == "3" and shown["output"][0]["text"] == "first\n", shown
     assert "TruenoValueError at line 3: z = y.reshape(2, 2)" in shown["error"], shown["error"]
     assert 'File "<try-it>", line 3, in <module>' in shown["error"], shown["error"]
+    page.click("#try-output .try-error-head")  # selects the line in the editor
+    selected = page.evaluate(
+        "() => { const a = document.querySelector('#try-code'); return a.value.slice(a.selectionStart, a.selectionEnd); }"
+    )
+    assert selected == "z = y.reshape(2, 2)", selected
 
     shown = run_in_cell(page, PICTURE, 3)
     assert shown["error"] is None and shown["output"] == [], shown

@@ -65,12 +65,24 @@ export function tryItReady(examples) {
   $("#panel-try").dataset.state = "ready";
 }
 
+// Select line n (1-based) of the editor, so that the error's line shows where it is.
+function selectLine(n) {
+  const area = $("#try-code"), lines = area.value.split("\n");
+  const start = lines.slice(0, n - 1).reduce((at, l) => at + l.length + 1, 0);
+  area.focus();
+  area.setSelectionRange(start, start + (lines[n - 1] || "").length);
+}
+
 function errorBlock(error, code) {
   const line = error.line ? code.split("\n")[error.line - 1] : null;
-  return el("div", { class: "try-error", data: { line: String(error.line || "") } },
-    el("div", { class: "try-error-head" }, error.line ? `${error.type} at line ${error.line}: ` : `${error.type}: `,
-      el("code", {}, line !== null && line !== undefined ? line.trim() : error.message)),
-    el("pre", {}, error.traceback));
+  const head = el("div", { class: "try-error-head" }, error.line ? `${error.type} at line ${error.line}: ` : `${error.type}: `,
+    el("code", {}, line !== null && line !== undefined ? line.trim() : error.message));
+  if (error.line) {
+    head.title = "select this line in the editor";
+    head.classList.add("to-line");
+    head.addEventListener("click", () => selectLine(error.line));
+  }
+  return el("div", { class: "try-error", data: { line: String(error.line || "") } }, head, el("pre", {}, error.traceback));
 }
 
 // A run's answer: {seq, output: [{kind, text} | {kind: "picture", png, width, height}], error, ms, backend, code}.

@@ -50,7 +50,7 @@ from trueno_web.app.demo_workloads import activation_curves, grid
 
 xs = grid()  # 401 points, x = -5, -4.975, ..., 5
 curves, stats = await activation_curves(dev, xs)
-print(f"{len(curves)} ops in one batch on {dev.backend}: {stats['dispatches']} dispatches, {stats['submits']} submit")
+print(f"{len(curves)} ops in one batch on {dev.backend}: dispatches: {stats['dispatches']}, submits: {stats['submits']}")
 for name, ys in curves.items():
     print(f"{name:>11}  f(-2) = {ys[120]:+.4f}  f(0) = {ys[200]:+.4f}  f(2) = {ys[280]:+.4f}")
 """
@@ -115,7 +115,7 @@ image = make_image(128, 128)
 panels = [(image, 128, 128)]
 for name in ("blur", "sharpen", "edges"):
     out, (h, w), stats = await run_filter(dev, name, image, 128, 128)
-    print(f"{name}: {h}x{w} on {dev.backend}, {stats['dispatches']} dispatches")
+    print(f"{name}: {h}x{w} on {dev.backend}, dispatches: {stats['dispatches']}")
     top = max(out)
     panels.append(([(v / top) ** 0.5 for v in out] if name == "edges" else out, w, h))
 Picture.row(panels, scale=1)  # the last expression's value is shown: original, blur, sharpen, edges
@@ -165,7 +165,7 @@ for name, run in runs.items():
     out = await run()
     ms = (time.perf_counter() - t0) * 1e3
     dispatches = dev.stats.as_dict()["dispatches"] - before
-    print(f"{name:>14}: {ms:7.2f} ms, {dispatches} dispatches, sum of the result {sum(out):.3f}")
+    print(f"{name:>14}: {ms:7.2f} ms, dispatches: {dispatches}, sum of the result {sum(out):.3f}")
 """
 
 
