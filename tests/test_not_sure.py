@@ -61,10 +61,9 @@ def test_held_out_digits_pass_and_scribbles_are_flagged(classifier):
     """The thresholds: the right held-out answers called "not sure" stay near CORRECT_FLAGGED + (1 -
     DISTANCE_QUANTILE); random scribbles (which the model mostly calls a digit with p > 0.98) mostly are."""
     ns = classifier.not_sure
-    distances = block_on(ns.distances(ns.test_x))
-    probs = block_on(classifier.model(ns.test_x).numpy()).tolist()
-    right = [i for i, p in enumerate(probs) if p.index(max(p)) == ns.test_y[i]]
-    flagged = [i for i in right if max(probs[i]) < classifier.p_min or distances[i] > ns.distance_max]
+    held_out = [block_on(classifier.classify(pixels=DATA["test_x"][i * 64 : (i + 1) * 64])) for i in range(TEST_N)]
+    right = [r for r, y in zip(held_out, ns.test_y) if r["predicted"] == y]
+    flagged = [r for r in right if r["not_sure"]]
     held_out_share = len(flagged) / len(right)
     assert held_out_share <= CORRECT_FLAGGED + (1 - DISTANCE_QUANTILE) + 1e-9, (len(flagged), len(right))
 
