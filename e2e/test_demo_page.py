@@ -845,9 +845,12 @@ def ready_page(webgpu: bool, viewport=VIEWPORT, serve_log: Path | None = None, c
 
 
 def take_screenshot(out: Path, webgpu: bool = True, viewport=VIEWPORT) -> Path:
-    """Serve the page, wait for ready, save a full-page PNG."""
+    """Serve the page, wait for ready, run the try-it cell's example, save a full-page PNG."""
     with ready_page(webgpu, viewport) as demo:
         demo.page.check("input[name='filter'][value='edges']")
+        demo.page.wait_for_function("document.querySelector('#panel-try').dataset.state === 'ready'", timeout=60_000)
+        demo.page.click("#try-run")  # the try-it cell's first example, run
+        demo.page.wait_for_function("document.querySelector('#panel-try').dataset.runs === '1'", timeout=60_000)
         out.parent.mkdir(parents=True, exist_ok=True)
         demo.page.screenshot(path=str(out), full_page=True)
     return out

@@ -312,6 +312,23 @@ def test_layout_missing_lists_assets(tmp_path):
     assert len(missing) == 3 and any("pyodide.mjs" in m for m in missing)
 
 
+def test_the_jupyterlite_site_is_mounted_at_lite(tmp_path):
+    """The try-it cell's link: /lite/<file> is the JupyterLite site's file, where a Layout names one; without
+    one, /lite/ is the page's folder like any other path."""
+    web, lite = tmp_path / "web", tmp_path / "lite"
+    (lite / "lab").mkdir(parents=True)
+    web.mkdir()
+    (lite / "lab" / "index.html").write_bytes(b"lab")
+    with_lite = Layout(web=web, pyodide=tmp_path / "p", wheels=tmp_path / "w", lite=lite)
+    assert resolve(with_lite, "/lite/lab/index.html?path=trueno_web_tour.ipynb") == (200, lite / "lab" / "index.html")
+    assert resolve(with_lite, "/lite/../web/x") == (403, None)
+    without = Layout(web=web, pyodide=tmp_path / "p", wheels=tmp_path / "w")
+    assert resolve(without, "/lite/lab/index.html") == (404, None)
+    (web / "lite").mkdir()
+    (web / "lite" / "x.txt").write_bytes(b"x")
+    assert resolve(without, "/lite/x.txt") == (200, web / "lite" / "x.txt")
+
+
 # --------------------------------------------------------------------------------- one server for all
 
 

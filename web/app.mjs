@@ -6,6 +6,7 @@ import { $, COLORS, context2d, el, fmt, ms, niceTicks, plotCurve } from "./draw.
 import { browserKey } from "./browser.mjs";
 import { gptReady, renderGpt, setUpGpt } from "./gpt.mjs";
 import { drawTraining, renderTraining, setUpTraining, trainingReady } from "./training.mjs";
+import { renderTry, setUpTryIt, tryItReady } from "./tryit.mjs";
 
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
 const PANELS = ["env", "activations", "filters", "chain", "digits"];
@@ -516,7 +517,11 @@ function showDigit(data) {
   drawPreview(data.pixels);
   drawDigitChart(data.probabilities, empty ? -1 : data.predicted);
   $("#digit-predicted").textContent = empty ? "–" : String(data.predicted);
-  $("#digit-confidence").textContent = empty ? "" : `p = ${fmt(data.probabilities[data.predicted], 3)}`;
+  // "not sure" (app/not_sure.py): the best guess stays, greyed, and the answer line says so and why
+  const notSure = !empty && !!data.not_sure;
+  $("#digit-predicted").classList.toggle("not-sure", notSure);
+  $("#digit-confidence").textContent = empty ? "" : notSure ? data.answer : `p = ${fmt(data.probabilities[data.predicted], 3)}`;
+  $("#digit-why").textContent = notSure ? data.reasons.join("; ") : "";
   $("#digit-timing").textContent = empty ? "the ten probabilities" :
     `on ${data.backend}: ${ms(data.ms)} (${onGpu() ? "upload, one batch, read back" : "one batch"}) · weights: ${data.weights_label} · ` +
     `drawing → 8×8 in ${ms(data.prepare_ms)}` +
@@ -526,7 +531,7 @@ function showDigit(data) {
     predicted: empty ? "" : String(data.predicted), backend: data.backend, ms: String(data.ms),
     pixels: data.pixels.join(","), probabilities: Array.from(data.probabilities || []).join(","),
     cpuProbabilities: Array.from(data.cpu_probabilities || []).join(","), strokes: String(data.strokes),
-    shownWeights: data.weights || "",
+    shownWeights: data.weights || "", notSure: notSure ? "1" : "0",
   });
 }
 
@@ -633,6 +638,8 @@ function start() {
       else if (msg.type === "training") renderTraining(msg.data);
       else if (msg.type === "weights") renderWeights(msg.data);
       else if (msg.type === "gpt") renderGpt(msg.data);
+      else if (msg.type === "examples") tryItReady(msg.data);
+      else if (msg.type === "try") renderTry(msg.data);
     } catch (e) {
       showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
     }
@@ -646,6 +653,7 @@ function start() {
   setUpPad(worker);
   setUpTraining(worker);
   setUpGpt(worker);
+  setUpTryIt(worker);
   // canvases are sized from their container: redraw them when it changes width (in the next frame, so
   // that the redraw's own layout change is not delivered in the same ResizeObserver round)
   let lastWidth = 0;

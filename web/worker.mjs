@@ -1,7 +1,8 @@
 // The demo page's Web Worker: Pyodide + trueno_web, driven by trueno_web.app.demo_page.DemoSession.
 // The page (app.mjs, training.mjs, gpt.mjs) sends {type: "chain", n}, {type: "classify", seq, strokes},
 // {type: "train", action: "start" | "run" | "stop", steps}, {type: "weights", weights} and
-// {type: "gpt", action: "start" | "run" | "stop", prompt, seed, temperature, chars, n}; this worker answers
+// {type: "gpt", action: "start" | "run" | "stop", prompt, seed, temperature, chars, n} and
+// {type: "try", seq, code} (the "try it" cell, tryit.mjs); this worker answers
 //   {type: "progress", text, fraction}   while it works
 //   {type: "stage", name, label, state, start, ms}   a start-up stage begins ("run") or ends ("done", ms)
 //   {type: "adapter", data}              navigator.gpu's answer at once: {navigator_gpu, adapter, info, ms}
@@ -12,6 +13,9 @@
 //   {type: "weights", data}              which weights the digit panel classifies with now
 //   {type: "gpt", data}                  a tiny-GPT call's new characters and the text so far (gpt_panel.py);
 //                                        bad input: {error} (the page goes on)
+//   {type: "examples", data}             the "try it" cell's examples, [{name, label, code}] (try_it.py)
+//   {type: "try", data}                  a run of the cell: {seq, code, output, error, ms, backend}; the
+//                                        user's error is in data.error (the page goes on)
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
@@ -188,6 +192,7 @@ _session.environment()
   await panel("chain", "await _session.chain(int(ARGS['n']), progress=_progress)", { n: defaultSize }, 0.8, 0.95);
   progress("loading the digit classifier", 0.95);
   await panel("digits", "await _session.digits()", {}, 0.95, 1.0);
+  post("examples", { data: await py("_dp.DemoSession.try_examples()") });
 }
 
 async function startPyodide() {
@@ -266,6 +271,11 @@ self.onmessage = (event) => {
     busy = busy.then(async () => {
       post("gpt", { data: await py(GPT[msg.action], { prompt: msg.prompt ?? "", seed: msg.seed ?? 0,
         temperature: msg.temperature ?? 1, chars: msg.chars ?? 1, n: msg.n || 0 }) });
+    }).catch(fail);
+  } else if (msg.type === "try") {
+    busy = busy.then(async () => {
+      const data = await py("await _session.try_it(ARGS['code'])", { code: String(msg.code ?? "") });
+      post("try", { data: { ...data, seq: msg.seq, code: String(msg.code ?? "") } });
     }).catch(fail);
   } else if (msg.type === "weights") {
     busy = busy.then(async () => {

@@ -14,6 +14,7 @@ fallback) and on the desktop, where the e2e tests run it to check the numbers th
     await session.classify(strokes)       # a drawn digit -> 8x8 -> the classifier's probabilities (digits.py)
     await session.training().run(10)      # the training panel: the digits MLP from random weights (training_panel.py)
     await session.gpt().run(4)            # the tiny-GPT panel: the shipped char GPT samples text (gpt_panel.py)
+    await session.try_it(code)            # the "try it" cell: a user's code on the page's device (try_it.py)
 
 Float arrays in results are plain flat `array.array('f')` (the worker turns them into Float32Arrays).
 """
@@ -37,6 +38,7 @@ from .demo_workloads import (
     IMAGE_H,
     IMAGE_W,
     PROBES,
+    activation_curves,
     activation_ops,
     chain_batch,
     chain_inputs,
@@ -54,6 +56,7 @@ from .demo_workloads import (
 from .digit_classifier import DigitClassifier
 from .gpt_panel import GptPanel
 from .training_panel import TrainingPanel
+from .try_it import examples, run_cell
 from .webgpu_advice import advice
 
 Progress = Callable[[str, float], object] | None
@@ -166,11 +169,7 @@ class DemoSession:
             _report(progress, f"activations on {dev.backend}", 0.1 if label == "gpu" else 0.5)
 
             async def run(dev=dev):
-                with dev.batch() as b:
-                    u = b.upload(xs)
-                    outs = {op.name: getattr(b, op.name)(u, **op_params(op)) for op in the_ops}
-                    await b.execute()
-                    return {name: f32(await b.read(buf)) for name, buf in outs.items()}, b.stats.as_dict()
+                return await activation_curves(dev, xs)
 
             t0 = time.perf_counter()
             curves[label], stats = await run()
@@ -326,6 +325,17 @@ class DemoSession:
         predicted class, the backend, ms, and the CPU fallback's probabilities (DigitClassifier.classify)."""
         await self.digits()
         return await self._digits.classify(strokes, pixels)
+
+    # -------------------------------------------------------------------- try it
+
+    @staticmethod
+    def try_examples() -> list[dict]:
+        """The "try it" cell's examples: [{name, label, code}], the panels' own code (try_it.py)."""
+        return examples()
+
+    async def try_it(self, code: str) -> dict:
+        """Run a user's code on the page's device: output, pictures, an error at the user's line (try_it.py)."""
+        return await run_cell(str(code), self.dev)
 
     async def _max_abs_diff_cpu(self, a, b) -> float:
         """max |a - b| computed by the library itself (on the CPU device: fast at any size)."""

@@ -34,6 +34,28 @@ def grid() -> array.array:
     return array.array("f", (i / GRID_STEP for i in range(-GRID_HALF, GRID_HALF + 1)))
 
 
+async def activation_curves(dev: GpuDevice, xs) -> tuple[dict, dict]:
+    """Every activation op of xs in one batch: ({op name: flat float32 values}, the batch's stats)."""
+    with dev.batch() as b:
+        u = b.upload(xs)
+        outs = {op.name: getattr(b, op.name)(u, **op_params(op)) for op in activation_ops()}
+        await b.execute()
+        return {name: f32(await b.read(buf)) for name, buf in outs.items()}, b.stats.as_dict()
+
+
+# The page's "try it" cell loads each panel's code from here (try_it.py): the functions the panel runs.
+TRY_ACTIVATIONS = """\
+# Panel 1: the catalog's activations over [-5, 5] in one batch on the page's device (demo_workloads.py)
+from trueno_web.app.demo_workloads import activation_curves, grid
+
+xs = grid()  # 401 points, x = -5, -4.975, ..., 5
+curves, stats = await activation_curves(dev, xs)
+print(f"{len(curves)} ops in one batch on {dev.backend}: dispatches: {stats['dispatches']}, submits: {stats['submits']}")
+for name, ys in curves.items():
+    print(f"{name:>11}  f(-2) = {ys[120]:+.4f}  f(0) = {ys[200]:+.4f}  f(2) = {ys[280]:+.4f}")
+"""
+
+
 # ------------------------------------------------------------------------------ image filtering
 
 IMAGE_H, IMAGE_W = 256, 256
@@ -84,6 +106,22 @@ def _kernel(rows) -> tuple[array.array, tuple[int, int]]:
     return array.array("f", (float(v) for row in rows for v in row)), (len(rows), len(rows[0]))
 
 
+TRY_FILTERS = """\
+# Panel 2: convolve2d filters of the page's test image, one batch each (demo_workloads.py)
+from trueno_web.app.demo_workloads import make_image, run_filter
+from trueno_web.display import Picture
+
+image = make_image(128, 128)
+panels = [(image, 128, 128)]
+for name in ("blur", "sharpen", "edges"):
+    out, (h, w), stats = await run_filter(dev, name, image, 128, 128)
+    print(f"{name}: {h}x{w} on {dev.backend}, dispatches: {stats['dispatches']}")
+    top = max(out)
+    panels.append(([(v / top) ** 0.5 for v in out] if name == "edges" else out, w, h))
+Picture.row(panels, scale=1)  # the last expression's value is shown: original, blur, sharpen, edges
+"""
+
+
 async def run_filter(dev: GpuDevice, name: str, image, h: int, w: int):
     """One batch: upload the image and kernel(s), convolve2d, read the result back.
     Returns (flat float32 array, (out_h, out_w), batch stats dict)."""
@@ -111,6 +149,24 @@ CHAIN = "relu(x) -> scale(2) -> add(y) -> tanh -> mul(y)"
 CHAIN_SIZES = (4096, 65536, 262144, 1048576, 4194304)  # the page's choices
 CHAIN_DEFAULT = 65536
 VARIANTS = ("one-shot", "batch", "batch + fusion", "CPU fallback")
+
+
+TRY_CHAIN = """\
+# Panel 3: relu -> scale(2) -> add(y) -> tanh -> mul(y), each op its own call, then one fused batch
+import time
+from trueno_web.app.demo_workloads import chain_batch, chain_inputs, chain_one_shot
+
+x, y = chain_inputs(65536)
+runs = {"one-shot": lambda: chain_one_shot(dev, x, y), "batch + fusion": lambda: chain_batch(dev, x, y, fuse=True)}
+for name, run in runs.items():
+    await run()  # warm-up: the pipelines compile
+    before = dev.stats.as_dict()["dispatches"]
+    t0 = time.perf_counter()
+    out = await run()
+    ms = (time.perf_counter() - t0) * 1e3
+    dispatches = dev.stats.as_dict()["dispatches"] - before
+    print(f"{name:>14}: {ms:7.2f} ms, dispatches: {dispatches}, sum of the result {sum(out):.3f}")
+"""
 
 
 def chain_inputs(n: int) -> tuple[array.array, array.array]:

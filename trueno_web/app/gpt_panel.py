@@ -20,6 +20,17 @@ from .. import random
 from ..char_gpt import CharGpt
 from ..errors import TruenoError, TruenoValueError
 
+# The page's "try it" cell loads this (try_it.py): the model and sampling the panel runs, in one call.
+TRY_IT = """\
+# Panel 6: the tiny GPT writes Macbeth, each character one forward pass on the device (char_gpt.py)
+import trueno_web as tw
+from trueno_web.char_gpt import CharGpt
+
+model, meta = CharGpt.shipped(dev)  # data/char_gpt.bin: trained on Macbeth
+text = await model.sample("MACBETH.", 40, tw.random.key(0), temperature=0.8)
+print(text)
+"""
+
 MAX_CHARS = 2000  # the longest run start() takes
 MAX_PROMPT = 1000
 MAX_TEMPERATURE = 5.0

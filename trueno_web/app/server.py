@@ -8,6 +8,8 @@ routes (exact path -> (MIME type, bytes)). The demo page's mounts (`Layout`):
     /<file>           web/<file>
     /pyodide/<file>   build/web/pyodide/      Pyodide's core (scripts/fetch_web_assets.py puts it there)
     /wheels/<file>    build/web/wheels/       the project wheel + manifest.json (same script)
+    /lite/<file>      build/jupyterlite/      the JupyterLite site, where scripts/build_jupyterlite.py built it
+                                              (the page's "try it" cell links to its notebook)
 
 Caching (`Layout.cache_control`): Pyodide and the pinned wheels never change under their URL (a new one is a
 new pin in scripts/fetch_web_assets.py), so they are `public, max-age=31536000, immutable`; the page, its
@@ -20,8 +22,8 @@ names no file under a mount (symlinks resolved first) is 404. Content types come
 Binds 127.0.0.1 unless told otherwise; the page makes no request off its origin (default web/config.mjs).
 
 The page's files live in a git checkout (web/ and build/web/ next to the package); installed from a wheel,
-there is no web/, and the server says how to get it. TRUENO_WEB_DIR and TRUENO_WEB_ASSETS point it at other
-folders (the page's files; the folder holding pyodide/ and wheels/).
+there is no web/, and the server says how to get it. TRUENO_WEB_DIR, TRUENO_WEB_ASSETS and TRUENO_WEB_LITE point
+it at other folders (the page's files; the folder holding pyodide/ and wheels/; the JupyterLite site).
 """
 
 from __future__ import annotations
@@ -74,9 +76,11 @@ class Layout:
     web: Path
     pyodide: Path
     wheels: Path
+    lite: Path | None = None
 
     def mounts(self) -> Mounts:
-        return (("/pyodide/", self.pyodide), ("/wheels/", self.wheels), ("/", self.web))
+        lite = (("/lite/", self.lite),) if self.lite is not None else ()
+        return (("/pyodide/", self.pyodide), ("/wheels/", self.wheels), *lite, ("/", self.web))
 
     @staticmethod
     def cache_control(url_path: str) -> str:
@@ -100,7 +104,8 @@ class Layout:
 def default_layout() -> Layout:
     web = Path(os.environ.get("TRUENO_WEB_DIR") or CHECKOUT / "web")
     assets = Path(os.environ.get("TRUENO_WEB_ASSETS") or CHECKOUT / "build" / "web")
-    return Layout(web=web, pyodide=assets / "pyodide", wheels=assets / "wheels")
+    lite = Path(os.environ.get("TRUENO_WEB_LITE") or CHECKOUT / "build" / "jupyterlite")
+    return Layout(web=web, pyodide=assets / "pyodide", wheels=assets / "wheels", lite=lite)
 
 
 MountSpec = Layout | Mapping[str, "Path | str"] | Iterable[tuple[str, "Path | str"]]

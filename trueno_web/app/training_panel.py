@@ -28,6 +28,20 @@ def _floats(data) -> array.array:
     return array.array("f", data.reshape(-1).tolist() if hasattr(data, "reshape") else data)
 
 
+# The page's "try it" cell loads this (try_it.py): the trainer the panel drives, a few steps of it.
+TRY_IT = """\
+# Panel 5: the digits MLP from random weights, AdamW on minibatches of 256 (training.py's DigitsTrainer)
+from trueno_web.app.training import DigitsTrainer
+
+trainer = DigitsTrainer(dev)  # what the panel drives, 10 steps per message
+for step in range(1, 41):
+    loss = await trainer.step()  # forward, backward and update: one batch on the device
+    if step % 10 == 0:
+        print(f"step {step}: loss {loss:.3f}")
+print(f"held-out accuracy after {trainer.steps} steps: {await trainer.accuracy():.1%}")
+"""
+
+
 class TrainingPanel:
     """One training run at a time on the session's device; `runs` counts them and seeds each."""
 
