@@ -14,7 +14,9 @@ import numpy as np
 import trueno_web as tw
 from trueno_web import planner
 from trueno_web.kernels.caps import FUSE_BUDGET, HARDWARE_FUSE_BUDGET, Caps
+from trueno_web.resident import DeviceArray
 from trueno_web.runtime import block_on
+from trueno_web.tensor.expr import CONSTANTS_KEPT
 
 
 @contextmanager
@@ -192,3 +194,23 @@ def test_the_default_budget_is_the_adapters():
 
     assert Caps.for_driver(Driver(True)).fuse_budget == FUSE_BUDGET
     assert Caps.for_driver(Driver(False)).fuse_budget == HARDWARE_FUSE_BUDGET > FUSE_BUDGET
+
+
+def test_a_number_in_a_loop_is_one_shared_constant(dev):
+    """`x <= 4.0` in a loop reads the device's one constant 4.0 at that shape (expr.constant), -0.0 apart
+    from 0.0; realize keeps no buffer for a number, so a loop over ever new numbers holds none, and the
+    device keeps a bounded number of them."""
+    x = dev.tensor(np.linspace(-3, 3, 64, dtype=np.float32).reshape(8, 8))
+    a, b = x <= 4.0, (x * 2.0) <= 4.0
+    assert a.expr.inputs[1] is b.expr.inputs[1]
+    never = x > 10.0
+    zero, minus = tw.where(never, x, 0.0), tw.where(never, x, -0.0)
+    assert zero.expr.inputs[2] is not minus.expr.inputs[2]
+    assert (block_on(zero.numpy()).view(np.uint32) == 0).all()
+    assert (block_on(minus.numpy()).view(np.uint32) == 0x80000000).all()
+    for step in range(CONSTANTS_KEPT + 10):
+        y = x * 1.0 + float(step)
+    assert len(dev.constants) <= CONSTANTS_KEPT
+    block_on(tw.realize(y))
+    assert all(not isinstance(e.leaf, DeviceArray) for e in dev.constants.values() if e.view is None)
+    np.testing.assert_array_equal(block_on(y.numpy()), block_on(x.numpy()) + np.float32(CONSTANTS_KEPT + 9))

@@ -26,6 +26,7 @@ Planning only reads the nodes: what it fuses away comes back in the Plan, for th
 
 from __future__ import annotations
 
+from .gcpause import collector_paused
 from .graph import (
     Key,
     MapStep,
@@ -70,14 +71,15 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
 def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Plan:
     """The plan of the pending op nodes; see the module docstring for the rules. A graph of the same
     structure as one planned before (a loop, a model's forward pass) gets that Plan again."""
-    key = structure(nodes, pending, fuse, max_bindings, budget)
-    hit = PLANS.get(key)
-    if hit is not None:
-        return hit
-    planner = Planner(nodes, fuse, max_bindings, budget)
-    for nid in pending:
-        planner.add(nodes[nid])
-    planner.finish()
+    with collector_paused():
+        key = structure(nodes, pending, fuse, max_bindings, budget)
+        hit = PLANS.get(key)
+        if hit is not None:
+            return hit
+        planner = Planner(nodes, fuse, max_bindings, budget)
+        for nid in pending:
+            planner.add(nodes[nid])
+        planner.finish()
     made = Plan(tuple(planner.steps), frozenset(planner.fused_away), key)
     if len(PLANS) >= PLANS_KEPT:
         del PLANS[next(iter(PLANS))]

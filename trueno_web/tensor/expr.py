@@ -8,6 +8,7 @@ nodes under some tensors into one batch; the Tensor methods build them.
 from __future__ import annotations
 
 from numbers import Real
+from types import MappingProxyType
 
 from .. import ops
 from ..dtypes import DType, float32, scalar_dtype
@@ -17,6 +18,7 @@ from ..layout import View, contiguous_strides
 from ..resident import DeviceArray
 
 COPY = ops.get("copy")
+NO_OPTIONS = MappingProxyType({})  # the options of most nodes: one shared read-only mapping, not a dict each
 CONSTANTS_KEPT = 4096  # broadcast constants a device keeps at most (then its cache starts over)
 
 
@@ -27,7 +29,7 @@ class Expr:
 
     def __init__(self, shape, op=None, inputs=(), params=(), options=None, view=None, leaf=None, dtype=float32):
         self.shape, self.op, self.inputs, self.params = shape, op, inputs, params
-        self.options, self.view, self.leaf, self.dtype = options or {}, view, leaf, dtype
+        self.options, self.view, self.leaf, self.dtype = options or NO_OPTIONS, view, leaf, dtype
 
     def layout(self) -> tuple[Expr, tuple[int, ...], int]:
         """(base, strides, offset): how this node reads its base's flat storage (a node that is no view is

@@ -2,7 +2,7 @@
 module is not named realize.py: the package's `realize` function would hide it.)
 
 Each shared subexpression is recorded once; elementwise chains fuse in the batch's planner; the
-realised tensors, and the host data the batch uploaded, stay on the device as DeviceArrays, and their
+realised tensors, and the host data the batch uploaded (numbers aside), stay on the device as DeviceArrays, and their
 expressions are dropped (so a loop that realises each step does not grow a graph). A tensor is read
 here only through `t.device` and `t.expr` (and `expr.py`'s layout helpers).
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from ..batch import GpuCommandBatch
 from ..errors import TruenoTypeError, TruenoValueError
+from ..gcpause import collector_paused
 from ..host import HostData
 from ..resident import DeviceArray
-from .expr import Expr
+from .expr import NO_OPTIONS, Expr
 
 
 async def realize(*tensors) -> None:
@@ -37,17 +38,20 @@ async def realize(*tensors) -> None:
                 targets.append(base)
             if view is not None and not view.identity:
                 t.expr = base  # a strided result is read as its row-major copy
-        order = record(batch, targets, ids)
+        with collector_paused():
+            order = record(batch, targets, ids)
         for e in targets:
             batch.keep(ids[id(e)])
         await batch.execute()
-        uploads = [e for _, e in order if isinstance(e.leaf, HostData)]
+        # host data stays on the device, but for numbers (0-d): uploading 4 bytes again costs less than
+        # keeping a buffer for every number a loop ever uses (the device's constants are shared expressions)
+        uploads = [e for _, e in order if isinstance(e.leaf, HostData) and e.shape]
         arrays: dict[int, DeviceArray] = {}  # node -> its DeviceArray (equal constants share one node)
         for e in [*targets, *uploads]:  # results and uploads stay on the device; expressions go
             if not isinstance(e.leaf, DeviceArray):
                 buf = ids[id(e)]
                 arr = arrays[buf.index] = arrays.get(buf.index) or batch.detach(buf)
-                e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), {}, arr
+                e.op, e.inputs, e.params, e.options, e.leaf = None, (), (), NO_OPTIONS, arr
     finally:
         batch.release()
 
