@@ -245,3 +245,25 @@ def test_a_dropped_program_gives_its_buffers_back(fresh_gpu):
     gc.collect()
     dev.executor.forget()  # the executor's own cache of planned dispatches (not the program's) emptied too
     assert (pool.live, pool.kept) == before
+
+
+def test_outputs_are_freed_when_dropped_without_a_cycle_collection(fresh_gpu):
+    """A jitted call's outputs go back to the pool as soon as the caller drops them (no reference cycle holds
+    them until the collector runs: a replay then reuses their buffers instead of creating new ones)."""
+    import gc
+
+    dev = fresh_gpu
+    x = dev.tensor(data(4096))
+    block_on(tw.realize(x))
+    jf = tw.jit(lambda t: {"y": [t * 2.0 + 1.0]})  # a pytree output: flatten and unflatten on every call
+    for _ in range(3):
+        block_on(jf(x))
+    gc.disable()
+    try:
+        live = dev.executor.pool.live
+        out = block_on(jf(x))
+        assert dev.executor.pool.live == live + 1
+        del out
+        assert dev.executor.pool.live == live
+    finally:
+        gc.enable()
