@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import replace
 from functools import lru_cache
 
 from ..errors import LimitError
@@ -253,9 +254,64 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
         )
 
 
+SPLIT_ROWS = 256  # a reduction of fewer rows than this, each long, folds each row in chunks first
+SPLIT_COLS = 1 << 14
+SPLIT_CHUNK = 2048  # elements per chunk at least
+# a fold of the chunks' folds is the row's: max and min exactly, prod within its roundings; not yet sum and mean,
+# whose chunks would have to keep their compensated pairs (a float32 partial loses the row sum's accuracy bound)
+SPLIT_FOLDS = ("max", "min", "prod")
+
+
+def chunks_per_row(step: RowStep, nodes: list[Node]) -> int:
+    """How many chunks each row of a reduction of few long rows is folded in first (one workgroup a chunk, where
+    one a row would leave most of the GPU idle: `x.max(axis=(1, 2))` of 64 rows of 2^20), else 1: the step
+    is one such fold of a plain load of its own dtype, the rest of it row values."""
+    if step.rows >= SPLIT_ROWS or step.cols < SPLIT_COLS or len(step.loads) != 1 or step.aliases:
+        return 1
+    first, load = nodes[step.nodes[0]], nodes[step.loads[0]]
+    plain = load.view is None or load.view.identity
+    if not (row_reduction(first) and first.op.name in SPLIT_FOLDS and first.inputs == (load.id,) and plain):
+        return 1
+    if load.dtype != first.dtype or any(m not in step.row_values or nodes[m].into is not None for m in step.nodes):
+        return 1
+    k = 1
+    while step.rows * k < 2 * SPLIT_ROWS and step.cols % (2 * k) == 0 and step.cols // (2 * k) >= SPLIT_CHUNK:
+        k *= 2
+    return k
+
+
+def split_dispatches(step: RowStep, nodes: list[Node], caps: Caps, k: int) -> list[Dispatch]:
+    """The step in two passes: its fold over rows * k chunks into scratch, then the step itself over the rows
+    of k chunk folds each (the scratch read as its load)."""
+    first = nodes[step.nodes[0]]
+    chunks = step.rows * k
+    virtual = list(nodes)  # the nodes as each pass sees them (the batch's own are not changed)
+    virtual[first.id] = Node(
+        first.id, first.op, first.inputs, first.params, (chunks,), {**first.options, "rows": chunks}, dtype=first.dtype
+    )
+    (fold,) = dispatches(
+        RowStep(chunks, step.cols // k, [first.id], {first.id}, {}, step.loads, [first.id]), virtual, caps
+    )
+    partial = Node(len(nodes), None, (), (), (chunks,), dtype=first.dtype)  # the scratch, as the second pass's load
+    virtual[first.id] = Node(
+        first.id, first.op, (partial.id,), first.params, first.shape, first.options, dtype=first.dtype
+    )
+    virtual.append(partial)
+    rest = RowStep(step.rows, k, list(step.nodes), set(step.row_values), {}, [partial.id], list(step.stores))
+    (finish,) = dispatches(rest, virtual, caps)
+    to_scratch = lambda binds, nid: tuple((b, "partials" if ref == nid else ref) for b, ref in binds)  # noqa: E731
+    return [
+        replace(fold, bindings=to_scratch(fold.bindings, first.id), scratch=chunks * 4),
+        replace(finish, bindings=to_scratch(finish.bindings, partial.id)),
+    ]
+
+
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
-    """One dispatch: TPR threads per row (threads_per_row). Raises LimitError where a row is too long for
-    the adapter's loop budget."""
+    """One dispatch: TPR threads per row (threads_per_row); two for a reduction of few long rows
+    (chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget."""
+    k = chunks_per_row(step, nodes)
+    if k > 1:
+        return split_dispatches(step, nodes, caps, k)
     cols = step.cols
     tpr = threads_per_row(cols)
     key = rows_key(step, nodes)

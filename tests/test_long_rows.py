@@ -1,0 +1,58 @@
+"""Reductions of few long rows (kernels/rows.py chunks_per_row): on a GPU each row is folded in chunks by as
+many workgroups first, then the chunk folds per row (max, min, prod; sum and mean stay one pass, their
+compensated accuracy bound kept: tests/test_sums.py); against float64 NumPy on every backend, NaN in one
+chunk, and the steps that stay one pass (a sum, a strided load, a length the chunks do not divide, many rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import trueno_web as tw
+from trueno_web.kernels.rows import SPLIT_COLS
+from trueno_web.runtime import block_on
+
+RNG = np.random.default_rng(5)
+
+
+def run(dev, t, name, axis):
+    before = dev.stats.dispatches
+    got = block_on(getattr(t, name)(axis=axis).numpy())
+    return got, dev.stats.dispatches - before
+
+
+@pytest.mark.parametrize("name", ["max", "min", "prod"])
+@pytest.mark.parametrize("shape", [(3, 2 * SPLIT_COLS), (2, 4, SPLIT_COLS // 2)], ids=str)
+def test_few_long_rows_fold_in_chunks(dev, shape, name):
+    low, high = (0.999, 1.001) if name == "prod" else (-2.0, 2.0)
+    a = RNG.uniform(low, high, shape).astype(np.float32)
+    a[0, ..., 5000] = np.nan if name != "prod" else a[0, ..., 5000]  # in one chunk of the first row only
+    axis = tuple(range(1, len(shape)))
+    got, dispatches = run(dev, dev.tensor(a), name, axis)
+    want = getattr(np, name)(a.astype(np.float64), axis=axis)
+    if dev.backend == "webgpu":
+        assert dispatches == 2  # the chunks' folds, then each row's
+    if name in ("max", "min"):
+        np.testing.assert_array_equal(got, want.astype(np.float32))
+    else:  # within prod's roundings, one per factor
+        np.testing.assert_allclose(got, want, rtol=2.0 * a[0].size * 2.0**-24)
+
+
+def test_what_stays_one_pass(dev):
+    a = RNG.standard_normal((3, 2 * SPLIT_COLS + 1)).astype(np.float32)
+    x = dev.tensor(a)
+    for t, ref in ((x, a), (x[:, ::2], a[:, ::2])):  # a length the chunks do not divide; a strided load
+        got, dispatches = run(dev, t, "max", -1)
+        np.testing.assert_array_equal(got, ref.max(-1))
+        if dev.backend == "webgpu":
+            assert dispatches == 1
+    even = dev.tensor(a[:, :-1])
+    got, dispatches = run(dev, even, "sum", -1)  # a sum keeps one pass
+    np.testing.assert_allclose(got, a[:, :-1].astype(np.float64).sum(-1), rtol=1e-5, atol=1e-4)
+    if dev.backend == "webgpu":
+        assert dispatches == 1
+    many = RNG.standard_normal((512, SPLIT_COLS)).astype(np.float32)
+    got, dispatches = run(dev, tw.asarray(many, dev), "max", -1)
+    np.testing.assert_array_equal(got, many.max(-1))
+    if dev.backend == "webgpu":
+        assert dispatches == 1
