@@ -115,8 +115,9 @@ def split_load(j: int, rank: int, outer: int, at: int) -> str:
 
 
 @lru_cache(maxsize=256)
-def rows_source(key: tuple) -> str:
-    """WGSL of one row-step structure."""
+def rows_source(key: tuple, pairs: bool = False) -> str:
+    """WGSL of one row-step structure. `pairs`: a float sum's row value is stored as its compensated pair (two
+    floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs)."""
     loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
     decls = [
@@ -205,7 +206,9 @@ def rows_source(key: tuple) -> str:
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
-        f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
+        f"out{s}[2u * row] = tw_pairs[lid].x; out{s}[2u * row + 1u] = tw_pairs[lid].y;"
+        if pairs
+        else f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
         for s, r in enumerate(stores)
         if members[r[1]][0] != "e"
     ]
@@ -257,15 +260,15 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
 SPLIT_ROWS = 256  # a reduction of fewer rows than this, each long, folds each row in chunks first
 SPLIT_COLS = 1 << 14
 SPLIT_CHUNK = 2048  # elements per chunk at least
-# a fold of the chunks' folds is the row's: max and min exactly, prod within its roundings; not yet sum and mean,
-# whose chunks would have to keep their compensated pairs (a float32 partial loses the row sum's accuracy bound)
-SPLIT_FOLDS = ("max", "min", "prod")
+# a fold of the chunks' folds is the row's: max and min exactly, prod within its roundings, a sum (and a mean: a
+# sum, then a scale) through the chunks' compensated pairs
+SPLIT_FOLDS = ("sum", "max", "min", "prod")
 
 
 def chunks_per_row(step: RowStep, nodes: list[Node]) -> int:
     """How many chunks each row of a reduction of few long rows is folded in first (one workgroup a chunk, where
-    one a row would leave most of the GPU idle: `x.max(axis=(1, 2))` of 64 rows of 2^20), else 1: the step
-    is one such fold of a plain load of its own dtype, the rest of it row values."""
+    one a row would leave most of the GPU idle: `x.mean(axis=(1, 2))` of 64 rows of 2^20), else 1: the step
+    is one such fold of a plain load of its own dtype, the rest of it row values (a mean's scale)."""
     if step.rows >= SPLIT_ROWS or step.cols < SPLIT_COLS or len(step.loads) != 1 or step.aliases:
         return 1
     first, load = nodes[step.nodes[0]], nodes[step.loads[0]]
@@ -281,35 +284,37 @@ def chunks_per_row(step: RowStep, nodes: list[Node]) -> int:
 
 
 def split_dispatches(step: RowStep, nodes: list[Node], caps: Caps, k: int) -> list[Dispatch]:
-    """The step in two passes: its fold over rows * k chunks into scratch, then the step itself over the rows
-    of k chunk folds each (the scratch read as its load)."""
+    """The step in two passes: its fold over rows * k chunks into scratch (a float sum's as compensated pairs,
+    so the row's sum keeps its accuracy bound), then the step itself over the rows of those k chunk folds (2k
+    pair halves) each, the scratch read as its load."""
     first = nodes[step.nodes[0]]
-    chunks = step.rows * k
+    chunks, pairs = step.rows * k, first.op.name == "sum" and first.dtype.kind == "float"
+    per = 2 if pairs else 1
     virtual = list(nodes)  # the nodes as each pass sees them (the batch's own are not changed)
     virtual[first.id] = Node(
         first.id, first.op, first.inputs, first.params, (chunks,), {**first.options, "rows": chunks}, dtype=first.dtype
     )
-    (fold,) = dispatches(
-        RowStep(chunks, step.cols // k, [first.id], {first.id}, {}, step.loads, [first.id]), virtual, caps
-    )
-    partial = Node(len(nodes), None, (), (), (chunks,), dtype=first.dtype)  # the scratch, as the second pass's load
+    head = RowStep(chunks, step.cols // k, [first.id], {first.id}, {}, step.loads, [first.id])
+    (fold,) = dispatches(head, virtual, caps, pairs)
+    partial = Node(len(nodes), None, (), (), (chunks * per,), dtype=first.dtype)  # the scratch, read by the rest
     virtual[first.id] = Node(
         first.id, first.op, (partial.id,), first.params, first.shape, first.options, dtype=first.dtype
     )
     virtual.append(partial)
-    rest = RowStep(step.rows, k, list(step.nodes), set(step.row_values), {}, [partial.id], list(step.stores))
+    rest = RowStep(step.rows, k * per, list(step.nodes), set(step.row_values), {}, [partial.id], list(step.stores))
     (finish,) = dispatches(rest, virtual, caps)
     to_scratch = lambda binds, nid: tuple((b, "partials" if ref == nid else ref) for b, ref in binds)  # noqa: E731
     return [
-        replace(fold, bindings=to_scratch(fold.bindings, first.id), scratch=chunks * 4),
+        replace(fold, bindings=to_scratch(fold.bindings, first.id), scratch=chunks * per * 4),
         replace(finish, bindings=to_scratch(finish.bindings, partial.id)),
     ]
 
 
-def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False) -> list[Dispatch]:
     """One dispatch: TPR threads per row (threads_per_row); two for a reduction of few long rows
-    (chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget."""
-    k = chunks_per_row(step, nodes)
+    (chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget. `pairs`: see
+    rows_source."""
+    k = 1 if pairs else chunks_per_row(step, nodes)
     if k > 1:
         return split_dispatches(step, nodes, caps, k)
     cols = step.cols
@@ -325,4 +330,4 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
-    return [Dispatch(rows_source(key), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
+    return [Dispatch(rows_source(key, pairs), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
