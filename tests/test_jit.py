@@ -267,3 +267,17 @@ def test_outputs_are_freed_when_dropped_without_a_cycle_collection(fresh_gpu):
         assert dev.executor.pool.live == live
     finally:
         gc.enable()
+
+
+def test_arguments_the_function_never_reads(dev2):
+    """An argument f ignores (one of several, a donated one, host data) takes no slot: replays bind the rest."""
+    a, b = dev2.tensor(data(8)), dev2.tensor(data(8))
+    block_on(tw.realize(a, b))
+    jf = tw.jit(lambda x, unused, y: x * 2.0 + y, donate_argnums=1)
+    for _ in range(3):
+        host = dev2.tensor(data(8))  # an unread argument that is host data: never uploaded
+        out = block_on(jf(a, host, b))
+        np.testing.assert_allclose(block_on(out.numpy()), block_on((a * 2.0 + b).numpy()), rtol=1e-6)
+    only = tw.jit(lambda x, y: y.sum())
+    for _ in range(3):
+        assert block_on(block_on(only(a, b)).item()) == pytest.approx(float(block_on(b.numpy()).sum()), rel=1e-5)

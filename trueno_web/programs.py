@@ -38,7 +38,13 @@ class Program:
     """One traced signature's batch graph, replayed with new arguments."""
 
     def __init__(
-        self, device, nodes: list[Node], slots: list[int], consts: dict[int, DeviceArray], outs: list[int], donated=()
+        self,
+        device,
+        nodes: list[Node],
+        slots: list[int | None],
+        consts: dict[int, DeviceArray],
+        outs: list[int],
+        donated=(),
     ):
         self.device = device
         self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep, n.dtype) for n in nodes]
@@ -68,7 +74,7 @@ class Program:
         executor, stats = self.device.executor, (self.device.stats,)
         given, uploaded, claimed = {}, [], set()
         try:
-            for nid, leaf in zip(self.slots, leaves):
+            for nid, leaf in self._bound(leaves).items():
                 if isinstance(leaf, HostData):
                     given[nid] = executor.upload(leaf, stats)
                     uploaded.append(nid)
@@ -96,7 +102,7 @@ class Program:
             Node(i, op, inputs, params, shape, options, view=view, keep=keep, dtype=dtype)
             for i, (op, inputs, params, shape, options, view, keep, dtype) in enumerate(self.templates)
         ]
-        for nid, value in {**self.consts, **dict(zip(self.slots, leaves))}.items():
+        for nid, value in {**self.consts, **self._bound(leaves)}.items():
             node = nodes[nid]
             if isinstance(value, HostData):
                 node.host = value
@@ -120,7 +126,7 @@ class Program:
         claimed: set[int] = set()
         try:
             await executor.execute(nodes, planned, stats)
-            varying = set(self.slots) | {n for n in self.outs if n not in self.consts}
+            varying = set(self._bound(leaves)) | {n for n in self.outs if n not in self.consts}
             schedule = executor.schedule(nodes, planned, varying, stats)
             if schedule is not None:
                 self.schedules[which] = schedule
@@ -137,7 +143,7 @@ class Program:
     def _results(self, leaves: list, donors: dict, buffers: dict, claimed: set) -> list[DeviceArray]:
         """The DeviceArrays of the outputs: an argument or constant returned as it is, else the buffer of
         the output node (`buffers`), claimed (recorded in `claimed`) by its new DeviceArray."""
-        values = {**self.consts, **dict(zip(self.slots, leaves))}
+        values = {**self.consts, **self._bound(leaves)}
         results: dict[int, DeviceArray] = {}
         for nid in self.outs:
             if nid in results:
@@ -152,6 +158,10 @@ class Program:
             results[nid] = DeviceArray(self.device, buffers[nid], shape, dtype)
             claimed.add(nid)
         return [results[nid] for nid in self.outs]
+
+    def _bound(self, leaves: list) -> dict:
+        """Slot node -> the argument it takes (an argument the function never read has no slot)."""
+        return {nid: leaf for nid, leaf in zip(self.slots, leaves) if nid is not None}
 
     def _forget(self) -> None:
         """Drop the kept schedules (their buffers back to the pool)."""
@@ -168,7 +178,7 @@ def _give_back(executor, arena: dict | None, schedules: dict) -> None:
         schedule.release()
 
 
-def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donated) -> dict[int, int]:
+def _reuse(nodes: list[Node], planned, slots: list[int | None], outs: list[int], donated) -> dict[int, int]:
     """Output node -> index of a donated argument its result may be written into: the first unused one of its
     shape (JAX's matching), where that is safe: every step that reads the argument runs before the step that
     writes the output, or is that step itself, where it reads the argument plainly at the index it writes: a
@@ -188,7 +198,14 @@ def _reuse(nodes: list[Node], planned, slots: list[int], outs: list[int], donate
             continue
         step = planned.steps[s]
         through_ok = isinstance(step, (MapStep, RowStep))
-        k = next((k for k in donated if k not in used and nodes[slots[k]].shape == nodes[out].shape), None)
+        k = next(
+            (
+                k
+                for k in donated
+                if k not in used and slots[k] is not None and nodes[slots[k]].shape == nodes[out].shape
+            ),
+            None,
+        )
         if k is None:
             continue
         arg = slots[k]
@@ -292,7 +309,7 @@ class Jitted:
             order = record(batch, targets, ids, apart=placeholders)
             for e in targets:
                 batch.keep(ids[id(e)])
-            slots = [ids[id(p)].index for p in placeholders]
+            slots = [ids[id(p)].index if id(p) in ids else None for p in placeholders]  # None: never read
             await batch.execute()
             consts = {}
             for eid, e in order:  # closures' arrays and f's host data: resident constants of the program
