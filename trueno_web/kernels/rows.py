@@ -115,11 +115,9 @@ def split_load(j: int, rank: int, outer: int, at: int) -> str:
 
 
 @lru_cache(maxsize=256)
-def rows_source(key: tuple, pairs: bool = False, cache: int = 0) -> str:
+def rows_source(key: tuple, pairs: bool = False) -> str:
     """WGSL of one row-step structure. `pairs`: a float sum's row value is stored as its compensated pair (two
-    floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs). `cache`:
-    each thread's elements of the row number at most this (a row of up to CACHED_PER_THREAD per thread): the
-    element loads are read from memory once, into registers, and every pass over the row reads those."""
+    floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs)."""
     loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
     decls = [
@@ -172,23 +170,15 @@ def rows_source(key: tuple, pairs: bool = False, cache: int = 0) -> str:
         args = [value(r, element) for r in refs] + [f"p{first_param[k] + p}" for p in range(n_p)]
         return f"{fn}({', '.join(args)})"
 
-    def needed(refs) -> set:
-        """The element values and element loads `refs` need."""
+    def elements(refs, indent: str) -> list[str]:
+        """Lines that compute the element values (and element loads) `refs` need, in member order."""
         need, stack = set(), [r for r in refs]
         while stack:
             r = stack.pop()
             if r not in need and (r[0] == "m" and members[r[1]][0] == "e" or r[0] == "in" and loads[r[1]][0] == "e"):
                 need.add(r)
                 stack.extend(members[r[1]][2] if r[0] == "m" else ())
-        return need
-
-    cached = sorted({j for kind, j in needed([("m", k) for k in range(len(members))]) if kind == "in"}) if cache else []
-
-    def elements(refs, indent: str) -> list[str]:
-        """Lines that compute the element values (and element loads) `refs` need, in member order."""
-        need = needed(refs)
-        load = {j: f"c_in{j}[c]" if j in cached else element_load[j] for j in range(len(loads))}
-        lines = [f"{indent}let e_in{j} = {load[j]};" for j in range(len(loads)) if ("in", j) in need]
+        lines = [f"{indent}let e_in{j} = {element_load[j]};" for j in range(len(loads)) if ("in", j) in need]
         return lines + [f"{indent}let e{k} = {call(k, True)};" for k in range(len(members)) if ("m", k) in need]
 
     body = [f"    let p{p} = tw_param({p}u);" for p in range(q)]
@@ -197,14 +187,6 @@ def rows_source(key: tuple, pairs: bool = False, cache: int = 0) -> str:
     ]
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
     loop = "    if (live) {{\n        for (var col = lane; col < cols; col = col + tpr) {{\n            let i = row * cols + col;\n{}\n        }}\n    }}"
-    if cache:  # the same passes over the thread's elements, c-th at lane + c * tpr; the loads read once first
-        loop = (
-            f"    if (live) {{{{\n        for (var c = 0u; c < {cache}u; c = c + 1u) {{{{\n"
-            "            let col = lane + c * tpr;\n            if (col >= cols) {{ break; }}\n"
-            "            let i = row * cols + col;\n{}\n        }}\n    }}"
-        )
-        body += [f"    var c_in{j}: array<{load_types[j]}, {cache}u>;" for j in cached]
-        body.append(loop.format("\n".join(f"            c_in{j}[c] = {element_load[j]};" for j in cached)))
     for k, (level, fn, refs, _) in enumerate(members):
         if level == "r":
             body.append(f"    let r{k} = {call(k, False)};")
@@ -275,7 +257,6 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
         )
 
 
-CACHED_PER_THREAD = 16  # a row of at most this many elements per thread is read from memory once (registers)
 SPLIT_ROWS = 256  # a reduction of fewer rows than this, each long, folds each row in chunks first
 SPLIT_COLS = 1 << 14
 SPLIT_CHUNK = 2048  # elements per chunk at least
@@ -349,6 +330,4 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
-    per = -(-cols // tpr)
-    source = rows_source(key, pairs, per if per <= CACHED_PER_THREAD else 0)
-    return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]
+    return [Dispatch(rows_source(key, pairs), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
