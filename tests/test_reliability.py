@@ -55,6 +55,7 @@ from test_properties import check_graph, graphs  # noqa: E402
 
 import trueno_web as tw  # noqa: E402
 from trueno_web import ops, references  # noqa: E402
+from trueno_web.kernels.rows import threads_per_row  # noqa: E402
 
 # derandomized: CI explores the same examples each run, so a red run is reproducible here
 COMMON = dict(
@@ -779,8 +780,8 @@ def _grids(dev, monkeypatch) -> list:
 def test_more_than_65535_workgroups(gpu, monkeypatch):
     """Dispatches of more than 65535 workgroups (a 2-D grid past max_compute_workgroups_per_dimension):
     convolve2d with a 4098x4098 output (65,601 groups of 256). The recorded grids prove the size; the
-    results match the reference. Softmax of 65,600 rows of 257 (two rows per workgroup: 32,800) on a
-    2-D grid where a dimension holds 1000 workgroups, the last row on the grid's last row.
+    results match the reference. Softmax of 65,600 rows of 257 (several rows per workgroup: rows.threads_per_row)
+    on a 2-D grid where a dimension holds 1000 workgroups, the last row on the grid's last row.
     (Elementwise maps cover 2048 floats per workgroup, so 65535 of them already span 512 MiB,
     past the binding limit: their 2-D grid is covered by test_ops.test_kernel_variants[max_per_dim=3]
     and matmul's by test_gpu_kernels.test_matmul_past_65535_workgroups_in_one_dimension.)"""
@@ -800,7 +801,8 @@ def test_more_than_65535_workgroups(gpu, monkeypatch):
     xs[-1, :] = -INF
     xs[-1, 5] = 2.0
     got = run(gpu.softmax(xs))
-    assert grids == [(1000, 33)], grids
+    groups = -(-65600 // (256 // threads_per_row(257)))  # several rows per workgroup
+    assert grids == [(1000, -(-groups // 1000))] and groups > 1000, grids
     x64 = xs.astype(np.float64)
     e = np.exp(x64 - x64.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
