@@ -34,6 +34,7 @@ from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 MAX_DIFFER = 1e-2  # counts that may differ from NumPy's (printed; ~1e-3 expected)
 
 PAGE = r"""
+import time
 import trueno_web as tw
 
 n, iters, repeat = E2E_ARGS["n"], E2E_ARGS["iters"], E2E_ARGS["repeat"]

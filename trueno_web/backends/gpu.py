@@ -109,6 +109,8 @@ class GpuExecutor:
         self.pipelines: dict[tuple[str, str], object] = {}
         self.compiling: dict[tuple[str, str], tuple[asyncio.Future, int]] = {}  # (source, entry) -> (its
         # compile_many still running, its index there): a call that needs it awaits that one, not a second
+        self.on_compile = None  # called with the number of kernels a compile_many starts, then 0 once it ended (the
+        # demo page's "compiling N kernels" note)
         self.caps = kernels.Caps.for_driver(driver)
         self.planned: dict[Key, Planned] = {}  # plan.key -> its dispatches, for the scalars and options in it
 
@@ -154,11 +156,15 @@ class GpuExecutor:
         if missing:
             job = asyncio.ensure_future(self.driver.compile_many(missing))
             self.compiling.update({k: (job, i) for i, k in enumerate(missing)})
+            if self.on_compile is not None:
+                self.on_compile(len(missing))
             try:
                 made = await job
             finally:
                 for k in missing:
                     del self.compiling[k]
+                if self.on_compile is not None:
+                    self.on_compile(0)
             self.pipelines.update(zip(missing, made))
             tally(stats, pipelines_compiled=len(missing))
         found = {}
