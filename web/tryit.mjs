@@ -3,8 +3,8 @@
 // the output of a run: stdout, stderr, the last value, pictures (PNG from trueno_web.display) and an error with
 // the user's line; "compiling N kernels…" while a run's first call waits for its kernels longer than
 // NOTE_AFTER_MS. #panel-try carries data-state ("done" once a run came back, "busy" while one runs),
-// data-runs (runs shown), data-notes (compile notes shown) and data-error-line (the user's line of the error
-// shown, else "").
+// data-runs (runs shown), data-compiles (compiles the runs waited for), data-notes (compile notes shown) and
+// data-error-line (the user's line of the error shown, else "").
 
 import { $, el, ms } from "./draw.mjs";
 
@@ -94,6 +94,7 @@ export function tryCompiling(n) {
   clearTimeout(cell.note);
   if (!cell.running) return;
   if (n > 0) {
+    $("#panel-try").dataset.compiles = String(Number($("#panel-try").dataset.compiles || 0) + 1);
     cell.note = setTimeout(() => {
       $("#try-meta").textContent = `compiling ${n} kernel${n === 1 ? "" : "s"}…`;
       $("#panel-try").dataset.notes = String(Number($("#panel-try").dataset.notes || 0) + 1);

@@ -152,7 +152,9 @@ class GpuExecutor:
         """The pipeline of every dispatch: the cached ones, the missing compiled together off the event loop
         (Driver.compile_many), each stored and counted once; one that another call is compiling is awaited."""
         keys = [(d.source, d.entry) for d in dispatches]
-        missing = [k for k in dict.fromkeys(keys) if k not in self.pipelines and k not in self.compiling]
+        found = {k: self.pipelines[k] for k in keys if k in self.pipelines}
+        waits = {k: self.compiling[k] for k in keys if k not in found and k in self.compiling}
+        missing = [k for k in dict.fromkeys(keys) if k not in found and k not in waits]
         if missing:
             job = asyncio.ensure_future(self.driver.compile_many(missing))
             self.compiling.update({k: (job, i) for i, k in enumerate(missing)})
@@ -166,12 +168,10 @@ class GpuExecutor:
                 if self.on_compile is not None:
                     self.on_compile(0)
             self.pipelines.update(zip(missing, made))
+            found.update(zip(missing, made))
             tally(stats, pipelines_compiled=len(missing))
-        found = {}
-        for k in keys:
-            if k not in found:
-                job, i = self.compiling.get(k, (None, 0))
-                found[k] = self.pipelines[k] if job is None else (await job)[i]
+        for k, (job, i) in waits.items():
+            found[k] = (await job)[i]
         return [found[k] for k in keys]
 
     async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
