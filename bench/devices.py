@@ -39,9 +39,9 @@ class HoldingExecutor(GpuExecutor):
         self.held: list = []
         self._release_held = lambda: None
 
-    def prepare(self, nodes, plan, stats):
+    def prepare(self, nodes, planned):
         self.drop_held()  # first: the pool hands the same buffers out again, as it would have
-        work, release = super().prepare(nodes, plan, stats)
+        work, release = super().prepare(nodes, planned)
         if not self.hold:
             return work, release
         self.held, self._release_held = work, release

@@ -1,5 +1,6 @@
-"""Faults in the browser: a lost device and a WebGPU validation error become trueno_web exceptions,
-and the page can go on computing (a new device after a loss; the same device after a validation error)."""
+"""Faults in the browser: a lost device, a WebGPU validation error and a kernel that fails to compile become
+trueno_web exceptions, and the page can go on computing (a new device after a loss; the same device after a
+validation or compile error)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,27 @@ except tw.GpuError as exc:
 {"error": err, "after": list(await dev.mul([2.0, 3.0], [4.0, 5.0]))}
 """
 
+COMPILE_ERROR = r"""
+import trueno_web as tw
+dev = await tw.GpuDevice.create("webgpu")
+ex = dev.executor
+real = ex.driver.compile_many
+async def broken(jobs):
+    return await real([(source + "\nfn broken( {", entry) for source, entry in jobs])
+ex.driver.compile_many = broken   # a plan's kernels fail to compile, through createComputePipelineAsync
+compiled = dev.stats.pipelines_compiled
+try:
+    await dev.tensor([-1.5, 2.0, -0.25]).abs().sum().item()
+    err = "no error"
+except tw.GpuError as exc:
+    err = str(exc)
+counted, cached = dev.stats.pipelines_compiled - compiled, len(ex.pipelines)
+del ex.driver.compile_many
+after = await dev.tensor([-1.5, 2.0, -0.25]).abs().sum().item()
+{"error": err, "counted": counted, "cached": cached, "after": after, "live": ex.pool.live,
+ "compiled": dev.stats.pipelines_compiled - compiled, "pipelines": len(ex.pipelines)}
+"""
+
 
 def test_destroyed_device_raises_device_lost_and_a_new_one_works(pyodide_page):
     r = pyodide_page.run(LOSS)
@@ -64,6 +86,15 @@ def test_validation_error_is_a_gpu_error_and_the_device_stays_usable(pyodide_pag
     r = pyodide_page.run(VALIDATION)
     assert r["error"].startswith("creating a buffer failed"), r
     assert r["after"] == [8.0, 15.0]
+
+
+def test_a_kernel_that_fails_to_compile_is_a_gpu_error_and_the_device_stays_usable(pyodide_page):
+    """The async compile's failure (createComputePipelineAsync rejects; the shader module's error scope) is
+    the GpuError naming "compiling WGSL"; nothing is cached or counted for it; the same call runs after."""
+    r = pyodide_page.run(COMPILE_ERROR)
+    assert r["error"].startswith("compiling WGSL failed"), r
+    assert (r["counted"], r["cached"], r["live"]) == (0, 0, 0), r
+    assert r["after"] == 3.75 and r["compiled"] == r["pipelines"] > 0, r
 
 
 CANCEL = r'''

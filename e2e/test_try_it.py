@@ -1,7 +1,8 @@
 """The demo page's "try it" cell (panel 7, web/tryit.mjs) and its phone layout, in headless Chromium, served by
 `python -m trueno_web serve`: with WebGPU (SwiftShader) and without (the WASM SIMD fallback), the cell runs a
 user's expression typed into the editor (Ctrl+Enter) and shows its output (the printed matmul against NumPy)
-and a picture, and an error names the user's line; at a phone's 390x844 the digit pad and its answer are in the first screen,
+and a picture, and an error names the user's line, and a deep loop's first run tells the page of its compile
+(the "compiling N kernels" note); at a phone's 390x844 the digit pad and its answer are in the first screen,
 and a scribble on the pad is answered "not sure"."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ print("product", (await (x @ w).numpy()).tolist())
 x.shape"""
 BAD = "y = dev.tensor([1.0, 2.0, 3.0])\nprint('first')\nz = y.reshape(2, 2)\n"
 PICTURE = "from trueno_web.display import Picture\nPicture([0, 0.25, 0.5, 1, 1, 0.5, 0.25, 0], 4, 2, scale=3)"
+DEEP = "c = dev.tensor([-0.5, 0.25, -1.2, 0.1])\nz = c\nfor _ in range(40):\n    z = z * z + c\nawait z.sum().item()"
 SCRIBBLE = [[(30, 40), (250, 200), (60, 230), (220, 30), (40, 120), (260, 110)]]
 
 
@@ -71,6 +73,17 @@ def test_the_cell_runs_code_and_names_the_line_of_an_error(demo):
         "() => { const i = document.querySelector('#try-output img'); return [i.naturalWidth, i.naturalHeight]; }"
     )
     assert size == [3 * 4, 3 * 2], size  # 4x2 values, each 3x3 pixels
+
+    compiles = lambda: int(page.get_attribute("#panel-try", "data-compiles") or 0)  # noqa: E731
+    before = compiles()
+    c = np.array([-0.5, 0.25, -1.2, 0.1], np.float32)
+    z = c.copy()
+    for _ in range(40):
+        z = z * z + c
+    for runs in (4, 5):  # a deep loop's kernels: compiled on the first run (the page hears of it), not again
+        shown = run_in_cell(page, DEEP, runs)
+        assert shown["error"] is None and abs(float(shown["output"][0]["text"]) - float(z.sum())) <= 1e-4, shown
+        assert compiles() == before + (demo.mode == WEBGPU), (runs, compiles(), before)
 
     page.select_option("#try-example", "digits")  # a panel's own code, loaded into the editor
     assert "DigitClassifier.load(dev, None)" in page.input_value("#try-code")

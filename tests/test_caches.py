@@ -6,6 +6,8 @@ runs before a later write and without any read; a failed held submit is reported
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 from _cases import f32, flat, run, uniform
@@ -235,3 +237,39 @@ def test_a_program_larger_than_the_idle_pool_creates_no_buffers_when_repeated(fr
     finally:
         dev.executor.driver.create_buffer = create
     assert dev.stats.dispatches > 10 and made == []
+
+
+def test_a_plans_pipelines_compile_together_and_count_once(fresh_gpu, monkeypatch):
+    """A plan's missing pipelines go to the driver in one compile_many (each source once, on worker threads on
+    the desktop); two calls gathered that need the same new kernel compile it once; the counter counts each
+    pipeline the cache holds, once; a repeated call compiles nothing."""
+    ex = fresh_gpu.executor
+    real, asked = ex.driver.compile_many, []
+
+    async def spy(jobs):
+        asked.append(list(jobs))
+        return await real(jobs)
+
+    monkeypatch.setattr(ex.driver, "compile_many", spy)
+    x = np.linspace(-3.0, 2.0, 1031, dtype=np.float32)
+
+    def program():
+        t = fresh_gpu.tensor(x)
+        return (t.relu() * 2.0 - t).sum(), (t * 0.5).exp().max()
+
+    total, peak = program()
+    run(tw.realize(total, peak))
+    assert len(asked) == 1 and len(asked[0]) == len(set(asked[0])) > 1
+    assert fresh_gpu.stats.pipelines_compiled == len(ex.pipelines) == len(asked[0])
+    assert np.isclose(run(total.item()), np.sum(np.maximum(x, 0) * 2 - x, dtype=np.float64), rtol=1e-5)
+    assert np.isclose(run(peak.item()), np.exp(np.float32(1.0)), rtol=1e-6)
+    run(tw.realize(*program()))
+    assert len(asked) == 1, "a repeated call compiles nothing"
+
+    async def both():
+        y = fresh_gpu.tensor(x[:5])
+        return await asyncio.gather((y.abs() + 1.0).numpy(), (y.abs() + 1.0).numpy())
+
+    first, second = run(both())
+    assert np.array_equal(first, np.abs(x[:5]) + 1) and np.array_equal(second, first)
+    assert len(asked) == 2 and fresh_gpu.stats.pipelines_compiled == len(ex.pipelines), asked[1:]

@@ -30,6 +30,7 @@ MEMBERS = {
     "destroy_buffer",
     "write_buffer",
     "compile",
+    "compile_many",
     "submit",
     "hold_next",
     "read_buffer",

@@ -186,6 +186,28 @@ def test_invalid_wgsl_is_a_gpu_error(gpu):
     still_works(gpu)
 
 
+def test_a_plan_whose_kernel_fails_to_compile_is_a_gpu_error(fresh_gpu, monkeypatch):
+    """A plan's pipelines compile together (Driver.compile_many); one that fails raises GpuError naming
+    "compiling WGSL" from the call, nothing is cached or counted for it, no buffer is left out, and the
+    same call compiles and runs once the source is right."""
+    ex = fresh_gpu.executor
+    real = ex.driver.compile_many
+
+    async def broken(jobs):
+        return await real([(source + "\nfn broken( {", entry) for source, entry in jobs])
+
+    monkeypatch.setattr(ex.driver, "compile_many", broken)
+    compiled, cached = fresh_gpu.stats.pipelines_compiled, len(ex.pipelines)
+    with pytest.raises(tw.GpuError, match="compiling WGSL"):
+        run(fresh_gpu.tensor([-1.5, 2.0, -0.25]).abs().sum().item())
+    assert (fresh_gpu.stats.pipelines_compiled, len(ex.pipelines), ex.compiling) == (compiled, cached, {})
+    assert ex.pool.live == 0
+    monkeypatch.undo()
+    assert run(fresh_gpu.tensor([-1.5, 2.0, -0.25]).abs().sum().item()) == 3.75
+    assert fresh_gpu.stats.pipelines_compiled == compiled + len(ex.pipelines) - cached > compiled
+    still_works(fresh_gpu)
+
+
 def test_closed_device_raises_device_lost(fresh_gpu):
     fresh_gpu.close()
     with pytest.raises(tw.DeviceLostError, match="create a new one"):

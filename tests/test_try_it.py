@@ -93,3 +93,16 @@ def test_every_example_runs():
     text = block_on(run_cell(EXAMPLES["activations"][1], dev))["output"][0]["text"]
     assert "      relu  f(-2) = +0.0000  f(0) = +0.0000  f(2) = +2.0000" in text, text
     dev.close()
+
+
+def test_compiling_hears_of_the_kernels_a_webgpu_run_waits_for(fresh_gpu):
+    """The page's note: `compiling(n)` is called with the kernels a call compiles, then 0; a second run of the
+    same code compiles nothing and hears nothing; the device forgets the listener after the run."""
+    heard = []
+    code = "x = dev.tensor([3.0, -4.0, 0.0])\nawait ((x * x).sum().sqrt() - x.abs().max()).item()"
+    first = block_on(run_cell(code, fresh_gpu, heard.append))
+    assert first["error"] is None and abs(float(first["output"][0]["text"]) - 1.0) <= 1e-6, first
+    assert len(heard) >= 2 and heard[-1] == 0 and heard[0] > 0 and sum(heard) == fresh_gpu.stats.pipelines_compiled
+    heard.clear()
+    assert block_on(run_cell(code, fresh_gpu, heard.append))["output"] == first["output"]
+    assert heard == [] and fresh_gpu.executor.on_compile is None

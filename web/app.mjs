@@ -6,7 +6,7 @@ import { $, COLORS, context2d, el, fmt, ms, niceTicks, plotCurve } from "./draw.
 import { browserKey } from "./browser.mjs";
 import { gptReady, renderGpt, setUpGpt } from "./gpt.mjs";
 import { drawTraining, renderTraining, setUpTraining, trainingReady } from "./training.mjs";
-import { renderTry, setUpTryIt, tryItReady } from "./tryit.mjs";
+import { renderTry, setUpTryIt, tryCompiling, tryItReady } from "./tryit.mjs";
 
 const BAR_COLORS = { "one-shot": "#ef4444", "batch": "#eab308", "batch + fusion": "#22c55e", "CPU fallback": "#f97316" };
 const PANELS = ["env", "activations", "filters", "chain", "digits"];
@@ -640,6 +640,7 @@ function start() {
       else if (msg.type === "gpt") renderGpt(msg.data);
       else if (msg.type === "examples") tryItReady(msg.data);
       else if (msg.type === "try") renderTry(msg.data);
+      else if (msg.type === "compiling") tryCompiling(msg.n);
     } catch (e) {
       showError(`drawing ${msg.type} failed: ${e && e.stack || e}`);
     }

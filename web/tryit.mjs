@@ -1,13 +1,16 @@
 // The demo page's "try it" cell (panel 7): a plain <textarea> editor (Tab indents, Shift+Tab unindents,
 // Ctrl/Cmd+Enter runs), the examples the worker lists (trueno_web/app/try_it.py: the panels' own code), and
 // the output of a run: stdout, stderr, the last value, pictures (PNG from trueno_web.display) and an error with
-// the user's line. #panel-try carries data-state ("done" once a run came back, "busy" while one runs),
-// data-runs (runs shown) and data-error-line (the user's line of the error shown, else "").
+// the user's line; "compiling N kernels…" while a run's first call waits for its kernels longer than
+// NOTE_AFTER_MS. #panel-try carries data-state ("done" once a run came back, "busy" while one runs),
+// data-runs (runs shown), data-compiles (compiles the runs waited for), data-notes (compile notes shown) and
+// data-error-line (the user's line of the error shown, else "").
 
 import { $, el, ms } from "./draw.mjs";
 
 const INDENT = "    ";
-const cell = { worker: null, examples: [], seq: 0, running: false };
+const NOTE_AFTER_MS = 400;  // a compile done sooner shows no note
+const cell = { worker: null, examples: [], seq: 0, running: false, note: 0 };
 
 function run() {
   if (cell.running || !cell.worker) return;
@@ -85,8 +88,25 @@ function errorBlock(error, code) {
   return el("div", { class: "try-error", data: { line: String(error.line || "") } }, head, el("pre", {}, error.traceback));
 }
 
+// The worker's {type: "compiling", n}: the run waits for n kernels to compile (a deep program's first call);
+// 0: they are compiled. The note shows only where the compile lasts past NOTE_AFTER_MS.
+export function tryCompiling(n) {
+  clearTimeout(cell.note);
+  if (!cell.running) return;
+  if (n > 0) {
+    $("#panel-try").dataset.compiles = String(Number($("#panel-try").dataset.compiles || 0) + 1);
+    cell.note = setTimeout(() => {
+      $("#try-meta").textContent = `compiling ${n} kernel${n === 1 ? "" : "s"}…`;
+      $("#panel-try").dataset.notes = String(Number($("#panel-try").dataset.notes || 0) + 1);
+    }, NOTE_AFTER_MS);
+  } else {
+    $("#try-meta").textContent = "running…";
+  }
+}
+
 // A run's answer: {seq, output: [{kind, text} | {kind: "picture", png, width, height}], error, ms, backend, code}.
 export function renderTry(data) {
+  clearTimeout(cell.note);
   cell.running = false;
   const out = $("#try-output");
   out.replaceChildren(...data.output.map((item) => item.kind === "picture" ?

@@ -16,6 +16,7 @@
 //   {type: "examples", data}             the "try it" cell's examples, [{name, label, code}] (try_it.py)
 //   {type: "try", data}                  a run of the cell: {seq, code, output, error, ms, backend}; the
 //                                        user's error is in data.error (the page goes on)
+//   {type: "compiling", n}               a run of the cell waits for n kernels to compile (0: compiled)
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
@@ -176,6 +177,7 @@ async function boot() {
     pyodide.unpackArchive(bytes, "wheel", { extractDir: site });
   });
   pyodide.globals.set("_progress", progress);
+  pyodide.globals.set("_compiling", (n) => post("compiling", { n: Number(n) }));
   await stage("import", () => py("import importlib; importlib.invalidate_caches()\nimport trueno_web.app.demo_page as _dp"));
   progress("opening the device", 0.35);
   const env = await stage("device", () => py(`
@@ -274,7 +276,7 @@ self.onmessage = (event) => {
     }).catch(fail);
   } else if (msg.type === "try") {
     busy = busy.then(async () => {
-      const data = await py("await _session.try_it(ARGS['code'])", { code: String(msg.code ?? "") });
+      const data = await py("await _session.try_it(ARGS['code'], compiling=_compiling)", { code: String(msg.code ?? "") });
       post("try", { data: { ...data, seq: msg.seq, code: String(msg.code ?? "") } });
     }).catch(fail);
   } else if (msg.type === "weights") {

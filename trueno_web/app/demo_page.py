@@ -333,9 +333,10 @@ class DemoSession:
         """The "try it" cell's examples: [{name, label, code}], the panels' own code (try_it.py)."""
         return examples()
 
-    async def try_it(self, code: str) -> dict:
-        """Run a user's code on the page's device: output, pictures, an error at the user's line (try_it.py)."""
-        return await run_cell(str(code), self.dev)
+    async def try_it(self, code: str, compiling=None) -> dict:
+        """Run a user's code on the page's device: output, pictures, an error at the user's line; `compiling(n)`
+        hears of the kernels a call waits for (try_it.py)."""
+        return await run_cell(str(code), self.dev, compiling)
 
     async def _max_abs_diff_cpu(self, a, b) -> float:
         """max |a - b| computed by the library itself (on the CPU device: fast at any size)."""

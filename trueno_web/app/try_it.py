@@ -3,12 +3,13 @@ cell runs it (top-level `await`; the last expression's value shown), with stdout
 (`trueno_web.display.Picture`, or anything with `_repr_png_`) collected in the order they came, and an error
 given as the user's line and a traceback trimmed to the user's code (`File "<try-it>", line N`).
 
-    await run_cell(code, dev)   # {output: [{kind: "stdout" | "stderr" | "result", text} | {kind: "picture",
+    await run_cell(code, dev, compiling)   # {output: [{kind: "stdout" | "stderr" | "result", text} | {kind: "picture",
                                 #  png (base64), width, height}], error: None | {type, message, line,
                                 #  traceback}, ms}
 
 Each run starts from a fresh namespace holding `tw` (trueno_web), `dev` (the page's device, also the default
-device) and `display(*values)`. The examples the cell offers (EXAMPLES) are the panels' own code strings,
+device) and `display(*values)`. `compiling(n)`, where given, hears of the kernels a call waits for on a
+webgpu device (n, then 0 once compiled: the page's "compiling N kernels" note). The examples the cell offers (EXAMPLES) are the panels' own code strings,
 defined next to what each panel runs. Standard library only: it runs in the page's worker.
 """
 
@@ -110,9 +111,10 @@ async def _run(code_object, namespace: dict):
     return await result if code_object.co_flags & inspect.CO_COROUTINE else result
 
 
-async def run_cell(code: str, dev) -> dict:
-    """Run `code` on `dev` (see the module's docstring for what comes back)."""
+async def run_cell(code: str, dev, compiling=None) -> dict:
+    """Run `code` on `dev` (see the module's docstring for what comes back and `compiling`)."""
     output: list = []
+    executor = dev.executor if dev.backend == "webgpu" else None  # a GpuExecutor: its on_compile
 
     def display(*values) -> None:
         """Show each value now (a picture, or its repr), as the last expression's value is shown."""
@@ -124,6 +126,8 @@ async def run_cell(code: str, dev) -> dict:
     device_module.set_default_device(dev)
     error = None
     t0 = time.perf_counter()
+    if executor is not None:
+        executor.on_compile = compiling
     try:
         with (
             contextlib.redirect_stdout(_Stream(output, "stdout")),
@@ -138,4 +142,7 @@ async def run_cell(code: str, dev) -> dict:
                 _show(output, await _run(compile(expression, FILENAME, "eval", flags=flags), namespace))
     except (Exception, SystemExit) as e:  # the user's mistake: shown, and the page goes on
         error = _error(e)
+    finally:
+        if executor is not None:
+            executor.on_compile = None
     return {"output": output, "error": error, "ms": (time.perf_counter() - t0) * 1e3, "backend": dev.backend}

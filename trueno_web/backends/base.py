@@ -132,6 +132,12 @@ class Driver(Protocol):
     def compile(self, source: str, entry: str) -> object:
         """A compute pipeline of WGSL `source` at `entry`, layout "auto" (its bindings are group 0)."""
 
+    async def compile_many(self, jobs: Sequence[tuple[str, str]]) -> list[object]:
+        """The pipelines of every (source, entry) of `jobs`, as compile() makes them, in order: all started
+        before any is awaited, off the event loop (the browser's createComputePipelineAsync; worker threads
+        on the desktop), so that a plan's kernels compile in parallel. Raises GpuError naming "compiling
+        WGSL" at once where one fails (no pipeline of `jobs` is kept then), DeviceLostError as compile()."""
+
     def submit(self, work: Sequence[WorkItem]) -> None:
         """Every dispatch of `work`, in order, in one compute pass and one queue submit; returns without
         waiting for the GPU. Each entry is (pipeline from compile(), binds, (x, y) workgroups; z is 1);

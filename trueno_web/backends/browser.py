@@ -34,6 +34,19 @@ _JS_HELPERS = """
     pass.end();
     device.queue.submit([encoder.finish()]);
   },
+  async compileMany(device, jobs) {
+    // every pipeline started before any is awaited; [first error message or null, pipelines]
+    device.pushErrorScope("out-of-memory");
+    device.pushErrorScope("validation");
+    const started = jobs.map(([code, entryPoint]) => device.createComputePipelineAsync(
+      {layout: "auto", compute: {module: device.createShaderModule({code}), entryPoint}}));
+    const scopes = [device.popErrorScope(), device.popErrorScope()];
+    const settled = await Promise.allSettled(started);
+    const caught = (await Promise.all(scopes)).find((e) => e);
+    const failed = settled.find((s) => s.status === "rejected");
+    if (caught || failed) return [String(caught ? caught.message : (failed.reason?.message ?? failed.reason)), []];
+    return [null, settled.map((s) => s.value)];
+  },
   copy(device, src, dst, nbytes) {
     const encoder = device.createCommandEncoder();
     encoder.copyBufferToBuffer(src, 0, dst, 0, nbytes);
@@ -181,6 +194,17 @@ class BrowserDriver(DriverBase):
             )
 
         return self._scoped("compiling WGSL", build)
+
+    async def compile_many(self, jobs) -> list:
+        """Every job's shader module and createComputePipelineAsync started at once in one error scope, then
+        awaited together (the GPU process compiles them while Python waits); a failure raises here."""
+        self._check()
+        _, _, _, _, to_js = _js()
+        error, pipelines = await self.helpers.compileMany(self.device, to_js([list(job) for job in jobs], depth=2))
+        self._check()
+        if not _missing(error):
+            raise GpuError(f"compiling WGSL failed: {error}")
+        return list(pipelines)
 
     def submit(self, work) -> None:
         """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit."""

@@ -8,6 +8,7 @@ lives here once.
 from __future__ import annotations
 
 import array
+import asyncio
 from dataclasses import dataclass, field
 
 from .. import kernels
@@ -106,6 +107,10 @@ class GpuExecutor:
         self.limits = driver.limits
         self.pool = BufferPool(driver)
         self.pipelines: dict[tuple[str, str], object] = {}
+        self.compiling: dict[tuple[str, str], tuple[asyncio.Future, int]] = {}  # (source, entry) -> (its
+        # compile_many still running, its index there): a call that needs it awaits that one, not a second
+        self.on_compile = None  # called with the number of kernels a compile_many starts, then 0 once it ended (the
+        # demo page's "compiling N kernels" note)
         self.caps = kernels.Caps.for_driver(driver)
         self.planned: dict[Key, Planned] = {}  # plan.key -> its dispatches, for the scalars and options in it
 
@@ -143,10 +148,50 @@ class GpuExecutor:
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
+    async def compile_all(self, dispatches: list, stats: tuple[Stats, ...]) -> list:
+        """The pipeline of every dispatch: the cached ones, the missing compiled together off the event loop
+        (Driver.compile_many), each stored and counted once; one that another call is compiling is awaited."""
+        keys = [(d.source, d.entry) for d in dispatches]
+        found = {k: self.pipelines[k] for k in keys if k in self.pipelines}
+        waits = {k: self.compiling[k] for k in keys if k not in found and k in self.compiling}
+        missing = [k for k in dict.fromkeys(keys) if k not in found and k not in waits]
+        if missing:
+            job = asyncio.ensure_future(self.driver.compile_many(missing))
+            self.compiling.update({k: (job, i) for i, k in enumerate(missing)})
+            if self.on_compile is not None:
+                self.on_compile(len(missing))
+            try:
+                made = await job
+            finally:
+                for k in missing:
+                    del self.compiling[k]
+                if self.on_compile is not None:
+                    self.on_compile(0)
+            self.pipelines.update(zip(missing, made))
+            found.update(zip(missing, made))
+            tally(stats, pipelines_compiled=len(missing))
+        for k, (job, i) in waits.items():
+            found[k] = (await job)[i]
+        return [found[k] for k in keys]
+
     async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
-        """Run the plan's steps in one submit. `read`: the node read right after (a one-shot call): the driver
-        holds the submit for it (Driver.hold_next), so that the read's copy joins it."""
-        work, release = self.prepare(nodes, plan, stats)
+        """Run the plan's steps in one submit, its missing pipelines compiled together first (compile_all).
+        `read`: the node read right after (a one-shot call): the driver holds the submit for it
+        (Driver.hold_next), so that the read's copy joins it."""
+        upload_pending(self, nodes, stats)
+        planned = self.plan_dispatches(nodes, plan)
+        while planned.dispatches and not planned.pipelines:
+            try:
+                pipelines = await self.compile_all(planned.dispatches, stats)
+            except BaseException:
+                if planned.key is None:
+                    self.pool.give(planned.meta)
+                raise
+            if planned.key is None or self.planned.get(plan.key) is planned:
+                planned.pipelines = pipelines
+            else:  # another call planned this graph with other scalars meanwhile: its parameters replaced these
+                planned = self.plan_dispatches(nodes, plan)
+        work, release = self.prepare(nodes, planned)
         if not work:
             return
         try:
@@ -165,10 +210,24 @@ class GpuExecutor:
             release()
 
     def dispatches(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> Planned:
-        """kernels.dispatches of every step, with their parameters in one device buffer. A plan of the same
-        key (the graph's structure) with the same scalars (bit for bit: -0.0 is not 0.0), options and caps
-        (tests and benchmarks change them) has the same dispatches and parameters: they are reused (256
-        kept), so a repeated call neither builds kernel sources nor writes parameters."""
+        """plan_dispatches() with its pipelines, those missing compiled here one by one (schedule()'s path: execute()
+        has compiled them, unless the plan was dropped since)."""
+        planned = self.plan_dispatches(nodes, plan)
+        if planned.dispatches and not planned.pipelines:
+            try:
+                planned.pipelines = [self.pipeline(d.source, d.entry, stats) for d in planned.dispatches]
+            except BaseException:
+                if planned.key is None:
+                    self.pool.give(planned.meta)
+                raise
+        return planned
+
+    def plan_dispatches(self, nodes: list[Node], plan: Plan) -> Planned:
+        """kernels.dispatches of every step, with their parameters in one device buffer; no pipelines yet
+        where they are new. A plan of the same key (the graph's structure) with the same scalars (bit for bit:
+        -0.0 is not 0.0), options and caps (tests and benchmarks change them) has the same dispatches and
+        parameters: they are reused (256 kept), so a repeated call neither builds kernel sources nor writes
+        parameters."""
         ops = [n for n in nodes if n.op is not None]
         key = (  # every scalar in one run of bytes (how many each node has is the plan key's)
             tuple(vars(self.caps).values()),
@@ -193,7 +252,6 @@ class GpuExecutor:
         planned.meta = self.pool.take(len(meta_bytes), kept=key is not None)
         try:
             self.driver.write_buffer(planned.meta.raw, memoryview(meta_bytes))
-            planned.pipelines = [self.pipeline(d.source, d.entry, stats) for d in planned.dispatches]
         except BaseException:
             self.pool.give(planned.meta, kept=key is not None)
             raise
@@ -211,12 +269,10 @@ class GpuExecutor:
             if gone is not None:
                 self.pool.give(gone.meta, kept=True)
 
-    def prepare(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]):
-        """Upload pending host data and build the dispatch list [(pipeline, binds, grid)] of the plan's steps;
+    def prepare(self, nodes: list[Node], planned: Planned):
+        """The dispatch list [(pipeline, binds, grid)] of a plan's dispatches, their pipelines compiled;
         `release()` gives the scratch buffer (where a dispatch needs one) and parameters not kept back once
         it is submitted."""
-        upload_pending(self, nodes, stats)
-        planned = self.dispatches(nodes, plan, stats)
         if not planned.dispatches:
             return [], lambda: None
         need = max(d.scratch for d in planned.dispatches)

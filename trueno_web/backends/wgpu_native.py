@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import DeviceLostError, UnavailableError
 from .base import LIMIT_NAMES, DriverBase
@@ -74,6 +76,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._layouts: dict = {}  # pipeline -> bind group layout
         self._hold_next = False  # hold the next submit (hold_next)
         self._read_next = None  # (raw, nbytes) the read after it is expected to ask for
+        self._compiler: ThreadPoolExecutor | None = None  # compile_many's worker threads, made on first use
         self.lost = False
 
     @classmethod
@@ -109,6 +112,24 @@ class WgpuNativeDriver(Transfers, DriverBase):
             layout="auto",
             compute={"module": module, "entry_point": entry},
         )
+
+    async def compile_many(self, jobs) -> list:
+        """compile() of every job on worker threads, awaited together. wgpu-py's create_compute_pipeline_async
+        is the synchronous call under another name (wgpu-native leaves the async one unimplemented), but
+        wgpu-native's device takes pipeline creations from several threads at once and the calls release the
+        GIL: a plan's kernels compile in parallel, the event loop free meanwhile (docs/benchmarks.md)."""
+        self._check()
+        if self._compiler is None:
+            self._compiler = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="trueno_web-compile")
+        loop = asyncio.get_running_loop()
+        done = await asyncio.gather(
+            *[loop.run_in_executor(self._compiler, self.compile, source, entry) for source, entry in jobs],
+            return_exceptions=True,
+        )
+        for outcome in done:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return done
 
     def submit(self, work) -> None:
         """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit;
@@ -193,6 +214,8 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self.lost = True
 
     def close(self) -> None:
+        if self._compiler is not None:
+            self._compiler.shutdown()
         self._groups.clear()
         self._groups_of.clear()
         self._layouts.clear()
