@@ -196,6 +196,11 @@ def np_gelu(x):
     return x / (1 + np.exp(-2 * GELU_C * (x + 0.044715 * x * x * x)))
 
 
+def np_where(c, a, b):
+    """a where c, else b; c is read as bool (a bool c as it is: no pass of its own to compare it with 0)."""
+    return numpy_module().where(c if c.dtype == bool else c != 0, a, b)
+
+
 def in_float64(expr: Callable) -> Callable:
     """A NumPy expression evaluated in float64 and rounded once to its input's dtype: the NumPy backend's
     activations, each within 0.5 ulp of float32 plus float64's error (the formulas are stable in float64)."""
