@@ -103,6 +103,11 @@ class Op:
         """Does `numpy` take `out=`, an array to write its result into? (the NumPy backend's fused chains)"""
         return "out" in inspect.signature(self.numpy).parameters
 
+    @cached_property
+    def numpy_quiet(self) -> Callable:
+        """`numpy` for a caller that has NumPy's floating-point warnings off already (ref.quiet's expression)."""
+        return self.numpy.raw if isinstance(self.numpy, ref.Quiet) else self.numpy
+
 
 # ---------------------------------------------------------------- pure-Python scalar helpers
 

@@ -250,16 +250,22 @@ def np_conv2d(img, ker):
 
 # np.power with a stride-0 (broadcast) exponent of 0.5 takes a sqrt fast path: pow(-inf, 0.5) = NaN and
 # pow(-0, 0.5) = -0 there, where C99 pow (and our kernels) give +inf and +0; a contiguous exponent does not.
-def quiet(expr: Callable) -> Callable:
-    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here); its signature shows
-    through (inspect follows __wrapped__)."""
+class Quiet:
+    """A NumPy expression run with floating-point warnings off (NaN/Inf are data here); `raw` is the expression
+    itself, for a caller that has them off already (the NumPy backend: one errstate per execute, not one per
+    op). Its signature shows through (inspect follows __wrapped__)."""
 
-    @functools.wraps(expr)
-    def run(*args, **kwargs):
+    def __init__(self, expr: Callable):
+        functools.update_wrapper(self, expr)
+        self.raw = expr
+
+    def __call__(self, *args, **kwargs):
         with numpy_module().errstate(all="ignore"):
-            return expr(*args, **kwargs)
+            return self.raw(*args, **kwargs)
 
-    return run
+
+def quiet(expr: Callable) -> Quiet:
+    return Quiet(expr)
 
 
 # ---------------------------------------------------------------- accuracy: float64 references and ulp
