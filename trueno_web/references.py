@@ -196,9 +196,23 @@ def np_gelu(x):
     return x / (1 + np.exp(-2 * GELU_C * (x + 0.044715 * x * x * x)))
 
 
-def np_where(c, a, b):
-    """a where c, else b; c is read as bool (a bool c as it is: no pass of its own to compare it with 0)."""
-    return numpy_module().where(c if c.dtype == bool else c != 0, a, b)
+def np_where(c, a, b, out=None):
+    """a where c, else b; c is read as bool (a bool c as it is: no pass of its own to compare it with 0). `out`:
+    written with the result and returned (two masked copies; in place of a or b where it is one of them)."""
+    np = numpy_module()
+    c = c if c.dtype == bool else c != 0
+    if out is None:
+        return np.where(c, a, b)
+    in_a, in_b = np.may_share_memory(a, out), np.may_share_memory(b, out)
+    if a.dtype != out.dtype or b.dtype != out.dtype or np.may_share_memory(c, out) or (in_a and in_b and a is not b):
+        out[...] = np.where(c, a, b)
+    elif in_a:
+        np.copyto(out, a)  # nothing to copy where it is out itself
+        np.copyto(out, b, where=~c)
+    else:
+        np.copyto(out, b)
+        np.copyto(out, a, where=c)
+    return out
 
 
 def in_float64(expr: Callable) -> Callable:
