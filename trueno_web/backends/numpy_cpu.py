@@ -151,8 +151,8 @@ class NumpyExecutor(CpuExecutor):
         last = {i: nid for nid in step.nodes for i in nodes[nid].inputs}
         stores = set(step.stores)
         members = set(step.nodes)
-        holds: dict[int, object] = {}  # a member whose value is in an array of ours -> that array
-        free: list = []
+        holds: dict[int, tuple[str, object]] = {}  # a member whose value is in an array of ours -> (dtype, array)
+        free: dict[str, list] = {}  # dtype -> arrays whose values are dead (the last freed first: still in cache)
         chain = []
         for nid in step.nodes:
             node = nodes[nid]
@@ -160,14 +160,20 @@ class NumpyExecutor(CpuExecutor):
             out = None
             if node.op.writes_out:
                 kind = node.dtype.name
-                out = next((holds.pop(i) for i in dead if i in holds and holds[i].dtype == kind), None)
-                if out is None:
-                    spare = next((j for j, a in enumerate(free) if a.dtype == kind), None)
-                    out = free.pop(spare) if spare is not None else self.pool.take((step.size,), kind)
-                holds[nid] = out
+                for i in dead:
+                    if i in holds and holds[i][0] == kind:
+                        out = holds.pop(i)[1]
+                        break
+                else:
+                    spare = free.get(kind)
+                    out = spare.pop() if spare else self.pool.take((step.size,), kind)
+                holds[nid] = (kind, out)
             elif chunked and nid in stores:
                 out = self.pool.take((step.size,), node.dtype.name)
-            free += [holds.pop(i) for i in dead if i in holds]
+            for i in dead:
+                if i in holds:
+                    kind, array = holds.pop(i)
+                    free.setdefault(kind, []).append(array)
             chain.append((nid, node, out, not map_only(node), dead))
         return chain
 
