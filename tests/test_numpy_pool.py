@@ -184,3 +184,29 @@ def test_unreachable_uploads_are_read_in_place(n):
         before = x.copy()
         x[:] = 7.0
         assert np.array_equal(run(bt.read(view)), before)
+
+
+@pytest.mark.parametrize("n", (1, 4097))
+def test_where_in_a_chain_writes_over_the_inputs_it_reads_last(cpu, small_chunks, n):
+    """A fused where writes into the array of an input it reads for the last time: its a, its b, both, or its
+    condition (a where of bools); each result is NumPy's np.where, whole and chunked."""
+    x, y = data(n, 5)
+    x[: n // 2] = np.nan  # NaN and -0.0 come through as they are
+    y[::3] = -0.0
+    with cpu.batch() as batch:
+        u, v = batch.upload(x), batch.upload(y)
+        cond = batch.gt(u, v)
+        outs = [
+            batch.where(cond, batch.scale(u, 2.0), v),
+            batch.where(cond, v, batch.neg(u)),
+            batch.where(cond, batch.abs(v), batch.abs(v)),
+            batch.where(batch.lt(u, v), batch.ge(u, v), batch.ne(u, v)),
+        ]
+        run(batch.execute())
+        got = [np.asarray(run(batch.read(o))).reshape(-1) for o in outs]
+    c = x > y
+    want = [np.where(c, 2 * x, y), np.where(c, y, -x), np.abs(y), np.where(x < y, x >= y, x != y)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(
+            g.view(np.uint32) if w.dtype == np.float32 else g != 0, w.view(np.uint32) if w.dtype == np.float32 else w
+        )

@@ -103,6 +103,11 @@ class Op:
         """Does `numpy` take `out=`, an array to write its result into? (the NumPy backend's fused chains)"""
         return "out" in inspect.signature(self.numpy).parameters
 
+    @cached_property
+    def numpy_quiet(self) -> Callable:
+        """`numpy` for a caller that has NumPy's floating-point warnings off already (ref.quiet's expression)."""
+        return self.numpy.raw if isinstance(self.numpy, ref.Quiet) else self.numpy
+
 
 # ---------------------------------------------------------------- pure-Python scalar helpers
 
@@ -279,7 +284,7 @@ CATALOG: tuple[Op, ...] = (
        "a == b (NaN: False)", aliases=("equal",), **T_BITS, **EQUALITY),
     Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: a != b), lambda a, b: a != b,
        "a != b (NaN: True)", aliases=("not_equal",), **T_BITS, **EQUALITY),
-    Op("where", Kind.TERNARY, "tw_where", ref.quiet(lambda c, a, b: ref.numpy_module().where(c != 0, a, b)),
+    Op("where", Kind.TERNARY, "tw_where", ref.quiet(ref.np_where),
        lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, dtypes=DTYPES + WIDE),
     Op("astype", Kind.UNARY, "tw_astype", ref.quiet(lambda x: x), lambda x: x,
        "x converted to dtype=: float to int truncates toward zero (saturating; NaN: 0), to bool is x != 0 "

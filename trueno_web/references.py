@@ -196,6 +196,25 @@ def np_gelu(x):
     return x / (1 + np.exp(-2 * GELU_C * (x + 0.044715 * x * x * x)))
 
 
+def np_where(c, a, b, out=None):
+    """a where c, else b; c is read as bool (a bool c as it is: no pass of its own to compare it with 0). `out`:
+    written with the result and returned (two masked copies; in place of a or b where it is one of them)."""
+    np = numpy_module()
+    c = c if c.dtype == bool else c != 0
+    if out is None:
+        return np.where(c, a, b)
+    in_a, in_b = np.may_share_memory(a, out), np.may_share_memory(b, out)
+    if a.dtype != out.dtype or b.dtype != out.dtype or np.may_share_memory(c, out) or (in_a and in_b and a is not b):
+        out[...] = np.where(c, a, b)
+    elif in_a:
+        np.copyto(out, a)  # nothing to copy where it is out itself
+        np.copyto(out, b, where=~c)
+    else:
+        np.copyto(out, b)
+        np.copyto(out, a, where=c)
+    return out
+
+
 def in_float64(expr: Callable) -> Callable:
     """A NumPy expression evaluated in float64 and rounded once to its input's dtype: the NumPy backend's
     activations, each within 0.5 ulp of float32 plus float64's error (the formulas are stable in float64)."""
@@ -245,16 +264,22 @@ def np_conv2d(img, ker):
 
 # np.power with a stride-0 (broadcast) exponent of 0.5 takes a sqrt fast path: pow(-inf, 0.5) = NaN and
 # pow(-0, 0.5) = -0 there, where C99 pow (and our kernels) give +inf and +0; a contiguous exponent does not.
-def quiet(expr: Callable) -> Callable:
-    """Run a NumPy expression with floating-point warnings off (NaN/Inf are data here); its signature shows
-    through (inspect follows __wrapped__)."""
+class Quiet:
+    """A NumPy expression run with floating-point warnings off (NaN/Inf are data here); `raw` is the expression
+    itself, for a caller that has them off already (the NumPy backend: one errstate per execute, not one per
+    op). Its signature shows through (inspect follows __wrapped__)."""
 
-    @functools.wraps(expr)
-    def run(*args, **kwargs):
+    def __init__(self, expr: Callable):
+        functools.update_wrapper(self, expr)
+        self.raw = expr
+
+    def __call__(self, *args, **kwargs):
         with numpy_module().errstate(all="ignore"):
-            return expr(*args, **kwargs)
+            return self.raw(*args, **kwargs)
 
-    return run
+
+def quiet(expr: Callable) -> Quiet:
+    return Quiet(expr)
 
 
 # ---------------------------------------------------------------- accuracy: float64 references and ulp

@@ -57,25 +57,30 @@ class NumpyExecutor(CpuExecutor):
 
     async def execute(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...], read: int | None = None) -> None:
         fills = self._upload_pending(nodes)
-        try:
-            for step in plan.steps:
-                if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
-                    self._map(nodes, step, fills)
-                    continue
-                members = [step.node] if isinstance(step, OpStep) else step.nodes
-                for nid in members:  # each op on whole arrays; a fused value lives until the step ends
-                    node = nodes[nid]
-                    if fills:
-                        self._fill(nodes, node.inputs, fills)
-                    result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
-                    node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
-                for nid in members:
-                    if nodes[nid].fused_away:
-                        nodes[nid].buffer = None
-        finally:
-            self._fill(nodes, list(fills), fills)  # uploads nothing read: the batch may read them
+        with self.np.errstate(all="ignore"):  # NaN/Inf are data: one switch for the graph, not one per op
+            try:
+                self._run(nodes, plan, fills)
+            finally:
+                self._fill(nodes, list(fills), fills)  # uploads nothing read: the batch may read them
         if plan.steps:
             tally(stats, dispatches=len(plan.steps), submits=1)
+
+    def _run(self, nodes: list[Node], plan: Plan, fills: dict) -> None:
+        """The plan's steps in order, each op on whole arrays but for fused chains (_map)."""
+        for step in plan.steps:
+            if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
+                self._map(nodes, step, fills)
+                continue
+            members = [step.node] if isinstance(step, OpStep) else step.nodes
+            for nid in members:  # each op on whole arrays; a fused value lives until the step ends
+                node = nodes[nid]
+                if fills:
+                    self._fill(nodes, node.inputs, fills)
+                result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
+                node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
+            for nid in members:
+                if nodes[nid].fused_away:
+                    nodes[nid].buffer = None
 
     def _upload_pending(self, nodes: list[Node]) -> dict:
         """Give every node still holding host data its array: the data itself where it is borrowed, a copy
@@ -113,71 +118,85 @@ class NumpyExecutor(CpuExecutor):
         self._fill(nodes, [i for i in step.loads if not chunked or nodes[i].view is not None], fills)
         copies = [(nodes[i].buffer.reshape(-1), fills[i]) for i in step.loads if i in fills]
         values = {i: self._value(nodes, i).reshape(-1) for i in step.loads}  # a strided view: one flat copy
-        dest, dead = self._destinations(nodes, step, chunked)
+        chain = self._chain(nodes, step, chunked)
         for lo in range(0, step.size, CHUNK) if chunked else (0,):
             hi = lo + CHUNK if chunked else step.size
             for to, src in copies:
                 to[lo:hi] = src[lo:hi]
-            part = {i: a[lo:hi] for i, a in values.items()} if chunked else dict(values)
-            for nid in step.nodes:
-                out = dest.get(nid)
+            part = {i: a[lo:hi] for i, a in values.items()} if chunked else values
+            for nid, node, out, flat, dead in chain:
                 out = out if out is None or not chunked else out[lo:hi]
-                result = self._compute(nodes[nid], [part[i] for i in nodes[nid].inputs], out)
+                result = self._compute(node, [part[i] for i in node.inputs], out, flat)
                 if out is not None and result is not out:
                     out[...] = result  # an op without out= in a chunked chain: its stored value
-                part[nid] = result
-                for i in dead[nid]:  # an intermediate read for the last time: its array goes
+                part[nid] = result if flat else result.reshape(-1)  # a generator's: of its own shape
+                for i in dead:  # an intermediate read for the last time: its array goes
                     del part[i]
         for i in step.loads:
             fills.pop(i, None)  # copied in (were the loop cut short, execute's finally copies it whole)
-        for nid in step.nodes:
-            stored = nid in step.stores
-            nodes[nid].buffer = dest.get(nid, part[nid]) if stored else None
-            if stored and nodes[nid].buffer.shape != nodes[nid].shape:
-                nodes[nid].buffer = nodes[nid].buffer.reshape(nodes[nid].shape)
+        for nid, node, out, _, _ in chain:
+            if nid in step.stores:
+                node.buffer = out if out is not None else part[nid]
+                if node.buffer.shape != node.shape:
+                    node.buffer = node.buffer.reshape(node.shape)
+            else:
+                node.buffer = None
 
-    def _destinations(self, nodes: list[Node], step: MapStep, chunked: bool) -> tuple[dict, dict]:
-        """(member -> the flat array it is written to: the ops taking out=, and in a chunked chain every
-        stored value; member -> the intermediates it reads last). An intermediate's array passes to the op
-        that reads it last (in place), or once dead to the next op that needs one: a deep chain cycles
-        through a few arrays that stay in cache, as NumPy's own temporaries do."""
+    def _chain(self, nodes: list[Node], step: MapStep, chunked: bool) -> list[tuple]:
+        """The chain's members in order as (id, node, the flat array it is written to or None, whether its inputs
+        are flat arrays of the op's own (not a generator's or a gather's), the intermediates it reads last).
+        Written to: the ops taking out=, and in a chunked chain every stored value. An intermediate's array
+        passes to the op that reads it last (in place), or once dead to the next op that needs one: a deep chain
+        cycles through a few arrays that stay in cache, as NumPy's own temporaries do."""
         last = {i: nid for nid in step.nodes for i in nodes[nid].inputs}
         stores = set(step.stores)
-        dest: dict = {}
-        owner: dict[int, int] = {}  # id(array) -> the member whose value it holds now
-        free: list = []
-        dead: dict[int, list[int]] = {nid: [] for nid in step.nodes}
+        members = set(step.nodes)
+        holds: dict[int, tuple[str, object]] = {}  # a member whose value is in an array of ours -> (dtype, array)
+        free: dict[str, list] = {}  # dtype -> arrays whose values are dead (the last freed first: still in cache)
+        chain = []
         for nid in step.nodes:
             node = nodes[nid]
-            ended = [i for i in dict.fromkeys(node.inputs) if last[i] == nid and i in dead and i not in stores]
-            dead[nid] = ended
+            dead = [i for i in dict.fromkeys(node.inputs) if last[i] == nid and i in members and i not in stores]
+            out = None
             if node.op.writes_out:
-                heir = next((i for i in ended if i in dest and owner.get(id(dest[i])) == i), None)
                 kind = node.dtype.name
-                if heir is not None and dest[heir].dtype == kind:
-                    dest[nid] = dest[heir]
+                for i in dead:
+                    if i in holds and holds[i][0] == kind:
+                        out = holds.pop(i)[1]
+                        break
                 else:
-                    spare = next((j for j, a in enumerate(free) if a.dtype == kind), None)
-                    dest[nid] = free.pop(spare) if spare is not None else self.pool.take((step.size,), kind)
-                owner[id(dest[nid])] = nid
+                    spare = free.get(kind)
+                    out = spare.pop() if spare else self.pool.take((step.size,), kind)
+                holds[nid] = (kind, out)
             elif chunked and nid in stores:
-                dest[nid] = self.pool.take((step.size,), node.dtype.name)
-            free += [dest[i] for i in ended if i in dest and owner.get(id(dest[i])) == i]
-        return dest, dead
+                out = self.pool.take((step.size,), node.dtype.name)
+            for i in dead:
+                if i in holds:
+                    kind, array = holds.pop(i)
+                    free.setdefault(kind, []).append(array)
+            chain.append((nid, node, out, not map_only(node), dead))
+        return chain
 
-    def _compute(self, node: Node, args: list, out=None):
+    def _compute(self, node: Node, args: list, out=None, flat: bool = False):
         """One op on its input arrays, the way its kind calls it, as the node's dtype (astype converts here);
-        `out` (elementwise ops): written and returned where the op takes out= (kinds._map_numpy)."""
-        result = node.op.row.numpy(node.op, args, node.params, node.options, *(() if out is None else (out,)))
+        `out` (elementwise ops): written and returned where the op takes out= (kinds._map_numpy). `flat`: the
+        arrays are a fused chain's, flat and of the same length, and the op elementwise: kinds._map_numpy's
+        call without its reshapes, warnings being off already (execute)."""
+        op = node.op
+        if not flat:
+            result = op.row.numpy(op, args, node.params, node.options, *(() if out is None else (out,)))
+        elif out is not None and op.writes_out:
+            return op.numpy_quiet(*args, *node.params, out=out)
+        else:
+            result = op.numpy_quiet(*args, *node.params)
         if result is out:
             return result
         kind = getattr(result, "dtype", None)
         if kind is None or kind == node.dtype.name:
             return self.np.asarray(result, dtype=node.dtype.name)
-        with self.np.errstate(all="ignore"):  # a cast: float64 past float32's range is +-inf, as NumPy's
-            if node.dtype.integral and kind.kind == "f":
-                return _float_to_int(self.np, result, node.dtype.name)  # WGSL's conversion: saturating, NaN to 0
-            return self.np.asarray(result, dtype=node.dtype.name)
+        if node.dtype.integral and kind.kind == "f":  # a cast: float64 past float32's range is +-inf, as NumPy's
+            return _float_to_int(self.np, result, node.dtype.name)  # WGSL's conversion: saturating, NaN to 0
+        return self.np.asarray(result, dtype=node.dtype.name)
 
     def _value(self, nodes: list[Node], i: int):
         """Node i's array; a view is NumPy's view of its base with the same strides (no copy); a masked
