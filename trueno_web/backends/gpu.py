@@ -198,16 +198,21 @@ class GpuExecutor:
             if read is not None:
                 out = storage(nodes, read)
                 self.driver.hold_next(None if out.buffer is None else (out.buffer.raw, out.size * 4))
-            self.driver.submit(work)
-            tally(stats, dispatches=len(work), submits=1)
-            try:
-                await self.driver.settle()
-            except GpuError:
-                self.forget()  # one pipeline may be invalid: compile afresh next time
-                self.pipelines.clear()
-                raise
+            await self.submit(work, stats)
         finally:
             release()
+
+    async def submit(self, work: list, stats: tuple[Stats, ...]) -> None:
+        """Submit a dispatch list and settle it; an error there drops the kept plans and pipelines (one
+        pipeline may be invalid: compiled afresh next time)."""
+        self.driver.submit(work)
+        tally(stats, dispatches=len(work), submits=1)
+        try:
+            await self.driver.settle()
+        except GpuError:
+            self.forget()
+            self.pipelines.clear()
+            raise
 
     def dispatches(self, nodes: list[Node], plan: Plan, stats: tuple[Stats, ...]) -> Planned:
         """plan_dispatches() with its pipelines, those missing compiled here one by one (schedule()'s path: execute()

@@ -10,10 +10,9 @@ touched.
 
 from __future__ import annotations
 
-from ..errors import GpuError
 from ..graph import Node, storage
 from ..kernels import round16
-from ..stats import Stats, tally
+from ..stats import Stats
 
 Bind = tuple[int, object, int, int]
 
@@ -67,14 +66,7 @@ class Schedule:
                         filled[position] = bind(index, buffers[n])
                     binds = tuple(filled)
                 work.append((pipeline, binds, grid))
-            executor.driver.submit(work)
-            tally(stats, dispatches=len(work), submits=1)
-            try:
-                await executor.driver.settle()
-            except GpuError:
-                executor.forget()
-                executor.pipelines.clear()
-                raise
+            await executor.submit(work, stats)
         except BaseException:
             for buffer in made.values():
                 pool.give(buffer)
