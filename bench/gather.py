@@ -12,25 +12,14 @@ each on resident inputs (the timing leaves the uploads out); torch on CUDA where
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from grid import wall_ms
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
 
 VOCAB, WIDTH = 50257, 64
-
-
-def median_ms(run, repeat: int) -> float:
-    run()  # warm-up: compiles the pipelines, fills the pools
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def cases(n: int, rng) -> dict:
@@ -47,7 +36,7 @@ def ours(backend: str, data, index, repeat: int) -> float:
     t, i = tw.asarray(data, dev), tw.asarray(index, dev)
     block_on(tw.realize(t, i))
     try:
-        return median_ms(lambda: block_on(tw.synchronize(t[i])), repeat)
+        return wall_ms(lambda: block_on(tw.synchronize(t[i])), repeat)
     finally:
         dev.close()
 
@@ -65,7 +54,7 @@ def torch_ms(name: str, data, index, repeat: int) -> tuple[float, str] | None:
         torch.nn.functional.embedding(i, t) if name == "embedding" else t[i]
         sync()
 
-    return median_ms(plain, repeat), (torch.cuda.get_device_name() if device == "cuda" else "CPU")
+    return wall_ms(plain, repeat), (torch.cuda.get_device_name() if device == "cuda" else "CPU")
 
 
 def main() -> None:

@@ -61,6 +61,11 @@ def wall(fn, repeat=7, warm=1):
     return median(ts)
 
 
+def wall_ms(fn, repeat=7, warm=1):
+    """wall() in milliseconds."""
+    return wall(fn, repeat, warm) * 1e3
+
+
 # ------------------------------------------------------------------ torch references (optional)
 
 

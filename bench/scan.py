@@ -13,23 +13,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
-import time
 
 import numpy as np
+from grid import wall_ms
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
-
-
-def median_ms(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -63,10 +52,10 @@ def main() -> None:
             )
     copy_gbs = None
     for name, build, host in cases:
-        ours = median_ms(lambda: block_on(tw.realize(build())), args.repeat)
+        ours = wall_ms(lambda: block_on(tw.realize(build())), args.repeat)
         gbs = 8 * n / ours / 1e6
         copy_gbs = copy_gbs or gbs
-        numpy_ms = median_ms(host, max(3, args.repeat // 5))
+        numpy_ms = wall_ms(host, max(3, args.repeat // 5))
         print(f"{name:>28} {ours:9.3f} {gbs:7.1f} {gbs / copy_gbs:8.2f} {numpy_ms:9.3f}")
     dev.close()
 

@@ -10,23 +10,12 @@ there is one, else the CPU) and NumPy's stable sort, for scale.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from grid import wall_ms
 
 import trueno_web as tw
 from trueno_web.runtime import block_on
-
-
-def median_ms(run, repeat: int) -> float:
-    run()  # warm-up: compiles the pipelines, fills the pools
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def ours(backend: str, x: np.ndarray, repeat: int, argsort: bool) -> float:
@@ -38,7 +27,7 @@ def ours(backend: str, x: np.ndarray, repeat: int, argsort: bool) -> float:
         block_on(tw.synchronize(t.argsort() if argsort else t.sort()))
 
     try:
-        return median_ms(run, repeat)
+        return wall_ms(run, repeat)
     finally:
         dev.close()
 
@@ -56,7 +45,7 @@ def torch_ms(x: np.ndarray, repeat: int) -> tuple[str, float] | None:
         if device == "cuda":
             torch.cuda.synchronize()
 
-    return device, median_ms(run, repeat)
+    return device, wall_ms(run, repeat)
 
 
 def main() -> None:
@@ -74,9 +63,7 @@ def main() -> None:
     other = torch_ms(x, args.repeat)
     if other:
         print(f"torch.sort ({other[0]}) {x.shape}: {other[1]:.2f} ms")
-    print(
-        f"numpy sort(kind='stable') {x.shape}: {median_ms(lambda: np.sort(x, -1, kind='stable'), args.repeat):.2f} ms"
-    )
+    print(f"numpy sort(kind='stable') {x.shape}: {wall_ms(lambda: np.sort(x, -1, kind='stable'), args.repeat):.2f} ms")
 
 
 if __name__ == "__main__":
