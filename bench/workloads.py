@@ -138,6 +138,10 @@ def realised(build):
     return run
 
 
+def sync_ours(out) -> None:
+    block_on(tw.synchronize(out))
+
+
 def timed(run, sync, calls: int, rounds: int) -> float:
     """Median ms per call over rounds of `calls` calls and one sync."""
     for _ in range(3):
@@ -176,7 +180,6 @@ def main() -> None:
     )
     print("| workload | ours | ours jit | torch | numpy | jit / torch | err |")
     print("|---|---|---|---|---|---|---|")
-    sync_ours = lambda out: block_on(tw.synchronize(out))  # noqa: E731
     rows = workloads(args.scale)
     rows.append(("transformer block", None, None, None, None))
     for name, shapes, ours, theirs, numpy_fn in rows:
@@ -222,7 +225,6 @@ def block_rows(dev, torch, args, rng) -> None:
         x = rng.standard_normal((seq, d_model)).astype(np.float32)
         xt = dev.tensor(x)
         block_on(tw.realize(xt))
-        sync_ours = lambda out: block_on(tw.synchronize(out))  # noqa: E731
         eager = timed(realised(lambda: block(xt)), sync_ours, args.calls, args.rounds)
         jitted = tw.jit(block)
         jit_ms = timed(lambda: block_on(jitted(xt)), sync_ours, args.calls, args.rounds)
