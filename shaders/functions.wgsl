@@ -211,6 +211,10 @@ fn tw_lanes_pair(p: mat4x2<f32>) -> vec2<f32> { return tw_pair_add(tw_pair_add(p
 fn tw_pair_value(p: vec2<f32>) -> f32 {
     return select(p.x + p.y, p.x, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);
 }
+// the error term of a pair stored for a later fold: none where the sum is Inf or NaN (its error is NaN then)
+fn tw_pair_error(p: vec2<f32>) -> f32 {
+    return select(p.y, 0.0, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);
+}
 fn tw_mul(a: f32, b: f32) -> f32 { return a * b; }
 // NaN-propagating max/min (NumPy's np.max/np.min semantics)
 fn tw_max(a: f32, b: f32) -> f32 {

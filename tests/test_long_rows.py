@@ -1,7 +1,7 @@
-"""Reductions of few long rows (kernels/rows.py chunks_per_row): on a GPU each row is folded in chunks by as
+"""Reductions of few long rows (kernels/rows_split.py): on a GPU each row is folded in chunks by as
 many workgroups first, then the chunk folds per row (a float sum's chunks as compensated pairs: the rows of
 tests/test_sums.py, which defeat a plain float32 sum, take this path and keep its bound); sum, mean, max, min
-and prod against float64 NumPy on every backend, NaN in one chunk, int32 sums that wrap, and the steps that
+and prod against float64 NumPy on every backend, NaN and Inf in one chunk, int32 sums that wrap, and the steps that
 stay one pass (a strided load, a length the chunks do not divide, many rows)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import trueno_web as tw
-from trueno_web.kernels.rows import SPLIT_COLS
+from trueno_web.kernels.rows_split import SPLIT_COLS
 from trueno_web.runtime import block_on
 
 RNG = np.random.default_rng(5)
@@ -27,7 +27,8 @@ def run(dev, t, name, axis):
 def test_few_long_rows_fold_in_chunks(dev, shape, name):
     low, high = (0.999, 1.001) if name == "prod" else (-2.0, 2.0)
     a = RNG.uniform(low, high, shape).astype(np.float32)
-    a[0, ..., 5000] = np.nan if name != "prod" else a[0, ..., 5000]  # in one chunk of the first row only
+    if name != "prod":  # in one chunk of a row: a chunk's Inf sum keeps no NaN error term
+        a[0, ..., 5000], a[1, ..., 7000] = np.nan, np.inf
     axis = tuple(range(1, len(shape)))
     got, dispatches = run(dev, dev.tensor(a), name, axis)
     want = getattr(np, name)(a.astype(np.float64), axis=axis)

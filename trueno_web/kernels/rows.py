@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import replace
 from functools import lru_cache
 
 from ..errors import LimitError
 from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
 from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_fn, take_words, view_key, view_words
+from .rows_split import chunks_per_row, split_dispatches
 from .source import (
     META_WORDS,
     ONE_BITS,
@@ -186,7 +186,23 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
         f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk, _) in enumerate(loads) if level == "r"
     ]
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
-    loop = "    if (live) {{\n        for (var col = lane; col < cols; col = col + tpr) {{\n            let i = row * cols + col;\n{}\n        }}\n    }}"
+
+    def loop(lines, guarded) -> str:
+        """A loop over the row, UNROLL columns a trip, each in its own block: `lines` computes a column's values
+        (its column clamped to the row, so every load is in bounds and issued before the blocks' folds),
+        `guarded` uses them where the column is in the row."""
+        blocks = [
+            f"            {{\n                let c = c0 + {u}u * tpr;\n                let col = min(c, cols - 1u);\n"
+            f"                let i = row * cols + col;\n"
+            + "\n".join("    " + line for line in lines)
+            + "\n                if (c < cols) {\n"
+            + "\n".join("        " + line for line in guarded)
+            + "\n                }\n            }"
+            for u in range(UNROLL)
+        ]
+        head = f"    if (live) {{\n        for (var c0 = lane; c0 < cols; c0 = c0 + {UNROLL}u * tpr) {{\n"
+        return head + "\n".join(blocks) + "\n        }\n    }"
+
     for k, (level, fn, refs, _) in enumerate(members):
         if level == "r":
             body.append(f"    let r{k} = {call(k, False)};")
@@ -196,17 +212,15 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
             args = [value(r, True) for r in refs] + ["0.0" if scalar == "f32" else f"{scalar}(0)"] * (2 - len(refs))
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
             body.append(
-                loop.format(
-                    "\n".join(
-                        elements(refs, " " * 12)
-                        + [f"            acc{k} = {acc['ADD1']}(acc{k}, tw_red{k}({', '.join(args)}));"]
-                    )
+                loop(
+                    elements(refs, " " * 12) + [f"            let v = tw_red{k}({', '.join(args)});"],
+                    [f"            acc{k} = {acc['ADD1']}(acc{k}, v);"],
                 )
             )
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
-        f"out{s}[2u * row] = tw_pairs[lid].x; out{s}[2u * row + 1u] = tw_pairs[lid].y;"
+        f"out{s}[2u * row] = tw_pairs[lid].x; out{s}[2u * row + 1u] = tw_pair_error(tw_pairs[lid]);"
         if pairs
         else f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
         for s, r in enumerate(stores)
@@ -217,14 +231,12 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
     elem_stores = [(s, r) for s, r in enumerate(stores) if members[r[1]][0] == "e"]
     if elem_stores:
         body.append(
-            loop.format(
-                "\n".join(
-                    elements([r for _, r in elem_stores], " " * 12)
-                    + [
-                        f"            {'out' + str(s) if through[s] is None else 'in' + str(through[s])}[i] = e{r[1]};"
-                        for s, r in elem_stores
-                    ]
-                )
+            loop(
+                elements([r for _, r in elem_stores], " " * 12),
+                [
+                    f"            {'out' + str(s) if through[s] is None else 'in' + str(through[s])}[i] = e{r[1]};"
+                    for s, r in elem_stores
+                ],
             )
         )
     return functions() + fill(
@@ -232,6 +244,7 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
     )
 
 
+UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
 PER_THREAD = 16  # elements (the softmax kernel: vectors) of a row per thread, about: short rows share a
 # workgroup, and fewer threads fold each (on the H100, attention's softmax over 65536 rows of 1024 took 0.45 ms
 # at 16, 0.81 at 4; rows of 4096 the same either way)
@@ -244,91 +257,70 @@ def threads_per_row(cols: int) -> int:
     return min(WORKGROUP, 1 << max(-(-cols // PER_THREAD) - 1, 0).bit_length())
 
 
+def trips(cols: int, folds: int, passes: int, tpr: int) -> int:
+    """Loop iterations per thread of `passes` loops over rows of `cols` elements and `folds` workgroup folds."""
+    return passes * -(-cols // tpr) + folds * (tpr.bit_length() - 1)
+
+
 def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
     """Raise LimitError where `folds` reductions and `passes` loops over rows of `cols` elements run past the
     adapter's loop budget (batch.record_checked checks one reduction's own pass when it is recorded)."""
-    tpr = threads_per_row(cols)
-    trips = passes * -(-cols // tpr) + folds * (tpr.bit_length() - 1)
-    if trips > caps.loop_trips:
+    n = trips(cols, folds, passes, threads_per_row(cols))
+    if n > caps.loop_trips:
         longest = (caps.loop_trips - folds * 8) // passes * WORKGROUP
         raise LimitError(
-            f"a reduction along rows of {cols} elements runs {trips} loop iterations per GPU thread, past this "
+            f"a reduction along rows of {cols} elements runs {n} loop iterations per GPU thread, past this "
             f"adapter's loop budget of {caps.loop_trips} (Mesa's llvmpipe stops a shader's loops there without "
             f"an error); here rows of up to {longest} elements fit: reshape each row into k rows of cols / k, "
             f"reduce, then reduce the k partial results"
         )
 
 
-SPLIT_ROWS = 256  # a reduction of fewer rows than this, each long, folds each row in chunks first
-SPLIT_COLS = 1 << 14
-SPLIT_CHUNK = 2048  # elements per chunk at least
-# a fold of the chunks' folds is the row's: max and min exactly, prod within its roundings, a sum (and a mean: a
-# sum, then a scale) through the chunks' compensated pairs
-SPLIT_FOLDS = ("sum", "max", "min", "prod")
+COLUMN_ROWS = 32  # rows a workgroup takes side by side in a column layout: a warp's loads, 128 bytes
+COLUMN_GROUPS_MIN = 32  # workgroups a column layout that is not folded in chunks needs, else the row layout
 
 
-def chunks_per_row(step: RowStep, nodes: list[Node]) -> int:
-    """How many chunks each row of a reduction of few long rows is folded in first (one workgroup a chunk, where
-    one a row would leave most of the GPU idle: `x.mean(axis=(1, 2))` of 64 rows of 2^20), else 1: the step
-    is one such fold of a plain load of its own dtype, the rest of it row values (a mean's scale)."""
-    if step.rows >= SPLIT_ROWS or step.cols < SPLIT_COLS or len(step.loads) != 1 or step.aliases:
+def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> int:
+    """COLUMN_ROWS where the step reads columns (`x.sum(axis=0)`: every element load of it a split view whose
+    rows are adjacent in memory or the same for every row, no element value stored, rows enough to fill a warp, its loops within the
+    adapter's budget with fewer threads a row), so that adjacent threads take adjacent rows; else 1 (a row's
+    threads adjacent, reading along the row)."""
+    loads, members, stores, _, _ = key
+    if step.rows < COLUMN_ROWS or any(members[r[1]][0] == "e" for r in stores):
         return 1
-    first, load = nodes[step.nodes[0]], nodes[step.loads[0]]
-    plain = load.view is None or load.view.identity
-    if not (row_reduction(first) and first.op.name in SPLIT_FOLDS and first.inputs == (load.id,) and plain):
+    folds = sum(m[0] == "red" for m in members)
+    if trips(step.cols, folds, folds, WORKGROUP // COLUMN_ROWS) > caps.loop_trips:
         return 1
-    if load.dtype != first.dtype or any(m not in step.row_values or nodes[m].into is not None for m in step.nodes):
+    element = [(i, outer) for i, (level, _, outer) in zip(step.loads, loads) if level == "e"]
+    if not element or any(outer is None or outer == 0 for _, outer in element):
         return 1
-    k = 1
-    while step.rows * k < 2 * SPLIT_ROWS and step.cols % (2 * k) == 0 and step.cols // (2 * k) >= SPLIT_CHUNK:
-        k *= 2
-    return k
-
-
-def split_dispatches(step: RowStep, nodes: list[Node], caps: Caps, k: int) -> list[Dispatch]:
-    """The step in two passes: its fold over rows * k chunks into scratch (a float sum's as compensated pairs,
-    so the row's sum keeps its accuracy bound), then the step itself over the rows of those k chunk folds (2k
-    pair halves) each, the scratch read as its load."""
-    first = nodes[step.nodes[0]]
-    chunks, pairs = step.rows * k, first.op.name == "sum" and first.dtype.kind == "float"
-    per = 2 if pairs else 1
-    virtual = list(nodes)  # the nodes as each pass sees them (the batch's own are not changed)
-    virtual[first.id] = Node(
-        first.id, first.op, first.inputs, first.params, (chunks,), {**first.options, "rows": chunks}, dtype=first.dtype
-    )
-    head = RowStep(chunks, step.cols // k, [first.id], {first.id}, {}, step.loads, [first.id])
-    (fold,) = dispatches(head, virtual, caps, pairs)
-    partial = Node(len(nodes), None, (), (), (chunks * per,), dtype=first.dtype)  # the scratch, read by the rest
-    virtual[first.id] = Node(
-        first.id, first.op, (partial.id,), first.params, first.shape, first.options, dtype=first.dtype
-    )
-    virtual.append(partial)
-    rest = RowStep(step.rows, k * per, list(step.nodes), set(step.row_values), {}, [partial.id], list(step.stores))
-    (finish,) = dispatches(rest, virtual, caps)
-    to_scratch = lambda binds, nid: tuple((b, "partials" if ref == nid else ref) for b, ref in binds)  # noqa: E731
-    return [
-        replace(fold, bindings=to_scratch(fold.bindings, first.id), scratch=chunks * per * 4),
-        replace(finish, bindings=to_scratch(finish.bindings, partial.id)),
-    ]
+    steps = [nodes[i].view.strides[outer - 1] for i, outer in element]  # 0: a value broadcast along the rows
+    return COLUMN_ROWS if 1 in steps and all(s in (0, 1) for s in steps) else 1
 
 
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False) -> list[Dispatch]:
-    """One dispatch: TPR threads per row (threads_per_row); two for a reduction of few long rows
-    (chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget. `pairs`: see
-    rows_source."""
-    k = 1 if pairs else chunks_per_row(step, nodes)
-    if k > 1:
-        return split_dispatches(step, nodes, caps, k)
-    cols = step.cols
-    tpr = threads_per_row(cols)
+    """One dispatch: TPR threads per row (threads_per_row), or COLUMN_ROWS rows side by side (column_spread,
+    where that makes COLUMN_GROUPS_MIN workgroups at least); two for a reduction whose rows are folded in chunks
+    first (rows_split.chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget.
+    `pairs`: see rows_source."""
     key = rows_key(step, nodes)
+    spread = column_spread(step, nodes, key, caps)
+    k = 1 if pairs else chunks_per_row(step, nodes, spread)
+    if k == 1 and 1 < spread and step.rows < COLUMN_ROWS * COLUMN_GROUPS_MIN:  # too few workgroups side by side
+        spread, k = 1, 1 if pairs else chunks_per_row(step, nodes, 1)
+    if k > 1:
+        return split_dispatches(
+            step, nodes, k, lambda part, virtual, pairs=False: dispatches(part, virtual, caps, pairs)
+        )
+    cols = step.cols
+    tpr = WORKGROUP // spread if spread > 1 else threads_per_row(cols)
     _, members, stores, through, _ = key
     folds = sum(m[0] == "red" for m in members)
     check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     words += take_words(step, nodes)
-    meta = pack_meta([step.rows, cols, tpr, 0, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
+    meta = pack_meta([step.rows, cols, tpr, spread, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
