@@ -108,16 +108,19 @@ def split_fns(j: int, rank: int, outer: int, at: int) -> str:
     return "\n".join(text)
 
 
-def split_load(j: int, rank: int, outer: int, at: int) -> str:
+def split_load(j: int, rank: int, outer: int, at: int, col: str = "col") -> str:
     """WGSL expression of split load j at column `col` (after split_fns, with `rb{j}` = tw_rb{j}(at_row))."""
-    col = f"tw_cb{j}(col)" if rank - outer > 1 else f"i32(col) * bitcast<i32>(tw_meta[{at + 2 * rank}u])"
+    col = f"tw_cb{j}({col})" if rank - outer > 1 else f"i32({col}) * bitcast<i32>(tw_meta[{at + 2 * rank}u])"
     return f"in{j}[u32(rb{j} + {col})]"
 
 
 @lru_cache(maxsize=256)
-def rows_source(key: tuple, pairs: bool = False) -> str:
+def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
     """WGSL of one row-step structure. `pairs`: a float sum's row value is stored as its compensated pair (two
-    floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs)."""
+    floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs). `slots`:
+    where a thread's columns of a row number `slots` at most, its element loads are read once, into
+    registers, before the first fold, and every pass over the row reads those (else 0: each pass is a loop
+    that loads)."""
     loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
     decls = [
@@ -130,14 +133,36 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
         for k, s in enumerate(outs)
     ]
     at = META_WORDS + sum(m[3] for m in members)
+
+    def needed(refs) -> set:
+        """The element values and element loads that computing `refs` needs."""
+        need, stack = set(), list(refs)
+        while stack:
+            r = stack.pop()
+            if r not in need and (r[0] == "m" and members[r[1]][0] == "e" or r[0] == "in" and loads[r[1]][0] == "e"):
+                need.add(r)
+                stack.extend(members[r[1]][2] if r[0] == "m" else ())
+        return need
+
+    # register mode keeps the element loads that two passes or more read (a fold's and the stores' pass)
+    passes = [needed(m[2]) for m in members if m[0] == "red"]
+    passes.append(needed([r for r in stores if members[r[1]][0] == "e"]))
     element_load = {}
+    cached = [j for j in range(len(loads)) if slots and sum(("in", j) in p for p in passes) > 1]
+    prologue = []  # register mode: each slot's column and the cached loads at it
+    for u in range(slots):
+        prologue += [f"    let c_{u} = min(lane + {u}u * tpr, cols - 1u);", f"    let i_{u} = at_row * cols + c_{u};"]
     for j, (_, vk, outer) in enumerate(loads):
         if outer is None:
             decls.append(index_fn(j, vk, at, load_types[j]))
             element_load[j] = load_expr(j, vk, "i")
+            prologue += [f"    let ld{j}_{u} = {load_expr(j, vk, f'i_{u}')};" for u in range(slots) if j in cached]
         else:
             decls.append(split_fns(j, vk[0], outer, at))
             element_load[j] = split_load(j, vk[0], outer, at)
+            prologue += [
+                f"    let ld{j}_{u} = {split_load(j, vk[0], outer, at, f'c_{u}')};" for u in range(slots) if j in cached
+            ]
         at += meta_len(vk)
     for k, (_, fn, refs, _) in enumerate(members):
         if refs and refs[0][0] == "whole":
@@ -170,15 +195,15 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
         args = [value(r, element) for r in refs] + [f"p{first_param[k] + p}" for p in range(n_p)]
         return f"{fn}({', '.join(args)})"
 
-    def elements(refs, indent: str) -> list[str]:
-        """Lines that compute the element values (and element loads) `refs` need, in member order."""
-        need, stack = set(), [r for r in refs]
-        while stack:
-            r = stack.pop()
-            if r not in need and (r[0] == "m" and members[r[1]][0] == "e" or r[0] == "in" and loads[r[1]][0] == "e"):
-                need.add(r)
-                stack.extend(members[r[1]][2] if r[0] == "m" else ())
-        lines = [f"{indent}let e_in{j} = {element_load[j]};" for j in range(len(loads)) if ("in", j) in need]
+    def elements(refs, indent: str, u: str = "") -> list[str]:
+        """Lines that compute the element values (and element loads) `refs` need, in member order (in register
+        mode at slot `u`, from its cached loads)."""
+        need = needed(refs)
+        lines = [
+            f"{indent}let e_in{j} = {f'ld{j}_{u}' if j in cached else element_load[j]};"
+            for j in range(len(loads))
+            if ("in", j) in need
+        ]
         return lines + [f"{indent}let e{k} = {call(k, True)};" for k in range(len(members)) if ("m", k) in need]
 
     body = [f"    let p{p} = tw_param({p}u);" for p in range(q)]
@@ -186,11 +211,22 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
         f"    let r_in{j} = {load_expr(j, vk, 'at_row')};" for j, (level, vk, _) in enumerate(loads) if level == "r"
     ]
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
+    body += prologue
 
     def loop(lines, guarded) -> str:
         """A loop over the row, UNROLL columns a trip, each in its own block: `lines` computes a column's values
         (its column clamped to the row, so every load is in bounds and issued before the blocks' folds),
-        `guarded` uses them where the column is in the row."""
+        `guarded` uses them where the column is in the row. In register mode, a block per slot instead."""
+        if slots:
+            return "\n".join(
+                f"    {{\n        let c = lane + {u}u * tpr;\n        let col = c_{u};\n        let i = i_{u};\n"
+                + "\n".join(line[4:] for line in lines(str(u)))
+                + "\n        if (live && c < cols) {\n"
+                + "\n".join(line for line in guarded)
+                + "\n        }\n    }"
+                for u in range(slots)
+            )
+        lines = lines("")
         blocks = [
             f"            {{\n                let c = c0 + {u}u * tpr;\n                let col = min(c, cols - 1u);\n"
             f"                let i = row * cols + col;\n"
@@ -213,7 +249,7 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
             body.append(f"    var acc{k}: {acc['ACC']} = {acc['LIFT']}({identity});")
             body.append(
                 loop(
-                    elements(refs, " " * 12) + [f"            let v = tw_red{k}({', '.join(args)});"],
+                    lambda u: elements(refs, " " * 12, u) + [f"            let v = tw_red{k}({', '.join(args)});"],
                     [f"            acc{k} = {acc['ADD1']}(acc{k}, v);"],
                 )
             )
@@ -232,7 +268,7 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
     if elem_stores:
         body.append(
             loop(
-                elements([r for _, r in elem_stores], " " * 12),
+                lambda u: elements([r for _, r in elem_stores], " " * 12, u),
                 [
                     f"            {'out' + str(s) if through[s] is None else 'in' + str(through[s])}[i] = e{r[1]};"
                     for s, r in elem_stores
@@ -244,6 +280,7 @@ def rows_source(key: tuple, pairs: bool = False) -> str:
     )
 
 
+REGISTER_SLOTS = 16  # a row a thread reads at most this many columns of: its loads kept in registers across passes
 UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
 PER_THREAD = 16  # elements (the softmax kernel: vectors) of a row per thread, about: short rows share a
 # workgroup, and fewer threads fold each (on the H100, attention's softmax over 65536 rows of 1024 took 0.45 ms
@@ -324,4 +361,6 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (WORKGROUP // tpr))
-    return [Dispatch(rows_source(key, pairs), "main", binds, grid_for(groups, caps.max_per_dim), meta)]
+    slots = 1 << (-(-cols // tpr) - 1).bit_length()  # a power of two: few kernel variants
+    source = rows_source(key, pairs, slots if slots <= REGISTER_SLOTS else 0)
+    return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]
