@@ -33,7 +33,7 @@
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{B_TYPE}}>;
-@group(0) @binding(3) var<storage, read_write> c: array<{{B_TYPE}}>;
+@group(0) @binding(3) var<storage, read_write> c: array<{{C_TYPE}}>;
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;

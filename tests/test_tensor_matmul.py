@@ -94,7 +94,8 @@ def test_one_shot_and_batch_api_take_stacks_too(dev):
 
 
 def test_strided_operands(dev):
-    """Transposed matrices and sliced batches are copied to row-major first; the results are NumPy's."""
+    """Sliced batches are copied to row-major first, transposed matrices read in place; the results are
+    NumPy's."""
     x, y = data(3, 9, 5), data(4, 3, 9, 6)
     tx, ty = tensor(dev, x), tensor(dev, y)
     check(tx.mT @ ty[1], x.transpose(0, 2, 1), y[1])  # (3, 5, 9) @ (3, 9, 6)
@@ -132,6 +133,35 @@ def test_a_broadcast_operand_is_never_copied(dev):
         assert _ops_under(expr) == ["matmul"], expr.shape
         assert expr.shape == want.shape, (expr.shape, want.shape)
         assert_close(block_on(expr.numpy()), want, rtol=1e-5, atol=1e-5)
+
+
+TRANSPOSED = [((7, 5), (7, 3)), ((16, 8), (16, 12)), ((33, 65), (33, 17)), ((2, 3, 9, 4), (3, 9, 6)), ((1, 9), (1, 1))]
+
+
+@pytest.mark.parametrize("sa,sb", TRANSPOSED, ids=str)
+def test_transposed_operands_are_read_in_place(dev, sa, sb):
+    """x.mT @ y, x @ y.mT and x.mT @ y.mT of row-major x and y: the expression holds the matmul and no copy
+    (the kernels read the transpose where it lies: vec4 rows and odd ones, batched, broadcast, a vector)."""
+    x, y = data(*sa), data(*sb)  # x.mT @ y: (..., a, b).mT @ (..., a, c)
+    tx, ty = tensor(dev, x), tensor(dev, y)
+    xt, yt = (
+        x.transpose(*range(x.ndim - 2), x.ndim - 1, x.ndim - 2),
+        y.transpose(*range(y.ndim - 2), y.ndim - 1, y.ndim - 2),
+    )
+    for expr, a, b in [(tx.mT @ ty, xt, y), (ty.mT @ tx, yt, x), (tx.mT @ tensor(dev, yt).mT, xt, y)]:
+        assert _ops_under(expr) == ["matmul"], expr.shape
+        check(expr, a, b)
+
+
+def test_the_gradient_of_a_product_of_transposes(dev):
+    """d/dx and d/dw of sum((x.T @ w.T) * c), the operands read in place, against the
+    reference's products (f = sum(A @ B * C): dA = C @ B^T, dB = A^T @ C)."""
+    x, w, c = data(6, 5), data(3, 6), data(5, 3)
+    f = lambda x, w: ((x.T @ w.T) * tensor(dev, c)).sum()  # noqa: E731
+    gx, gw = tw.grad(f, argnums=(0, 1))(tensor(dev, x), tensor(dev, w))
+    a, b = x.T, w.T
+    assert_close(block_on(gx.numpy()), (c @ b.T).T, rtol=1e-5, atol=1e-5)
+    assert_close(block_on(gw.numpy()), (a.T @ c).T, rtol=1e-5, atol=1e-5)
 
 
 def test_a_padded_broadcast_batch_dimension_keeps_its_zeros(dev):

@@ -153,11 +153,13 @@ def _matmul_shape(op, shapes, options):
     (*batch, M, N); or flat inputs read as (m, k) @ (k, n) where m=, k= and n= are given.
     Resolved options: m, k, n, and the batch (see `_matmul_batch`): `batch`, the count of products, and
     `dims`, the batch dimensions as (size, a stride, b stride), outermost first; `flat` where m, k, n
-    were given."""
+    were given. Options `ta` / `tb` (True): that operand is given as its transpose, row-major (*batch, K, M)
+    or (*batch, N, K), and the kernels read it in place (`x.T @ y`: no copy of x)."""
     m, k, n = (options.get(d) for d in "mkn")
     sizes = [math.prod(s) for s in shapes]
     if (m is None and k is None and n is None) or ("dims" in options and not options.get("flat")):
-        return _matmul_batch(*shapes)  # (options resolved here before come back when a tensor is recorded)
+        # (options resolved here before come back when a tensor is recorded)
+        return _matmul_batch(*shapes, ta=bool(options.get("ta")), tb=bool(options.get("tb")))
     if None in (m, k, n):
         raise TruenoValueError("matmul with flat inputs needs all of m=, k= and n=")
     if sizes[0] != m * k or sizes[1] != n * k:
@@ -167,8 +169,9 @@ def _matmul_shape(op, shapes, options):
     return (m, n), {"m": m, "k": k, "n": n, "batch": 1, "dims": (), "flat": True}
 
 
-def _matmul_batch(a: Shape, b: Shape):
-    """Output shape and options of a (*batch_a, M, K) @ (*batch_b, K, N) of row-major operands.
+def _matmul_batch(a: Shape, b: Shape, ta: bool = False, tb: bool = False):
+    """Output shape and options of a (*batch_a, M, K) @ (*batch_b, K, N) of row-major operands (`ta`: a is
+    given as (*batch_a, K, M), its transpose; `tb`: b as (*batch_b, N, K)).
 
     The batch dimensions broadcast (NumPy's rules). Each operand reads matrix i0, i1, ... of the batch
     at element offset i0 * stride0 + i1 * stride1 + ... of its storage: its row-major strides, 0 along a
@@ -182,7 +185,7 @@ def _matmul_batch(a: Shape, b: Shape):
                 f"matmul needs a 2-D {name} or a stack of them (..., {dims}); "
                 f"got shape {s} (reshape it, or upload with shape=(h, w))"
             )
-    (m, k), (k2, n) = a[-2:], b[-2:]
+    (m, k), (k2, n) = a[-2:][:: -1 if ta else 1], b[-2:][:: -1 if tb else 1]
     if k != k2:
         if len(a) == len(b) == 2:
             raise TruenoValueError(f"matmul inner dimensions differ: a is {m}x{k}, b is {k2}x{n}")
@@ -210,11 +213,12 @@ def _matmul_batch(a: Shape, b: Shape):
             size, sa, sb = size * inner[0], inner[1], inner[2]
         dims.append((size, sa, sb))
     dims.reverse()
+    given = {**({"ta": True} if ta else {}), **({"tb": True} if tb else {})}
     if count == 0:
         dims = []
-    elif len(dims) == 1 and dims[0][1:] == (m * k, 0):  # one b for all: fold the batch into M
-        return shape, {"m": count * m, "k": k, "n": n, "batch": 1, "dims": ()}
-    return shape, {"m": m, "k": k, "n": n, "batch": count, "dims": tuple(dims)}
+    elif len(dims) == 1 and dims[0][1:] == (m * k, 0) and not ta:  # one b for all: fold the batch into M
+        return shape, {"m": count * m, "k": k, "n": n, "batch": 1, "dims": (), **given}
+    return shape, {"m": m, "k": k, "n": n, "batch": count, "dims": tuple(dims), **given}
 
 
 def matmul_batches(options: dict):
@@ -264,21 +268,25 @@ def _matmul_numpy(op, arrays, params, options):
         return numpy.zeros((0, m, n), arrays[0].dtype)
     a, b = (numpy.ascontiguousarray(x).reshape(-1) for x in arrays)
     sizes = tuple(size for size, _, _ in dims)
+    ka, kb = ((1, m) if options.get("ta") else (k, 1)), ((1, k) if options.get("tb") else (n, 1))
     view_a = numpy.lib.stride_tricks.as_strided(
-        a, (*sizes, m, k), tuple(a.itemsize * s for s in [*(sa for _, sa, _ in dims), k, 1]), writeable=False
+        a, (*sizes, m, k), tuple(a.itemsize * s for s in [*(sa for _, sa, _ in dims), *ka]), writeable=False
     )
     view_b = numpy.lib.stride_tricks.as_strided(
-        b, (*sizes, k, n), tuple(b.itemsize * s for s in [*(sb for _, _, sb in dims), n, 1]), writeable=False
+        b, (*sizes, k, n), tuple(b.itemsize * s for s in [*(sb for _, _, sb in dims), *kb]), writeable=False
     )
     return op.numpy(view_a, view_b)
 
 
 def _matmul_python(op, lists, shapes, params, options):
-    """op.ref once per product of the batch."""
+    """op.ref once per product of the batch (a transposed operand read as its transpose)."""
     m, k, n = options["m"], options["k"], options["n"]
     out = []
     for x, y in matmul_batches(options):
-        out += op.ref(lists[0][x : x + m * k], lists[1][y : y + k * n], m, k, n)
+        a, b = lists[0][x : x + m * k], lists[1][y : y + k * n]
+        a = [a[j * m + i] for i in range(m) for j in range(k)] if options.get("ta") else a
+        b = [b[j * k + i] for i in range(k) for j in range(n)] if options.get("tb") else b
+        out += op.ref(a, b, m, k, n)
     return out
 
 

@@ -134,8 +134,11 @@ def _sum_to(t: Tensor, shape) -> Tensor:
 def _matmul(e, g: Tensor, xs: list[Tensor]):
     if e.options.get("flat"):
         raise TruenoTypeError("matmul of flat inputs (m=, k=, n=) has no gradient; give the operands their shapes")
-    a, b = xs
-    return _sum_to(matmul(g, b.mT), a.shape), _sum_to(matmul(a.mT, g), b.shape)
+    a, b = xs  # as the kernel reads them: an operand given transposed (options ta, tb) is its transpose
+    ta, tb = e.options.get("ta"), e.options.get("tb")
+    a, b = (a.mT if ta else a), (b.mT if tb else b)
+    da, db = _sum_to(matmul(g, b.mT), a.shape), _sum_to(matmul(a.mT, g), b.shape)
+    return (da.mT if ta else da), (db.mT if tb else db)
 
 
 def _softmax(name: str, g: Tensor, y: Tensor):

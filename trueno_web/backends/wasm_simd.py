@@ -18,6 +18,7 @@ from ..dtypes import DType
 from ..errors import DeviceLostError, LimitError
 from ..graph import MapStep, Node, OpStep, Plan, ReduceStep, RowStep, gathers, row_reduction, storage, template
 from ..host import HostData
+from ..layout import contiguous_strides
 from ..sort_kinds import key_kind
 from ..stats import Stats, tally
 from .base import CPU_LIMITS, WORD_DTYPES, CpuExecutor, upload_pending
@@ -244,20 +245,23 @@ class WasmExecutor(CpuExecutor):
         view = nodes[i].view
         if view is None or view.identity:
             return None
-        n = nodes[i].size
         mask = view.mask or [(0, d) for d in view.shape]
-        dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)] or [(1, 0, 0, 1)]
+        dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)]
+        return self._copy(storage(nodes, i).buffer, view.offset, dims, nodes[i].size)
+
+    def _transposed(self, node: Node) -> WasmBuffer:
+        """A row-major copy of node's matrices transposed (its last two dimensions swapped; the caller frees it)."""
+        *lead, r, c = node.shape
+        dims = [(d, s, 0, d) for d, s in zip(lead, contiguous_strides(node.shape))] + [(c, 1, 0, c), (r, c, 0, r)]
+        return self._copy(node.buffer, 0, dims, node.size)
+
+    def _copy(self, src: WasmBuffer, offset: int, dims: list, n: int) -> WasmBuffer:
+        """tw_gather of the n elements at `dims` (size, stride, valid range per dimension) from `offset` of src."""
+        dims = dims or [(1, 0, 0, 1)]
         out = self._alloc(4 * n + 16 * len(dims), "a copy of a strided view")
         if n:
             self.module.write(out.ptr + 4 * n, words(dims))
-            self.module.call(
-                "tw_gather",
-                i32(storage(nodes, i).buffer.ptr),
-                view.offset,
-                i32(out.ptr),
-                i32(out.ptr + 4 * n),
-                len(dims),
-            )
+            self.module.call("tw_gather", i32(src.ptr), offset, i32(out.ptr), i32(out.ptr + 4 * n), len(dims))
         return out
 
     def _scan(self, nodes: list[Node], step: OpStep) -> None:
@@ -297,22 +301,31 @@ class WasmExecutor(CpuExecutor):
 
     def _matmul(self, nodes: list[Node], step: OpStep) -> None:
         """One product: tw_matmul; a batch: tw_matmul_batch, one call that walks the batch dimensions
-        (their sizes and strides written to linear memory for it)."""
+        (their sizes and strides written to linear memory for it). A transposed operand is copied row-major
+        first (the module's kernel packs B and streams A along rows)."""
         node = nodes[step.node]
-        a, b = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
         o = node.options
+        copies = [  # an operand given transposed (options ta, tb): a row-major copy of it
+            self._transposed(storage(nodes, i)) if o.get(t) else None for i, t in zip(node.inputs, ("ta", "tb"))
+        ]
+        a, b = (i32((t or storage(nodes, i).buffer).ptr) for t, i in zip(copies, node.inputs))
         c, mkn = i32(self._result(node).ptr), (o["m"], o["k"], o["n"])
-        if not o["dims"]:
-            if o["batch"]:
-                self.module.call(symbol(node, nodes), a, b, c, *mkn)
-            return
-        batch_dims = words(o["dims"])
-        dims = self._alloc(batch_dims.nbytes, "the batch dimensions")
         try:
-            self.module.write(dims.ptr, batch_dims)
-            self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
+            if not o["dims"]:
+                if o["batch"]:
+                    self.module.call(symbol(node, nodes), a, b, c, *mkn)
+                return
+            batch_dims = words(o["dims"])
+            dims = self._alloc(batch_dims.nbytes, "the batch dimensions")
+            try:
+                self.module.write(dims.ptr, batch_dims)
+                self.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
+            finally:
+                self.free(dims)
         finally:
-            self.free(dims)
+            for t in copies:
+                if t is not None:
+                    self.free(t)
 
     def _conv2d(self, nodes: list[Node], step: OpStep) -> None:
         node = nodes[step.node]

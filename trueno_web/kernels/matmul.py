@@ -128,11 +128,18 @@ def matmul_source(
     split: bool = False,
     grouped: bool = False,
     resumed: bool = False,
+    ta: bool = False,
+    tb: bool = False,
+    vec_c: bool | None = None,
 ) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
     of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
     `split`, K split over workgroups; with `grouped`, tiles in groups of rows; with `resumed`, a split
-    longer than `slices` (later dispatches add to what earlier ones stored)."""
+    longer than `slices` (later dispatches add to what earlier ones stored). `ta` / `tb`: that operand's
+    storage is its transpose, read in place (A^T's rows are A's columns: vec4s along M, stored into the
+    A tile as they are; B^T's rows give vec4s along K, spread over four rows of the B tile). `vec_a`,
+    `vec_b`: the operands' storage rows are whole vec4s; `vec_c` (default `vec_b`): C's."""
+    vec_c = vec_b if vec_c is None else vec_c
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
@@ -145,19 +152,28 @@ def matmul_source(
     ]
     acc += [f"    var pa{l}: vec4<f32>;" for l in range(la)] + [f"    var pb{l}: vec4<f32>;" for l in range(lb)]
 
+    at_a = (  # (row, k) of the vec4 that load idx of the A tile reads: along K, or along M where A^T is given
+        f"row0 + (idx % {bm // 4}u) * 4u, k0 + idx / {bm // 4}u"
+        if ta
+        else f"row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u"
+    )
+    at_b = (  # (k, col) of the vec4 that load idx of the B tile reads: along N, or along K where B^T is given
+        f"k0 + (idx % {bk // 4}u) * 4u, col0 + idx / {bk // 4}u"
+        if tb
+        else f"k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u"
+    )
+
     def fetch(indent):
         out = []
         for l in range(la):
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
             out.append(
-                f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                f"pa{l} = load_a(a_off, row0 + idx / {bk // 4}u, k0 + (idx % {bk // 4}u) * 4u, m_total, k_total); }}"
+                f"{indent}{guard}{{ let idx = lid + {l * threads}u; pa{l} = load_a(a_off, {at_a}, m_total, k_total); }}"
             )
         for l in range(lb):
             guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
             out.append(
-                f"{indent}{guard}{{ let idx = lid + {l * threads}u; "
-                f"pb{l} = load_b(b_off, k0 + idx / {bn // 4}u, col0 + (idx % {bn // 4}u) * 4u, k_total, n_total); }}"
+                f"{indent}{guard}{{ let idx = lid + {l * threads}u; pb{l} = load_b(b_off, {at_b}, k_total, n_total); }}"
             )
         return "\n".join(out)
 
@@ -165,14 +181,24 @@ def matmul_source(
         out = []
         for l in range(la):
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
-            stores = " ".join(
-                f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + r / 4u][r % 4u] = pa{l}.{xyzw[c]};"
-                for c in range(4)
-            )
-            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; let r = idx / {bk // 4}u; {stores} }}")
+            if ta:  # a vec4 along M at k = idx / (BM / 4): as it is
+                stores = f"a_tile[{stage} * A_STAGE + (idx / {bm // 4}u) * SA + idx % {bm // 4}u] = pa{l};"
+            else:  # a vec4 along K at row r: one element into each of four k rows
+                stores = f"let r = idx / {bk // 4}u; " + " ".join(
+                    f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + r / 4u][r % 4u] = pa{l}.{xyzw[c]};"
+                    for c in range(4)
+                )
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; {stores} }}")
         for l in range(lb):
             guard = "" if b_vecs % threads == 0 or l < lb - 1 else f"if (lid + {l * threads}u < {b_vecs}u) "
-            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; b_tile[{stage} * B_STAGE + idx] = pb{l}; }}")
+            if tb:  # a vec4 along K at column n: one element into each of four k rows
+                stores = f"let n = idx / {bk // 4}u; " + " ".join(
+                    f"b_tile[{stage} * B_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SB + n / 4u][n % 4u] = pb{l}.{xyzw[c]};"
+                    for c in range(4)
+                )
+            else:
+                stores = f"b_tile[{stage} * B_STAGE + idx] = pb{l};"
+            out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; {stores} }}")
         return "\n".join(out)
 
     compute = []
@@ -194,7 +220,7 @@ def matmul_source(
             for j in range(tn // 4):
                 v = f"acc_{i}_{r}_{j}"
                 col = f"col0 + (tx + {j * tx}u) * 4u"
-                if vec_b:
+                if vec_c:
                     at = "(c_off + row * n_total + col) / 4u"
                     store.append(
                         f"      {{ let col = {col}; if (row < m_total && col < n_total) "
@@ -210,13 +236,22 @@ def matmul_source(
                         )
             store.append("    }")
 
-    load_a = edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
-    load_b = edge_load("b", "off", "k", "k_total", "col", "n_total", vec_b)
+    load_a = (
+        edge_load("a", "off", "k", "k_total", "row", "m_total", vec_a)
+        if ta
+        else edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
+    )
+    load_b = (
+        edge_load("b", "off", "col", "n_total", "k", "k_total", vec_b)
+        if tb
+        else edge_load("b", "off", "k", "k_total", "col", "n_total", vec_b)
+    )
 
     return fill(
         shader("matmul"),
         A_TYPE="vec4<f32>" if vec_a else "f32",
         B_TYPE="vec4<f32>" if vec_b else "f32",
+        C_TYPE="vec4<f32>" if vec_c else "f32",
         BM=bm,
         BN=bn,
         BK=bk,
@@ -265,13 +300,17 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     size_a, size_b = (storage(nodes, i).size for i in ins)
     cfg, pad, splits, group, vec = matmul_config(m, k, n, caps, batch)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
-    vec_a = vec and k % 4 == 0 and caps.vec_ok(size_a)
-    vec_b = vec and n % 4 == 0 and caps.vec_ok(size_b) and caps.vec_ok(node.size)
+    ta, tb = bool(o.get("ta")), bool(o.get("tb"))
+    vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
+    vec_b = vec and (k if tb else n) % 4 == 0 and caps.vec_ok(size_b)
+    vec_c = vec and n % 4 == 0 and caps.vec_ok(node.size)
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
     # no batch dimensions: one product (or a batch folded into M)
-    source = matmul_source(cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per)
+    source = matmul_source(
+        cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c
+    )
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
     out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
     runs = [
@@ -286,10 +325,10 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         for first in range(0, span, per)
     ]
     if splits > 1:
-        count = node.size // 4 if vec_b else node.size
+        count = node.size // 4 if vec_c else node.size
         runs.append(
             Dispatch(
-                fill(shader("matmul_sum"), T="vec4<f32>" if vec_b else "f32"),
+                fill(shader("matmul_sum"), T="vec4<f32>" if vec_c else "f32"),
                 "main",
                 ((1, "partials"), (2, node.id)),
                 grid_for(-(-count // WORKGROUP), caps.max_per_dim),

@@ -28,8 +28,8 @@ def matmul(a, b):
     """a @ b with NumPy's rules: 1-D operands are vectors; (..., M, K) @ (..., K, N) broadcasts the batch
     dimensions, one kernel for the whole batch (kinds._matmul_batch): an operand broadcast along a batch
     dimension reads its one matrix there, never copied (an expanded view included), and (..., M, K) @
-    (K, N) folds the batch into M. An operand that is otherwise not row-major (a transposed matrix, a
-    slice) is copied first."""
+    (K, N) folds the batch into M. A transposed matrix (`x.T`, `x.mT` of a row-major x) is read in place
+    (the kind's options ta, tb); an operand that is otherwise not row-major (a slice) is copied first."""
     t = a if isinstance(a, Linalg) else b
     if not isinstance(t, Linalg):  # no tensor among them: DeviceArrays become tensors of their device
         t = next((x.device.tensor(x) for x in (a, b) if isinstance(x, DeviceArray)), None)
@@ -44,12 +44,24 @@ def matmul(a, b):
     if a2.shape[-1] != b2.shape[-2]:
         raise TruenoValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}")
     shape, _ = MATMUL.row.shape(MATMUL, [a2.shape, b2.shape], {})  # batch dimensions that do not broadcast raise here
-    out = a._apply(MATMUL, [_unbroadcast(a2).contiguous(), _unbroadcast(b2).contiguous()])
+    (ua, ta), (ub, tb) = _operand(a2), _operand(b2)
+    out = a._apply(MATMUL, [ua, ub], (), {**({"ta": True} if ta else {}), **({"tb": True} if tb else {})})
     if out.shape != shape:  # both operands broadcast along a dimension: the same products, a view
         out = out.expand(shape)
     if va:
         out = out.squeeze(-2)
     return out.squeeze(-1) if vb else out
+
+
+def _operand(t):
+    """(what the kernel reads of operand t, whether that is t's transpose): t in row-major memory, or where t
+    is the transpose of row-major memory (`x.T`), that memory as it is."""
+    t = _unbroadcast(t)
+    row_major = t.contiguous()
+    if row_major is t:
+        return t, False
+    given = t.mT
+    return (given, True) if given.contiguous() is given else (row_major, False)
 
 
 def _unbroadcast(t):
