@@ -216,23 +216,25 @@ def np_where(c, a, b, out=None):
 
 
 def in_float64(expr: Callable) -> Callable:
-    """A NumPy expression evaluated in float64 and rounded once to its input's dtype: the NumPy backend's
-    activations, each within 0.5 ulp of float32 plus float64's error (the formulas are stable in float64)."""
+    """A NumPy expression evaluated in float64 (complex128 for complex input) and rounded once to its input's
+    dtype: the NumPy backend's activations, each within 0.5 ulp of float32 plus float64's error (the formulas
+    are stable in float64)."""
 
     def run(x, *params):
         np = numpy_module()
-        return np.asarray(expr(x.astype(np.float64), *params)).astype(x.dtype, copy=False)
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        return np.asarray(expr(x.astype(wide), *params)).astype(x.dtype, copy=False)
 
     return run
 
 
 def np_sum(x, axis=None):
-    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count. Integers
-    sum in their own dtype (wrapping, as the kernels)."""
+    """Sum accumulated in float64 (complex128), rounded once to float32 (complex64): its error does not grow
+    with the count. Integers sum in their own dtype (wrapping, as the kernels)."""
     np = numpy_module()
     if x.dtype.kind in "iu":
         return np.sum(x, axis=axis, dtype=x.dtype)
-    return np.sum(x, axis=axis, dtype=np.float64).astype(x.dtype)
+    return np.sum(x, axis=axis, dtype=np.complex128 if x.dtype.kind == "c" else np.float64).astype(x.dtype)
 
 
 def np_dot(a, b, axis=None):
@@ -435,3 +437,17 @@ def floor_divide(a: float, b: float) -> float:
 def np_nextafter32(a, b):
     np = numpy_module()
     return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)
+
+
+def real(x):
+    """The real component (a real number: itself)."""
+    return x.real if isinstance(x, complex) else x
+
+
+def imag(x: complex) -> float:
+    return complex(x).imag
+
+
+def conj(x):
+    """The complex conjugate (a real number: itself)."""
+    return x.conjugate()
