@@ -274,8 +274,9 @@ CATALOG: tuple[Op, ...] = (
        "a - floor(a / b) b with the sign of b, as np.remainder and Python's %: an exact fmod, moved by b",
        **T_EXACT, cost=8, **NUM),
     Op("floor_divide", Kind.BINARY, "tw_floor_divide",
-       ref.quiet(lambda a, b, out=None: ref.numpy_module().floor_divide(a, b, out=out)), ref.floor_divide,
-       "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored", **T_EXACT, cost=8, ulp=1, **NUM),
+       ref.quiet(ref.np_floor_divide), ref.floor_divide,
+       "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored; the standard's +-inf // "
+       "finite = +-inf, finite // +-inf = a zero signed as a / b", **T_EXACT, cost=8, ulp=1, **NUM),
     Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3, **FLOATC),

@@ -424,14 +424,33 @@ def remainder(a: float, b: float) -> float:
 
 
 def floor_divide(a: float, b: float) -> float:
-    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0.
+    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0 and
+    of +-inf by a finite b, a zero signed as a / b of a finite a by +-inf (the standard's special values).
     Integers: Python's //, and 0 for b = 0 (as NumPy)."""
-    if isinstance(a, int) and isinstance(b, int) and b == 0:
-        return 0
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b if b else 0
+    if math.isinf(a) and math.isfinite(b):
+        return div(a, b)
+    if math.isfinite(a) and math.isinf(b):
+        return math.copysign(0.0, math.copysign(1.0, a) * math.copysign(1.0, b))
     try:
         return a // b
     except ZeroDivisionError:
         return div(a, b)
+
+
+def np_floor_divide(a, b, out=None):
+    """np.floor_divide with the standard's special values of floats: +-inf // a finite b is a / b (NumPy: NaN),
+    a finite a // +-inf the zero signed as a / b (NumPy: -1 where the signs differ)."""
+    np = numpy_module()
+    if np.result_type(a, b).kind != "f":
+        return np.floor_divide(a, b, out=out)
+    big, small = np.isinf(a) & np.isfinite(b), np.isfinite(a) & np.isinf(b)
+    fix = np.where(big, a / b, np.where(np.signbit(a) ^ np.signbit(b), -0.0, 0.0)) if big.any() or small.any() else None
+    q = np.floor_divide(a, b, out=out)  # `out` may be a or b: the special values were taken first
+    if fix is not None:
+        np.copyto(q, fix, where=big | small, casting="unsafe")
+    return q
 
 
 def np_nextafter32(a, b):
