@@ -475,6 +475,7 @@ fn tw_sign(x: f32) -> f32 {
 }
 fn tw_reciprocal(x: f32) -> f32 { return tw_div(1.0, x); }
 fn tw_positive(x: f32) -> f32 { return x; }
+fn tw_imag(x: f32) -> f32 { return 0.0; }  // a real number's imaginary component (NaN's too)
 
 // log(1 + x) = log(m) + log1p(t): the series of t = x itself (m = 1) where |x| < 2^-9; else m = 1 + x to 12
 // significant bits (at or below it: log(m) and t never cancel much) and t = c / m, c = (1 - m) + x the rest to

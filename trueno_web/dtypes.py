@@ -303,7 +303,8 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
     if compute is None:
         have = ", ".join(d.name for d in op.dtypes)
         raise TruenoTypeError(f"{op.name} is not defined for {wanted.name} inputs; it takes {have}")
-    returns = {"bool": bool_, "index": INDEX, "real": real_dtype(compute)}.get(op.returns, compute)
+    returns = {"bool": bool_, "index": INDEX, "real": real_dtype(compute), "complex": complex_dtype(compute)}
+    returns = returns.get(op.returns, compute)
     return compute, returns
 
 
@@ -333,7 +334,10 @@ def _widening(dtypes: tuple[DType, ...]) -> list[DType]:
 
 def _holds(to: DType, from_: DType) -> bool:
     """May an op that lacks `from_` compute in `to` instead? bool in anything; 32-bit integers in float32,
-    int64 in float64 (as NumPy's float functions of integers)."""
+    int64 in float64 (as NumPy's float functions of integers); a float in the complex of its precision or wider
+    (a complex-only op of real numbers: fft's)."""
+    if from_.kind == "float" and to.kind == "complex":
+        return real_dtype(to).bits >= from_.bits
     return from_ is bool_ or (from_.integral and to.kind == "float" and to.bits >= from_.bits)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import fft_kinds as fk
 from . import prng
 from . import references as ref
 from . import sort_kinds as sk
@@ -62,7 +63,8 @@ class Op:
     dtypes: tuple[DType, ...] = (float32, float64)  # the dtypes it computes in natively (dtypes.signature picks
     # one); the 64-bit ones only where a backend holds them (the NumPy backend: no kernel sees them)
     returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32),
-    # "real" (a complex one's components': abs, real, imag) or "target" (astype's)
+    # "real" (a complex one's components': abs, real, imag), "complex" (of the float it computed in: rdft)
+    # or "target" (astype's)
 
     def function(self, compute: DType, out: DType) -> str:
         """The name of its kernel function (WGSL, and tw_<name> in WASM) computing in `compute`, returning `out`:
@@ -238,10 +240,10 @@ CATALOG: tuple[Op, ...] = (
        lambda x: ref.div(1.0, x), "1 / x; reciprocal(+-0) = +-inf", **T_FLUSH, ulp=2.5, **FLOATC),
     Op("positive", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().positive(x, out=out)),
        lambda x: x, "x itself (+x)", **T_BITS, **NUMC),
-    Op("real", Kind.UNARY, "tw_positive", ref.quiet(lambda x: ref.numpy_module().real(x)), ref.real,
+    Op("real", Kind.UNARY, "tw_positive", ref.quiet(lambda x: ref.numpy_module().real(x).copy()), ref.real,
        "the real component (a real number: itself)", **T_BITS, **NUMC, returns="real"),
-    Op("imag", Kind.UNARY, "tw_imag", ref.quiet(lambda x: ref.numpy_module().imag(x)), ref.imag,
-       "the imaginary component of a complex number", **T_BITS, dtypes=COMPLEX, returns="real"),
+    Op("imag", Kind.UNARY, "tw_imag", ref.quiet(lambda x: ref.numpy_module().imag(x).copy()), ref.imag,
+       "the imaginary component (a real number: 0)", **T_BITS, **NUMC, returns="real"),
     Op("conj", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().conjugate(x, out=out)),
        ref.conj, "the complex conjugate (a real number: itself)", **T_BITS, **NUMC),
     Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
@@ -404,8 +406,23 @@ GENERATORS: tuple[Op, ...] = (
 )
 # fmt: on
 
+# The transforms: rows of kind FFT (tw.fft makes them, fft.py; no methods), NumPy's pocketfft on the NumPy
+# backend, the only one that holds complex numbers; their options and references in fft_kinds.py.
+FFT_OPTIONS = ("axes", "sizes", "norm")
+TRANSFORMS: tuple[Op, ...] = (
+    Op("dft", Kind.FFT, "", fk.np_dft, fk.py_dft, "the discrete Fourier transform along axes, or its inverse: "
+       "complex to complex", options=(*FFT_OPTIONS, "inverse"), dtypes=COMPLEX, rtol=1e-5, atol=1e-6),
+    Op("rdft", Kind.FFT, "", fk.np_rdft, fk.py_rdft, "the transform of real numbers along axes: the last axis's "
+       "non-negative frequencies", options=FFT_OPTIONS, dtypes=(float32, float64), returns="complex",
+       rtol=1e-5, atol=1e-6),
+    Op("irdft", Kind.FFT, "", fk.np_irdft, fk.py_irdft, "the inverse of rdft: a Hermitian half spectrum to real "
+       "numbers", options=FFT_OPTIONS, dtypes=COMPLEX, returns="real", rtol=1e-5, atol=1e-6),
+)
+
 BY_NAME: dict[str, Op] = (
-    {op.name: op for op in CATALOG} | {a: op for op in CATALOG for a in op.aliases} | {op.name: op for op in GENERATORS}
+    {op.name: op for op in CATALOG}
+    | {a: op for op in CATALOG for a in op.aliases}
+    | {op.name: op for op in GENERATORS + TRANSFORMS}
 )
 
 

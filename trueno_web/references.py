@@ -463,8 +463,9 @@ def real(x):
     return x.real if isinstance(x, complex) else x
 
 
-def imag(x: complex) -> float:
-    return complex(x).imag
+def imag(x):
+    """The imaginary component (a real number: 0 of its type)."""
+    return x.imag if isinstance(x, complex) else type(x)(0)
 
 
 def conj(x):

@@ -768,6 +768,7 @@ SMALL f4 op_ceil(f4 x) { return vceil(x); }
 SMALL f4 op_trunc(f4 x) { return vtrunc(x); }
 SMALL f4 op_reciprocal(f4 x) { return 1.0f / x; }
 SMALL f4 op_positive(f4 x) { return x; }
+SMALL f4 op_imag(f4 x) { (void)x; return (f4){0.0f, 0.0f, 0.0f, 0.0f}; }
 SMALL f4 op_copysign(f4 a, f4 b) { return copysign4(a, b); }
 typedef f4 (*map1_fn)(f4 x);
 typedef f4 (*map2_fn)(f4 a, f4 b);
@@ -854,6 +855,7 @@ MAP1(reciprocal, op_reciprocal)
 MAP1(positive, op_positive)
 MAP1(real, op_positive)
 MAP1(conj, op_positive)
+MAP1(imag, op_imag)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -978,7 +980,8 @@ INLINE s32 rem_i32(s32 a, s32 b) {
     IMAP1(trunc##SUF, T, T, x)                                                      \
     IMAP1(positive##SUF, T, T, x)                                                   \
     IMAP1(real##SUF, T, T, x)                                                       \
-    IMAP1(conj##SUF, T, T, x)
+    IMAP1(conj##SUF, T, T, x)                                                       \
+    IMAP1(imag##SUF, T, T, x * 0)
 ROUNDING(_i32, s32)
 ROUNDING(_u32, u32)
 IMAP1(sign_i32, s32, s32, (x > 0) - (x < 0))
