@@ -25,7 +25,9 @@ def close(got, want, dtype) -> bool:
     """Same dtype and shape; within float32's or float64's rounding of the largest magnitude (an FFT's error)."""
     scale = max(float(np.max(np.abs(want), initial=0.0)), 1e-300)
     tol = 2e-6 if dtype in (np.complex64, np.float32) else 1e-13
-    return got.dtype == dtype and got.shape == want.shape and float(np.max(np.abs(got - want), initial=0.0)) <= tol * scale
+    return (
+        got.dtype == dtype and got.shape == want.shape and float(np.max(np.abs(got - want), initial=0.0)) <= tol * scale
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

@@ -13,7 +13,20 @@ from importlib import import_module
 from importlib.util import find_spec
 
 from . import dtypes, errors, runtime
-from .dtypes import can_cast, complex64, complex128, finfo, float32, float64, iinfo, int32, int64, isdtype, result_type, uint32
+from .dtypes import (
+    can_cast,
+    complex64,
+    complex128,
+    finfo,
+    float32,
+    float64,
+    iinfo,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint32,
+)
 from .errors import (
     BatchError,
     DeviceClosedError,

@@ -106,7 +106,9 @@ def _transform(name, values, shape, axes, sizes, norm, inverse):
         if name == "irdft" and i == last:  # the half spectrum to the whole: X[n - k] = conj(X[k])
             half = n // 2 + 1
             shape, values = _resize(shape, values, a, half)
-            shape, values = _along(shape, values, a, lambda row: row + [row[n - k].conjugate() for k in range(half, n)], n)
+            shape, values = _along(
+                shape, values, a, lambda row: row + [row[n - k].conjugate() for k in range(half, n)], n
+            )
         else:
             shape, values = _resize(shape, values, a, n)
         shape, values = _along(shape, values, a, lambda row: _dft(row, inverse, norm), n)

@@ -57,7 +57,9 @@ def _from_numpy(x, dtype: DType | None = None) -> HostData:
         raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass numbers or bools")
     dtype = dtype or NUMPY_KINDS[x.dtype.kind]
     if x.dtype.kind == "c" and dtype.kind != "complex":
-        raise TruenoTypeError(f"a {x.dtype} array as {dtype.name} would drop a component; pass np.real(x) or np.imag(x)")
+        raise TruenoTypeError(
+            f"a {x.dtype} array as {dtype.name} would drop a component; pass np.real(x) or np.imag(x)"
+        )
     if dtype.integral and x.dtype.kind in "iu" and x.dtype.itemsize > dtype.itemsize and x.size:
         lo, hi = iinfo(dtype).min, iinfo(dtype).max
         if x.min() < lo or x.max() > hi:
@@ -138,7 +140,9 @@ def _inferred(types: set) -> DType:
 
 def _from_flat(flat, shape: tuple[int, ...], dtype: DType = float32) -> HostData:
     if dtype.kind != "complex" and any(not isinstance(v, Real) for v in flat):
-        raise TruenoTypeError(f"complex numbers as {dtype.name} would drop a component; pass dtype=trueno_web.complex64")
+        raise TruenoTypeError(
+            f"complex numbers as {dtype.name} would drop a component; pass dtype=trueno_web.complex64"
+        )
     if dtype is bool_:
         flat = [v != 0 for v in flat]
     elif dtype.kind == "complex":  # its components in turn

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from . import sort_kinds
-from .fft_kinds import fft_numpy, fft_python, fft_shape, fft_work
 from .errors import TruenoValueError
+from .fft_kinds import fft_numpy, fft_python, fft_shape, fft_work
 from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
 from .layout import contiguous_strides
 

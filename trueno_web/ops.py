@@ -158,7 +158,7 @@ CATALOG: tuple[Op, ...] = (
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT, ulp=2, exact=ref.exact_elu),
     Op("sigmoid", Kind.UNARY, "tw_sigmoid", F64(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT,
        ulp=3, exact=ref.exact_sigmoid),
-    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x, out=None: ref.numpy_module().tanh(x, out=out)),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(ref.np_tanh),
        math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT, ulp=2, **FLOATC),
     Op("swish", Kind.UNARY, "tw_swish", F64(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
        lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT,
@@ -212,7 +212,7 @@ CATALOG: tuple[Op, ...] = (
        ref.sign, "-1, 0 or 1 as np.sign: sign(-0) = 0, NaN stays NaN", **T_BITS, **NUMC),
     Op("log1p", Kind.UNARY, "tw_log1p", F64(lambda x: ref.numpy_module().log1p(x)), ref.log1p,
        "log(1 + x) without cancellation; log1p(-1) = -inf, log1p(x < -1) = NaN", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
-    Op("expm1", Kind.UNARY, "tw_expm1", F64(lambda x: ref.numpy_module().expm1(x)), ref.overflows(math.expm1),
+    Op("expm1", Kind.UNARY, "tw_expm1", F64(ref.np_expm1), ref.overflows(math.expm1),
        "e^x - 1 without cancellation", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("log2", Kind.UNARY, "tw_log2", F64(lambda x: ref.numpy_module().log2(x)), ref.logs(math.log2),
        "base-2 logarithm, exact at powers of 2; log2(0) = -inf, log2(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1, **FLOATC),
@@ -409,6 +409,7 @@ GENERATORS: tuple[Op, ...] = (
 # The transforms: rows of kind FFT (tw.fft makes them, fft.py; no methods), NumPy's pocketfft on the NumPy
 # backend, the only one that holds complex numbers; their options and references in fft_kinds.py.
 FFT_OPTIONS = ("axes", "sizes", "norm")
+# fmt: off
 TRANSFORMS: tuple[Op, ...] = (
     Op("dft", Kind.FFT, "", fk.np_dft, fk.py_dft, "the discrete Fourier transform along axes, or its inverse: "
        "complex to complex", options=(*FFT_OPTIONS, "inverse"), dtypes=COMPLEX, rtol=1e-5, atol=1e-6),
@@ -418,6 +419,7 @@ TRANSFORMS: tuple[Op, ...] = (
     Op("irdft", Kind.FFT, "", fk.np_irdft, fk.py_irdft, "the inverse of rdft: a Hermitian half spectrum to real "
        "numbers", options=FFT_OPTIONS, dtypes=COMPLEX, returns="real", rtol=1e-5, atol=1e-6),
 )
+# fmt: on
 
 BY_NAME: dict[str, Op] = (
     {op.name: op for op in CATALOG}

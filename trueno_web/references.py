@@ -453,6 +453,31 @@ def np_floor_divide(a, b, out=None):
     return q
 
 
+def np_tanh(x, out=None):
+    """np.tanh; of complex x with a real part of +-inf and a finite imaginary one, the standard's +-1 + 0j with
+    the imaginary part's sign (tanh is odd and conjugate-symmetric; C99's sign is sin(2 imag)'s)."""
+    np = numpy_module()
+    edge = np.isinf(x.real) & np.isfinite(x.imag) if x.dtype.kind == "c" else None
+    if edge is not None and edge.any():
+        fix = np.empty_like(x)
+        fix.real, fix.imag = np.copysign(1.0, x.real), np.copysign(0.0, x.imag)
+        y = np.tanh(x, out=out)  # `out` may be x: the special values were taken first
+        np.copyto(y, fix, where=edge)
+        return y
+    return np.tanh(x, out=out)
+
+
+def np_expm1(x):
+    """np.expm1; of complex x with an infinite or NaN component exp(x) - 1, which keeps exp's special values
+    (NumPy's complex expm1 gives NaN for every one of them)."""
+    np = numpy_module()
+    y = np.expm1(x)
+    if x.dtype.kind == "c":
+        odd = ~np.isfinite(x)
+        y[odd] = np.exp(x[odd]) - 1
+    return y
+
+
 def np_nextafter32(a, b):
     np = numpy_module()
     return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)
