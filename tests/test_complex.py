@@ -30,8 +30,10 @@ def cplx(re, im):
 
 
 def standard_expm1(z):
-    """The standard's special values are exp's, minus 1 (NumPy's complex expm1 gives NaN for every one)."""
-    return np.where(np.isfinite(z), np.expm1(z), np.exp(z) - 1)
+    """The standard's special values are exp's, minus 1 (NumPy's complex expm1 gives NaN for every one); of a
+    zero, 0 + 0j with a +0 real part (NumPy's keeps -0's sign)."""
+    zero = cplx(np.zeros(np.shape(z)), z.imag)
+    return np.where(z == 0, zero, np.where(np.isfinite(z), np.expm1(z), np.exp(z) - 1))
 
 
 def standard_tanh(z):

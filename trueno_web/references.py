@@ -469,12 +469,13 @@ def np_tanh(x, out=None):
 
 def np_expm1(x):
     """np.expm1; of complex x with an infinite or NaN component exp(x) - 1, which keeps exp's special values
-    (NumPy's complex expm1 gives NaN for every one of them)."""
+    (NumPy's complex expm1 gives NaN for every one of them), and of +-0 +- 0j the standard's +0 real part."""
     np = numpy_module()
     y = np.expm1(x)
     if x.dtype.kind == "c":
         odd = ~np.isfinite(x)
         y[odd] = np.exp(x[odd]) - 1
+        y.real[x == 0] = 0.0
     return y
 
 
