@@ -479,6 +479,7 @@ fn tw_sign(x: f32) -> f32 {
 }
 fn tw_reciprocal(x: f32) -> f32 { return tw_div(1.0, x); }
 fn tw_positive(x: f32) -> f32 { return x; }
+fn tw_imag(x: f32) -> f32 { return 0.0; }  // a real number's imaginary component (NaN's too)
 
 // log(1 + x) = log(m) + log1p(t): the series of t = x itself (m = 1) where |x| < 2^-9; else m = 1 + x to 12
 // significant bits (at or below it: log(m) and t never cancel much) and t = c / m, c = (1 - m) + x the rest to
@@ -711,8 +712,8 @@ fn tw_remainder(a: f32, b: f32) -> f32 {
     return select(r, bitcast<f32>(bitcast<u32>(b) & 0x80000000u), zero);
 }
 // np.floor_divide: d = (a - fmod(a, b)) / b, less 1 where the fmod's sign is not b's, floored (and rounded up
-// where that left more than 1/2: d is within a rounding of an integer); 0 with the sign of a / b where d is 0;
-// a / b where b is 0
+// where that left more than 1/2: d is within a rounding of an integer); 0 with the sign of a / b where d is 0 or
+// a finite a is divided by +-inf; a / b where b is 0 or an infinite a is divided by a finite b (the standard's)
 fn tw_floor_divide(a: f32, b: f32) -> f32 {
     let m = tw_fmod(a, b);
     let mb = bitcast<u32>(m);
@@ -720,9 +721,11 @@ fn tw_floor_divide(a: f32, b: f32) -> f32 {
     let q = tw_div(a - m, b);
     let d = select(q, q - 1.0, differ);
     let f = floor(d);
-    let r = select(select(f, f + 1.0, d - f > 0.5), bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u),
-                   d == 0.0);
-    return select(r, tw_div(a, b), (bitcast<u32>(b) & 0x7fffffffu) == 0u);
+    let ea = bitcast<u32>(a) & 0x7fffffffu;
+    let eb = bitcast<u32>(b) & 0x7fffffffu;
+    let zero = bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);
+    let r = select(select(f, f + 1.0, d - f > 0.5), zero, d == 0.0 || (ea < 0x7f800000u && eb == 0x7f800000u));
+    return select(r, tw_div(a, b), eb == 0u || (ea == 0x7f800000u && eb < 0x7f800000u));
 }
 
 // ---------------------------------------------------------------- counter-based random numbers (tw.random)

@@ -57,12 +57,14 @@ fn tw_round_i32(x: i32) -> i32 { return x; }
 fn tw_ceil_i32(x: i32) -> i32 { return x; }
 fn tw_trunc_i32(x: i32) -> i32 { return x; }
 fn tw_positive_i32(x: i32) -> i32 { return x; }
+fn tw_imag_i32(x: i32) -> i32 { return 0; }
 fn tw_sign_i32(x: i32) -> i32 { return select(0, 1, x > 0) - select(0, 1, x < 0); }
 fn tw_floor_u32(x: u32) -> u32 { return x; }
 fn tw_round_u32(x: u32) -> u32 { return x; }
 fn tw_ceil_u32(x: u32) -> u32 { return x; }
 fn tw_trunc_u32(x: u32) -> u32 { return x; }
 fn tw_positive_u32(x: u32) -> u32 { return x; }
+fn tw_imag_u32(x: u32) -> u32 { return 0u; }
 fn tw_sign_u32(x: u32) -> u32 { return select(0u, 1u, x != 0u); }
 // WGSL's / and % truncate, and give a (and 0) for b = 0 and for the minimum over -1: moved to floor's signs here
 fn tw_floor_divide_i32(a: i32, b: i32) -> i32 {

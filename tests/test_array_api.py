@@ -34,8 +34,11 @@ def test_the_module_is_the_namespace(cpu):
     with pytest.raises(tw.TruenoValueError, match="2024.12"):
         t.__array_namespace__(api_version="2099.01")
     info = tw.__array_namespace_info__()
-    assert info.default_dtypes() == {"real floating": tw.float32, "integral": tw.int32, "indexing": tw.int32}
-    assert set(info.dtypes(device=cpu)) == {"bool", "int32", "uint32", "float32", "int64", "float64"}
+    defaults = {"real floating": tw.float32, "complex floating": tw.complex64, "integral": tw.int32}
+    assert info.default_dtypes() == defaults | {"indexing": tw.int32}
+    wide = {"int64", "float64", "complex64", "complex128"}
+    assert set(info.dtypes(device=cpu)) == {"bool", "int32", "uint32", "float32"} | wide
+    assert set(info.dtypes(device=cpu, kind="complex floating")) == {"complex64", "complex128"}
     assert set(info.dtypes(device=cpu, kind="integral")) == {"int32", "uint32", "int64"} and set(
         info.dtypes(device=cpu, kind=("bool", "real floating"))
     ) == {"bool", "float32", "float64"}

@@ -7,7 +7,7 @@ import pytest
 from trueno_web import kernels, ops
 from trueno_web.backends import auto, wasm_simd
 from trueno_web.dtypes import DTYPES, signature
-from trueno_web.kinds import KINDS, TEMPLATES, Kind
+from trueno_web.kinds import HOST_TEMPLATES, KINDS, TEMPLATES, Kind
 
 
 def test_every_kind_has_a_row_and_every_op_a_kind():
@@ -19,8 +19,8 @@ def test_every_kind_has_a_row_and_every_op_a_kind():
 
 
 def test_every_backend_table_covers_every_template():
-    for table in (kernels.TEMPLATES, wasm_simd.RUNNERS, auto.GPU_FROM):
-        assert set(table) == set(TEMPLATES), table
+    for table in (kernels.TEMPLATES, wasm_simd.RUNNERS, auto.GPU_FROM):  # the NumPy backend's own aside
+        assert set(table) == set(TEMPLATES) - set(HOST_TEMPLATES), table
 
 
 def test_the_wasm_module_exports_a_symbol_for_every_op():

@@ -366,6 +366,10 @@ KNOWN = {
     "atanh": [(([0.0, 0.5, 1.0, -1.0, 2.0],), {}, [0.0, math.atanh(0.5), INF, -INF, NAN])],
     "reciprocal": [(([4.0, -0.5, 0.0, -0.0, INF],), {}, [0.25, -2.0, INF, -INF, 0.0])],
     "positive": [(([1.0, NAN, -INF, -0.0],), {}, [1.0, NAN, -INF, -0.0])],
+    # of real numbers (complex ones: tests/test_complex.py)
+    "real": [(([1.0, NAN, -INF, -0.0],), {}, [1.0, NAN, -INF, -0.0])],
+    "imag": [(([1.0, NAN, -INF, -0.0],), {}, [0.0, 0.0, 0.0, 0.0])],
+    "conj": [(([1.0, NAN, -INF, -0.0],), {}, [1.0, NAN, -INF, -0.0])],
     "add": [(([1.0, 2.0], [3.0, 4.5]), {}, [4.0, 6.5])],
     "sub": [(([1.0, 2.0], [3.0, 4.5]), {}, [-2.0, -2.5])],
     "mul": [(([1.0, -2.0], [3.0, 4.5]), {}, [3.0, -9.0])],
@@ -385,8 +389,13 @@ KNOWN = {
     ],
     # the sign of the divisor, as Python's %
     "remainder": [(([5.0, -5.0, 5.0, -1.0, 1.0], [3.0, 3.0, -3.0, INF, 0.0]), {}, [2.0, 1.0, -1.0, INF, NAN])],
+    # and the standard's special values: +-inf // finite is +-inf, finite // +-inf a zero signed as a / b
     "floor_divide": [
-        (([5.0, -5.0, 5.0, -1.0, 1.0, 7.0], [3.0, 3.0, -3.0, INF, 0.0, 0.5]), {}, [1.0, -2.0, -2.0, -1.0, INF, 14.0])
+        (
+            ([5.0, -5.0, 5.0, -1.0, 1.0, 7.0, INF, -INF, 3.0], [3.0, 3.0, -3.0, INF, 0.0, 0.5, 2.0, 2.0, -INF]),
+            {},
+            [1.0, -2.0, -2.0, -0.0, INF, 14.0, INF, -INF, -0.0],
+        )
     ],
     # pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; odd integer powers of negatives are negative
     "pow": [

@@ -13,7 +13,20 @@ from importlib import import_module
 from importlib.util import find_spec
 
 from . import dtypes, errors, runtime
-from .dtypes import can_cast, finfo, float32, float64, iinfo, int32, int64, isdtype, result_type, uint32
+from .dtypes import (
+    can_cast,
+    complex64,
+    complex128,
+    finfo,
+    float32,
+    float64,
+    iinfo,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint32,
+)
 from .errors import (
     BatchError,
     DeviceClosedError,
@@ -103,6 +116,8 @@ __all__ = [
     "float32",
     "int64",
     "float64",
+    "complex64",
+    "complex128",
     "result_type",
     "can_cast",
     "finfo",
@@ -159,6 +174,7 @@ _LAZY = {
     **{name: ("namespace", name) for name in _NAMESPACE},
     "random": ("random", None),
     "linalg": ("linalg", None),
+    "fft": ("fft", None),
     "zeros": ("device", "zeros"),
     "ones": ("device", "ones"),
     "full": ("device", "full"),

@@ -3,9 +3,11 @@
 The four 32-bit dtypes are stored in 32-bit words on the devices (WGSL and WASM have no narrower loads, and
 no 64-bit numbers): float32 as f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). float64 and int64
 (`WIDE`) exist where a backend holds them (its executor's `dtypes`: the NumPy backend, with NumPy's own
-dtypes); `check_held` refuses them elsewhere. Promotion follows the standard's lattice (bool apart, signed and
-unsigned integers, floats; int32 and uint32 together are int64; an integer beside a float is that float),
-with Python scalars weakly typed: they take the dtype of the array they meet where its kind can hold them.
+dtypes, and complex64 and complex128: `COMPLEX`); `check_held` refuses them elsewhere. Promotion follows the
+standard's lattice (bool apart, signed and unsigned integers, floats, complex; int32 and uint32 together are
+int64; an integer beside a float is that float; a float beside a complex is the complex of the wider
+components), with Python scalars weakly typed: they take the dtype of the array they meet where its kind can
+hold them (a Python complex beside a float array: the complex of its precision).
 
 An op's catalog row lists the dtypes it computes on natively (`Op.dtypes`, float32 first by default) and
 what it returns (`Op.returns`: the dtype it computed in, bool, the target dtype, or take's data's). `signature` picks the
@@ -18,20 +20,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Complex, Integral, Number, Real
 
 from .errors import TruenoTypeError, TruenoValueError
 
 
 @dataclass(frozen=True, eq=False)
 class DType:
-    """One data type: its name, kind ("bool", "signed", "unsigned", "float"), bits, the WGSL scalar of
-    its 32-bit storage word, the `array` typecode of that word, and the suffix of its kernels' functions."""
+    """One data type: its name, kind ("bool", "signed", "unsigned", "float", "complex"), bits, the WGSL scalar
+    of its 32-bit storage word, the `array` typecode of that word (a complex's: of its components), and the
+    suffix of its kernels' functions."""
 
     name: str
     kind: str
     bits: int
-    wgsl: str  # "" for the 64-bit dtypes: no kernel sees them
+    wgsl: str  # "" for the 64-bit and complex dtypes: no kernel sees them
     typecode: str
     suffix: str
 
@@ -52,8 +55,14 @@ class DType:
 
     @property
     def itemsize(self) -> int:
-        """Bytes of one element in device memory: 4 (32-bit words), 8 for float64 and int64."""
-        return 8 if self.bits == 64 else 4
+        """Bytes of one element in device memory: 4 (32-bit words), 8 for float64, int64 and complex64, 16
+        for complex128."""
+        return max(4, self.bits // 8)
+
+    @property
+    def wide(self) -> bool:
+        """No 32-bit word holds it (float64, int64, complex): only where a backend holds it (`check_held`)."""
+        return not self.wgsl
 
     @property
     def integral(self) -> bool:
@@ -66,13 +75,27 @@ uint32 = DType("uint32", "unsigned", 32, "u32", "I", "_u32")
 float32 = DType("float32", "float", 32, "f32", "f", "")
 int64 = DType("int64", "signed", 64, "", "q", "_i64")
 float64 = DType("float64", "float", 64, "", "d", "_f64")
+complex64 = DType("complex64", "complex", 64, "", "f", "_c64")
+complex128 = DType("complex128", "complex", 128, "", "d", "_c128")
 
 DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)  # every backend holds these
 WIDE: tuple[DType, ...] = (int64, float64)  # the CPU backends' own (the NumPy backend holds them)
-BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES + WIDE}
-DEFAULT_INT, DEFAULT_FLOAT, INDEX = int32, float32, int32
+COMPLEX: tuple[DType, ...] = (complex64, complex128)  # the NumPy backend's too
+BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES + WIDE + COMPLEX}
+DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX, INDEX = int32, float32, complex64, int32
 SHORT = {bool_: "bool", int32: "i32", uint32: "u32", float32: "f32", int64: "i64", float64: "f64"}  # in cast
 # functions' names: tw_astype_i32_f32
+_PARTS = {complex64: float32, complex128: float64}  # a complex dtype's components
+
+
+def real_dtype(d: DType) -> DType:
+    """The dtype of a complex dtype's components (complex64: float32); any other dtype itself."""
+    return _PARTS.get(d, d)
+
+
+def complex_dtype(d: DType) -> DType:
+    """The complex dtype of a float's precision (float32: complex64); a complex dtype itself."""
+    return d if d.kind == "complex" else complex128 if d is float64 else complex64
 
 
 def dtype_of(x) -> DType:
@@ -85,24 +108,29 @@ def dtype_of(x) -> DType:
         return DEFAULT_INT
     if x is float:
         return DEFAULT_FLOAT
+    if x is complex:
+        return DEFAULT_COMPLEX
     name = getattr(x, "name", None) or getattr(x, "__name__", None) if not isinstance(x, str) else x
     if name == "bool_":
         name = "bool"
     found = BY_NAME.get(name) if isinstance(name, str) else None
     if found is None:
         known = ", ".join(BY_NAME)
-        raise TruenoTypeError(f"unsupported dtype {x!r:.40}; trueno_web has {known} (64-bit ones on backend='numpy')")
+        raise TruenoTypeError(
+            f"unsupported dtype {x!r:.40}; trueno_web has {known} (64-bit and complex ones on backend='numpy')"
+        )
     return found
 
 
 def check_held(d: DType, backend: str, held: frozenset[str], why: str = "") -> DType:
     """`d` itself where a backend of dtypes `held` has it, else the TruenoTypeError that says which backend
-    does (a float64 or int64 tensor on webgpu or wasm-simd); `why`: what asked for it."""
+    does (a float64, int64 or complex tensor on webgpu or wasm-simd); `why`: what asked for it."""
     if d.name not in held:
-        have = ", ".join(x.name for x in DTYPES + WIDE if x.name in held)
+        have = ", ".join(x.name for x in BY_NAME.values() if x.name in held)
+        instead = {"float": "astype(trueno_web.float32)", "complex": "real and imaginary float32 tensors"}
         raise TruenoTypeError(
-            f"{why}{d.name} needs backend='numpy'; {backend} holds {have}: convert with "
-            f"astype(trueno_web.{'float32' if d.kind == 'float' else 'int32'}) or open a numpy device"
+            f"{why}{d.name} needs backend='numpy'; {backend} holds {have}: use "
+            f"{instead.get(d.kind, 'astype(trueno_web.int32)')} or open a numpy device"
         )
     return d
 
@@ -118,8 +146,8 @@ def result_type(*arrays_and_dtypes) -> DType:
         for d in arrays_and_dtypes[1:]:
             out = _promote(out, d)
         return out
-    scalars = [x for x in arrays_and_dtypes if isinstance(x, (bool, Real))]
-    strong = [dtype_of(getattr(x, "dtype", x)) for x in arrays_and_dtypes if not isinstance(x, (bool, Real))]
+    scalars = [x for x in arrays_and_dtypes if isinstance(x, Number)]
+    strong = [dtype_of(getattr(x, "dtype", x)) for x in arrays_and_dtypes if not isinstance(x, Number)]
     if not strong:
         raise TruenoTypeError("result_type needs at least one array or dtype (Python scalars alone have no dtype)")
     out = result_type(*strong)
@@ -131,6 +159,9 @@ def result_type(*arrays_and_dtypes) -> DType:
 def _promote(a: DType, b: DType) -> DType:
     if a is b:
         return a
+    if a.kind == "complex" or b.kind == "complex":  # the complex of the wider components (an integer's: the other)
+        parts = [real_dtype(d) for d in (a, b) if d.kind in ("float", "complex")]
+        return complex_dtype(max(parts, key=lambda d: d.bits))
     if a.kind == "float" or b.kind == "float":  # the wider float; an integer beside a float promotes to that
         return max((d for d in (a, b) if d.kind == "float"), key=lambda d: d.bits)  # float (NumPy's, JAX's)
     if a is bool_ or b is bool_:
@@ -149,7 +180,9 @@ def can_cast(from_: DType, to: DType) -> bool:
     """Can `from_` promote to `to` (the standard's can_cast: `to` is the promotion of both, kinds kept)?"""
     if from_ is to or from_ is bool_:
         return True
-    if from_.kind == "float" or to.kind == "float":
+    if to.kind == "complex" and from_.kind in ("float", "complex"):  # float32 -> complex64, not float64 -> complex64
+        return real_dtype(to).bits >= real_dtype(from_).bits
+    if from_.kind in ("float", "complex") or to.kind in ("float", "complex"):
         return from_.kind == to.kind and to.bits >= from_.bits  # int32 -> float32 is lossy: kinds kept apart
     if to is bool_:
         return False
@@ -158,8 +191,9 @@ def can_cast(from_: DType, to: DType) -> bool:
 
 def weak_dtype(value, strong: DType) -> DType:
     """The dtype a Python scalar takes beside an array of dtype `strong` (the standard's weak scalars): the
-    array's own where its kind can hold the scalar's kind (bool anywhere, an int in ints and floats, a float
-    in floats), else the default dtype of the scalar's kind; an int out of the integer dtype's range raises."""
+    array's own where its kind can hold the scalar's kind (bool anywhere, an int in ints, floats and complex, a
+    float in floats and complex, a complex in complex), a complex beside a float array the complex of its
+    precision, else the default dtype of the scalar's kind; an int out of the integer dtype's range raises."""
     if isinstance(value, bool):
         return strong
     if isinstance(value, Integral):
@@ -171,15 +205,19 @@ def weak_dtype(value, strong: DType) -> DType:
                 raise TruenoValueError(f"{value} does not fit {strong.name} ({lo} to {hi}); convert the array first")
         return strong
     if isinstance(value, Real):
-        return strong if strong.kind == "float" else DEFAULT_FLOAT
+        return strong if strong.kind in ("float", "complex") else DEFAULT_FLOAT
+    if isinstance(value, Complex):
+        return complex_dtype(strong) if strong.kind in ("float", "complex") else DEFAULT_COMPLEX
     raise TruenoTypeError(f"cannot use {type(value).__name__} {value!r:.40} as a number")
 
 
 def scalar_dtype(value) -> DType:
-    """The dtype of a Python scalar on its own (bool, int32, float32)."""
+    """The dtype of a Python scalar on its own (bool, int32, float32, complex64)."""
     if isinstance(value, bool):
         return bool_
-    return DEFAULT_INT if isinstance(value, Integral) else DEFAULT_FLOAT
+    if isinstance(value, Integral):
+        return DEFAULT_INT
+    return DEFAULT_FLOAT if isinstance(value, Real) else DEFAULT_COMPLEX
 
 
 # ---------------------------------------------------------------- finfo, iinfo, isdtype
@@ -204,7 +242,8 @@ class IInfo:
 
 
 def finfo(d) -> FInfo:
-    d = dtype_of(d if isinstance(d, type) else getattr(d, "dtype", d))  # an array's, or a scalar type
+    """A float dtype's limits; a complex dtype's are those of its components (its `dtype`: that float)."""
+    d = real_dtype(dtype_of(d if isinstance(d, type) else getattr(d, "dtype", d)))  # an array's, or a scalar type
     if d.kind != "float":
         raise TruenoTypeError(f"finfo() takes a floating dtype; got {d.name} (use iinfo)")
     mant, emin = (52, -1022) if d.bits == 64 else (23, -126)
@@ -227,8 +266,8 @@ KINDS = {
     "unsigned integer": ("unsigned",),
     "integral": ("signed", "unsigned"),
     "real floating": ("float",),
-    "complex floating": (),
-    "numeric": ("signed", "unsigned", "float"),
+    "complex floating": ("complex",),
+    "numeric": ("signed", "unsigned", "float", "complex"),
 }
 
 
@@ -264,7 +303,8 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
     if compute is None:
         have = ", ".join(d.name for d in op.dtypes)
         raise TruenoTypeError(f"{op.name} is not defined for {wanted.name} inputs; it takes {have}")
-    returns = bool_ if op.returns == "bool" else INDEX if op.returns == "index" else compute
+    returns = {"bool": bool_, "index": INDEX, "real": real_dtype(compute), "complex": complex_dtype(compute)}
+    returns = returns.get(op.returns, compute)
     return compute, returns
 
 
@@ -288,19 +328,24 @@ def input_dtypes(op, dtypes: list[DType], compute: DType) -> list[DType]:
 
 
 def _widening(dtypes: tuple[DType, ...]) -> list[DType]:
-    """An op's dtypes in the order a missing dtype tries them: integers before floats (bool + bool counts)."""
-    return sorted(dtypes, key=lambda d: d.kind == "float")
+    """An op's dtypes in the order a missing dtype tries them: integers, floats, complex (bool + bool counts)."""
+    return sorted(dtypes, key=lambda d: ("float", "complex").index(d.kind) + 1 if d.kind in ("float", "complex") else 0)
 
 
 def _holds(to: DType, from_: DType) -> bool:
     """May an op that lacks `from_` compute in `to` instead? bool in anything; 32-bit integers in float32,
-    int64 in float64 (as NumPy's float functions of integers)."""
+    int64 in float64 (as NumPy's float functions of integers); a float in the complex of its precision or wider
+    (a complex-only op of real numbers: fft's)."""
+    if from_.kind == "float" and to.kind == "complex":
+        return real_dtype(to).bits >= from_.bits
     return from_ is bool_ or (from_.integral and to.kind == "float" and to.bits >= from_.bits)
 
 
 def py_cast(value, d: DType):
     """A Python number as dtype `d` holds it (the pure-Python references' results): bool, an int (an int
-    wrapped, a float converted as astype does), or a float."""
+    wrapped, a float converted as astype does), a float or a complex."""
+    if d.kind == "complex":
+        return complex(value)
     if d is bool_:
         return bool(value) if not (isinstance(value, float) and math.isnan(value)) else True
     if d.integral:

@@ -4,8 +4,8 @@ In: NumPy arrays, `array.array`, memoryviews and other buffers, (nested) lists o
 browser JS typed arrays. Everything becomes contiguous little-endian 32-bit words of a trueno_web dtype
 (dtypes.py): floats float32, signed integers int32, unsigned uint32, bools bool (as the standard's asarray
 infers them: a list of Python ints is int32, of floats float32; a float64 or int64 NumPy array too: the
-dtypes every backend holds); `dtype=` converts, to float64 or int64 as well (8-byte words, for the NumPy
-backend). A 64-bit integer out of its dtype's range raises. Out: a `numpy.ndarray` of the dtype and the natural shape where NumPy imports, else
+dtypes every backend holds; Python complex numbers and complex NumPy arrays complex64, as their components'
+words); `dtype=` converts, to float64, int64 or complex128 as well (8-byte words, for the NumPy backend). A 64-bit integer out of its dtype's range raises. Out: a `numpy.ndarray` of the dtype and the natural shape where NumPy imports, else
 an `NDResult` of that shape (ndresult.py: an array.array that looks like a small array).
 """
 
@@ -16,9 +16,9 @@ import importlib.util
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from numbers import Real
+from numbers import Number, Real
 
-from .dtypes import DType, bool_, dtype_of, float32, iinfo, int32, uint32
+from .dtypes import DType, bool_, complex64, dtype_of, float32, iinfo, int32, uint32
 from .errors import TruenoTypeError, TruenoValueError
 from .ndresult import NDResult
 
@@ -27,7 +27,8 @@ from .ndresult import NDResult
 class HostData:
     """32-bit words of a dtype plus a shape: what a backend uploads."""
 
-    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i', 'I', 'd', 'q'; bool: 'I' of 0 and 1)
+    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i', 'I', 'd', 'q'; bool: 'I' of 0 and 1;
+    # complex: 'f' or 'd' of its components, real and imaginary in turn)
     shape: tuple[int, ...]
     borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input, or a conversion nobody
     # else holds): a CPU backend may use it in place
@@ -44,8 +45,8 @@ def numpy_available() -> bool:
     return importlib.util.find_spec("numpy") is not None
 
 
-NUMPY_KINDS = {"f": float32, "i": int32, "u": uint32, "b": bool_}  # a NumPy dtype's kind -> the dtype it becomes
-FORMATS = {"f": float32, "d": float32, "e": float32, "?": bool_}  # a buffer's format -> the dtype it becomes
+NUMPY_KINDS = {"f": float32, "i": int32, "u": uint32, "b": bool_, "c": complex64}  # a NumPy dtype's kind -> its dtype
+FORMATS = {"f": float32, "d": float32, "e": float32, "?": bool_, "Zf": complex64, "Zd": complex64}  # a buffer's format
 FORMATS.update({c: int32 for c in "bhilq"} | {c: uint32 for c in "BHILQ"})
 
 
@@ -53,8 +54,12 @@ def _from_numpy(x, dtype: DType | None = None) -> HostData:
     import numpy as np
 
     if x.dtype.kind not in NUMPY_KINDS:
-        raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass real numbers or bools")
+        raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass numbers or bools")
     dtype = dtype or NUMPY_KINDS[x.dtype.kind]
+    if x.dtype.kind == "c" and dtype.kind != "complex":
+        raise TruenoTypeError(
+            f"a {x.dtype} array as {dtype.name} would drop a component; pass np.real(x) or np.imag(x)"
+        )
     if dtype.integral and x.dtype.kind in "iu" and x.dtype.itemsize > dtype.itemsize and x.size:
         lo, hi = iinfo(dtype).min, iinfo(dtype).max
         if x.min() < lo or x.max() > hi:
@@ -80,6 +85,8 @@ def _from_buffer(x, dtype: DType | None = None) -> HostData:
         raise TruenoTypeError(f"cannot use a buffer of format {view.format!r}; pass float, integer or bool data")
     dtype = dtype or FORMATS[fmt]
     if fmt == dtype.typecode and dtype is not bool_ and view.c_contiguous:
+        if dtype.kind == "complex":  # its components' words, real and imaginary in turn (a HostData's own)
+            return HostData(view.cast("B").cast(fmt), (view.nbytes // dtype.itemsize,), dtype=dtype)
         return HostData(view.cast("B").cast(fmt), shape, dtype=dtype)
     if numpy_available():
         import numpy as np
@@ -103,14 +110,14 @@ def _shape_of(x) -> tuple[int, ...]:
         if len(inner) != 1:
             raise TruenoValueError("nested lists must be rectangular (every row the same length)")
         return (len(x), *inner.pop())
-    if isinstance(x, Real):  # bools too: nested lists of bools (and of bools and ints) are data
+    if isinstance(x, Number):  # bools too: nested lists of bools (and of bools and ints) are data
         return ()
     raise TruenoTypeError(f"cannot use {type(x).__name__} {x!r:.40} as a number; pass numbers (lists, arrays, buffers)")
 
 
 def _from_list(x, dtype: DType | None = None) -> HostData:
     types = set(map(type, x))
-    if x and types <= {float, int, bool}:  # the common case, at C speed: a flat list of plain numbers
+    if x and types <= {float, int, bool, complex}:  # the common case, at C speed: a flat list of plain numbers
         return _from_flat(x, (len(x),), dtype or _inferred(types))
     shape = _shape_of(x)
     if shape == ():
@@ -123,15 +130,23 @@ def _from_list(x, dtype: DType | None = None) -> HostData:
 
 def _inferred(types: set) -> DType:
     """The dtype of a list of Python scalars of `types` (the standard's asarray): bool if all are, int32
-    if all are ints, else float32."""
+    if all are ints, complex64 if any is complex, else float32."""
     if types == {bool}:
         return bool_
+    if any(issubclass(t, complex) or not issubclass(t, Real) for t in types):
+        return complex64
     return int32 if types and types <= {int, bool} else float32
 
 
 def _from_flat(flat, shape: tuple[int, ...], dtype: DType = float32) -> HostData:
+    if dtype.kind != "complex" and any(not isinstance(v, Real) for v in flat):
+        raise TruenoTypeError(
+            f"complex numbers as {dtype.name} would drop a component; pass dtype=trueno_web.complex64"
+        )
     if dtype is bool_:
         flat = [v != 0 for v in flat]
+    elif dtype.kind == "complex":  # its components in turn
+        flat = [part for v in flat for part in (complex(v).real, complex(v).imag)]
     elif dtype.integral and any(isinstance(v, float) for v in flat):
         flat = [int(v) for v in flat]
     try:

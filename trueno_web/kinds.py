@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from . import sort_kinds
 from .errors import TruenoValueError
+from .fft_kinds import fft_numpy, fft_python, fft_shape, fft_work
 from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
 from .layout import contiguous_strides
 
@@ -35,6 +36,7 @@ class Kind(StrEnum):
     SCATTER = "scatter"  # scatter_add: values added into a copy of x at computed indices (atomics)
     SORT = "sort"  # along the last axis: the values or their indices (sort_kinds.py)
     SEARCH = "search"  # searchsorted: an index into a sorted 1-D x1 per element of x2
+    FFT = "fft"  # discrete Fourier transforms along axes (fft_kinds.py): the NumPy backend's only
 
 
 Shape = tuple[int, ...]
@@ -443,9 +445,13 @@ KINDS: dict[Kind, KindRow] = {
             numpy=sort_kinds.search_numpy,
             python=sort_kinds.search_python,
         ),
+        KindRow(Kind.FFT, ("x",), "fft", fft_shape, work=fft_work, numpy=fft_numpy, python=fft_python),
     )
 }
 
 #: every kernel template a plan step runs on: the kinds' own, and "rows" (reductions along rows fused with
 #: the elementwise ops around them: graph.RowStep)
 TEMPLATES: tuple[str, ...] = (*dict.fromkeys(row.template for row in KINDS.values()), "rows")
+#: the templates with no kernel, run by the NumPy backend alone: complex numbers, which no kernel holds
+#: (dtypes.check_held refuses them on the other backends before anything is planned)
+HOST_TEMPLATES: tuple[str, ...] = ("fft",)

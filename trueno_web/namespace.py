@@ -9,7 +9,7 @@ import math
 import operator
 
 from .device import GpuDevice, default_device
-from .dtypes import DTYPES, INDEX, WIDE, DType, dtype_of, float32
+from .dtypes import BY_NAME, INDEX, DType, complex64, dtype_of, float32
 from .dtypes import isdtype as is_kind
 from .errors import TruenoTypeError, TruenoValueError
 from .resident import DeviceArray
@@ -36,16 +36,17 @@ class Info:
         return [default_device()]
 
     def default_dtypes(self, *, device=None) -> dict[str, DType]:
-        """float32 and int32 on every device (those every backend holds; float64 is asked for by name)."""
+        """float32, complex64 and int32 on every device (those every backend holds but complex64, numpy's;
+        float64 is asked for by name)."""
         if device is not None:
             _device(device)  # a GpuDevice, or TruenoTypeError
-        return {"real floating": float32, "integral": INDEX, "indexing": INDEX}
+        return {"real floating": float32, "complex floating": complex64, "integral": INDEX, "indexing": INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict[str, DType]:
         """The dtypes `device` (default: the default device) holds, of `kind` if given: the four 32-bit ones
-        everywhere, float64 and int64 too on backend='numpy' (no 8- or 16-bit types, no complex)."""
+        everywhere, float64, int64, complex64 and complex128 too on backend='numpy' (no 8- or 16-bit types)."""
         held = _device(device).executor.dtypes
-        return {d.name: d for d in DTYPES + WIDE if d.name in held and (kind is None or is_kind(d, kind))}
+        return {d.name: d for d in BY_NAME.values() if d.name in held and (kind is None or is_kind(d, kind))}
 
 
 def __array_namespace_info__() -> Info:
@@ -198,8 +199,9 @@ def unstack(x, /, *, axis: int = 0) -> tuple[Tensor, ...]:
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
-    """sum(x1 * x2) along `axis`, after broadcasting (real dtypes: no conjugate)."""
+    """sum(conj(x1) * x2) along `axis`, after broadcasting (the conjugate of complex x1 only)."""
     a, b = as_tensors([x1, x2])
+    a = a.conj() if a.dtype.kind == "complex" else a
     if a.ndim == 0 or b.ndim == 0:
         raise TruenoValueError("vecdot needs arrays of at least one dimension")
     shape = broadcast_shapes(a.shape, b.shape)

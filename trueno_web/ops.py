@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import fft_kinds as fk
 from . import prng
 from . import references as ref
 from . import sort_kinds as sk
-from .dtypes import DTYPES, SHORT, WIDE, DType, bool_, float32, float64, int32, int64, uint32
+from .dtypes import COMPLEX, DTYPES, SHORT, WIDE, DType, bool_, float32, float64, int32, int64, uint32
 from .errors import TruenoValueError
 from .kinds import KINDS, Kind, KindRow
 from .references import SELU_ALPHA, SELU_SCALE
@@ -61,8 +62,9 @@ class Op:
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
     dtypes: tuple[DType, ...] = (float32, float64)  # the dtypes it computes in natively (dtypes.signature picks
     # one); the 64-bit ones only where a backend holds them (the NumPy backend: no kernel sees them)
-    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32) or
-    # "target" (astype's)
+    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32),
+    # "real" (a complex one's components': abs, real, imag), "complex" (of the float it computed in: rdft)
+    # or "target" (astype's)
 
     def function(self, compute: DType, out: DType) -> str:
         """The name of its kernel function (WGSL, and tw_<name> in WASM) computing in `compute`, returning `out`:
@@ -134,7 +136,11 @@ NUMBERS = (float32, int32, uint32, float64, int64)
 NUM = dict(dtypes=NUMBERS)  # arithmetic: exact in integers (wrapping, as NumPy's int32 and int64)
 ALL = dict(dtypes=DTYPES + WIDE)
 COMPARE = dict(dtypes=NUMBERS, returns="bool")
-EQUALITY = dict(dtypes=DTYPES + WIDE, returns="bool")
+EQUALITY = dict(dtypes=DTYPES + WIDE + COMPLEX, returns="bool")
+# complex64 and complex128 (the NumPy backend's) on the rows the standard defines for complex numbers
+NUMC = dict(dtypes=NUMBERS + COMPLEX)
+FLOATC = dict(dtypes=(float32, float64) + COMPLEX)  # float-only ops that take complex numbers too
+ANY = dict(dtypes=DTYPES + WIDE + COMPLEX)
 INTEGER = dict(dtypes=(bool_, int32, uint32, int64))  # bitwise ops: integers and bool
 F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
@@ -152,8 +158,8 @@ CATALOG: tuple[Op, ...] = (
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT, ulp=2, exact=ref.exact_elu),
     Op("sigmoid", Kind.UNARY, "tw_sigmoid", F64(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT,
        ulp=3, exact=ref.exact_sigmoid),
-    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(lambda x, out=None: ref.numpy_module().tanh(x, out=out)),
-       math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT, ulp=2),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(ref.np_tanh),
+       math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT, ulp=2, **FLOATC),
     Op("swish", Kind.UNARY, "tw_swish", F64(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
        lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT,
        ulp=4, exact=ref.exact_swish),
@@ -177,22 +183,23 @@ CATALOG: tuple[Op, ...] = (
     Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s, out=None: ref.numpy_module().multiply(x, x.dtype.type(s), out=out)),
        lambda x, s: x * s, "x * s", params=(Param("s"),), **T_EXACT, **ACT),
     Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x, out=None: ref.numpy_module().negative(x, out=out)),
-       lambda x: -x, "-x", aliases=("negative",), **T_BITS, **NUM),
-    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x|", **T_BITS, **NUM),
+       lambda x: -x, "-x", aliases=("negative",), **T_BITS, **NUMC),
+    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x| (a complex number's: its magnitude, real)",
+       **T_BITS, **NUMC, returns="real"),
     Op("exp", Kind.UNARY, "tw_exp", F64(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP, ulp=1.5,
-       exact=ref.exact_exp),
+       exact=ref.exact_exp, **FLOATC),
     Op("log", Kind.UNARY, "tw_log", F64(lambda x: ref.numpy_module().log(x)), ref.log,
-       "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG, ulp=1.5, exact=ref.exact_log),
+       "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG, ulp=1.5, exact=ref.exact_log, **FLOATC),
     Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x, out=None: ref.numpy_module().sqrt(x, out=out)),
-       ref.sqrt, "square root; sqrt(x < 0) = NaN", **T_EXACT, ulp=1),
+       ref.sqrt, "square root; sqrt(x < 0) = NaN", **T_EXACT, ulp=1, **FLOATC),
     Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
        "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT, ulp=1.5),
     Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x, out=None: ref.numpy_module().square(x, out=out)),
-       lambda x: x * x, "x * x", **T_EXACT, **NUM),
+       lambda x: x * x, "x * x", **T_EXACT, **NUMC),
     Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x, out=None: ref.numpy_module().sin(x, out=out)), ref.trig(math.sin),
-       "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
+       "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5, **FLOATC),
     Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x, out=None: ref.numpy_module().cos(x, out=out)), ref.trig(math.cos),
-       "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5),
+       "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5, **FLOATC),
     Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x, out=None: ref.numpy_module().floor(x, out=out)),
        ref.floor, "largest integer <= x", **T_BITS, **NUM),
     Op("round", Kind.UNARY, "tw_round", ref.quiet(lambda x, out=None: ref.numpy_module().round(x, out=out)),
@@ -202,47 +209,53 @@ CATALOG: tuple[Op, ...] = (
     Op("trunc", Kind.UNARY, "tw_trunc", ref.quiet(lambda x, out=None: ref.numpy_module().trunc(x, out=out)),
        ref.integral(math.trunc), "x's integer part, toward 0; trunc(-0.5) = -0", **T_BITS, **NUM),
     Op("sign", Kind.UNARY, "tw_sign", ref.quiet(lambda x, out=None: ref.numpy_module().sign(x, out=out)),
-       ref.sign, "-1, 0 or 1 as np.sign: sign(-0) = 0, NaN stays NaN", **T_BITS, **NUM),
+       ref.sign, "-1, 0 or 1 as np.sign: sign(-0) = 0, NaN stays NaN", **T_BITS, **NUMC),
     Op("log1p", Kind.UNARY, "tw_log1p", F64(lambda x: ref.numpy_module().log1p(x)), ref.log1p,
-       "log(1 + x) without cancellation; log1p(-1) = -inf, log1p(x < -1) = NaN", **T_TRANSCENDENTAL, ulp=2),
-    Op("expm1", Kind.UNARY, "tw_expm1", F64(lambda x: ref.numpy_module().expm1(x)), ref.overflows(math.expm1),
-       "e^x - 1 without cancellation", **T_TRANSCENDENTAL, ulp=2),
+       "log(1 + x) without cancellation; log1p(-1) = -inf, log1p(x < -1) = NaN", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
+    Op("expm1", Kind.UNARY, "tw_expm1", F64(ref.np_expm1), ref.overflows(math.expm1),
+       "e^x - 1 without cancellation", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("log2", Kind.UNARY, "tw_log2", F64(lambda x: ref.numpy_module().log2(x)), ref.logs(math.log2),
-       "base-2 logarithm, exact at powers of 2; log2(0) = -inf, log2(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1),
+       "base-2 logarithm, exact at powers of 2; log2(0) = -inf, log2(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1, **FLOATC),
     Op("log10", Kind.UNARY, "tw_log10", F64(lambda x: ref.numpy_module().log10(x)), ref.logs(math.log10),
-       "base-10 logarithm; log10(0) = -inf, log10(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1),
+       "base-10 logarithm; log10(0) = -inf, log10(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1, **FLOATC),
     Op("sinh", Kind.UNARY, "tw_sinh", F64(lambda x: ref.numpy_module().sinh(x)), ref.overflows(math.sinh),
-       "hyperbolic sine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2.5),
+       "hyperbolic sine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
     Op("cosh", Kind.UNARY, "tw_cosh", F64(lambda x: ref.numpy_module().cosh(x)), ref.overflows(math.cosh, even=True),
-       "hyperbolic cosine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2),
+       "hyperbolic cosine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("tan", Kind.UNARY, "tw_tan", F64(lambda x: ref.numpy_module().tan(x)), ref.trig(math.tan),
-       "tangent (radians); sin's and cos's reduction, accurate for every finite float32", **T_TRANSCENDENTAL, ulp=3),
+       "tangent (radians); sin's and cos's reduction, accurate for every finite float32", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
     Op("asin", Kind.UNARY, "tw_asin", F64(lambda x: ref.numpy_module().arcsin(x)), ref.within(math.asin, -1, 1),
-       "inverse sine in [-pi/2, pi/2]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3),
+       "inverse sine in [-pi/2, pi/2]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
     Op("acos", Kind.UNARY, "tw_acos", F64(lambda x: ref.numpy_module().arccos(x)), ref.within(math.acos, -1, 1),
-       "inverse cosine in [0, pi]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=2),
+       "inverse cosine in [0, pi]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("atan", Kind.UNARY, "tw_atan", F64(lambda x: ref.numpy_module().arctan(x)), math.atan,
-       "inverse tangent in [-pi/2, pi/2]", **T_TRANSCENDENTAL, ulp=2.5),
+       "inverse tangent in [-pi/2, pi/2]", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
     Op("asinh", Kind.UNARY, "tw_asinh", F64(lambda x: ref.numpy_module().arcsinh(x)), math.asinh,
-       "inverse hyperbolic sine", **T_TRANSCENDENTAL, ulp=2.5),
+       "inverse hyperbolic sine", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
     Op("acosh", Kind.UNARY, "tw_acosh", F64(lambda x: ref.numpy_module().arccosh(x)),
-       ref.within(math.acosh, 1, math.inf), "inverse hyperbolic cosine; NaN below 1", **T_TRANSCENDENTAL, ulp=3),
+       ref.within(math.acosh, 1, math.inf), "inverse hyperbolic cosine; NaN below 1", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
     Op("atanh", Kind.UNARY, "tw_atanh", F64(lambda x: ref.numpy_module().arctanh(x)), ref.atanh,
-       "inverse hyperbolic tangent; atanh(+-1) = +-inf, NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3),
+       "inverse hyperbolic tangent; atanh(+-1) = +-inf, NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
     Op("reciprocal", Kind.UNARY, "tw_reciprocal", ref.quiet(lambda x, out=None: ref.numpy_module().reciprocal(x, out=out)),
-       lambda x: ref.div(1.0, x), "1 / x; reciprocal(+-0) = +-inf", **T_FLUSH, ulp=2.5),
+       lambda x: ref.div(1.0, x), "1 / x; reciprocal(+-0) = +-inf", **T_FLUSH, ulp=2.5, **FLOATC),
     Op("positive", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().positive(x, out=out)),
-       lambda x: x, "x itself (+x)", **T_BITS, **NUM),
+       lambda x: x, "x itself (+x)", **T_BITS, **NUMC),
+    Op("real", Kind.UNARY, "tw_positive", ref.quiet(lambda x: ref.numpy_module().real(x).copy()), ref.real,
+       "the real component (a real number: itself)", **T_BITS, **NUMC, returns="real"),
+    Op("imag", Kind.UNARY, "tw_imag", ref.quiet(lambda x: ref.numpy_module().imag(x).copy()), ref.imag,
+       "the imaginary component (a real number: 0)", **T_BITS, **NUMC, returns="real"),
+    Op("conj", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().conjugate(x, out=out)),
+       ref.conj, "the complex conjugate (a real number: itself)", **T_BITS, **NUMC),
     Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
-       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS, **ALL),
+       "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS, **ANY),
     Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b, out=None: ref.numpy_module().add(a, b, out=out)),
-       lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT, **NUM),
+       lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT, **NUMC),
     Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b, out=None: ref.numpy_module().subtract(a, b, out=out)),
-       lambda a, b: a - b, "a - b", aliases=("subtract",), **T_EXACT, **NUM),
+       lambda a, b: a - b, "a - b", aliases=("subtract",), **T_EXACT, **NUMC),
     Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b, out=None: ref.numpy_module().multiply(a, b, out=out)),
-       lambda a, b: a * b, "a * b", aliases=("multiply",), **T_EXACT, **NUM),
+       lambda a, b: a * b, "a * b", aliases=("multiply",), **T_EXACT, **NUMC),
     Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b, out=None: ref.numpy_module().divide(a, b, out=out)),
-       ref.div, "a / b", aliases=("divide",), **T_FLUSH, ulp=2.5),
+       ref.div, "a / b", aliases=("divide",), **T_FLUSH, ulp=2.5, **FLOATC),
     Op("atan2", Kind.BINARY, "tw_atan2", F64(lambda a, b: ref.numpy_module().arctan2(a, b)), math.atan2,
        "the angle of the point (b, a) in [-pi, pi], as C99 atan2(a, b): signed zeros and infinities give its "
        "special values", **T_TRANSCENDENTAL, ulp=3),
@@ -263,11 +276,12 @@ CATALOG: tuple[Op, ...] = (
        "a - floor(a / b) b with the sign of b, as np.remainder and Python's %: an exact fmod, moved by b",
        **T_EXACT, cost=8, **NUM),
     Op("floor_divide", Kind.BINARY, "tw_floor_divide",
-       ref.quiet(lambda a, b, out=None: ref.numpy_module().floor_divide(a, b, out=out)), ref.floor_divide,
-       "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored", **T_EXACT, cost=8, ulp=1, **NUM),
+       ref.quiet(ref.np_floor_divide), ref.floor_divide,
+       "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored; the standard's +-inf // "
+       "finite = +-inf, finite // +-inf = a zero signed as a / b", **T_EXACT, cost=8, ulp=1, **NUM),
     Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
-       "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3),
+       "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3, **FLOATC),
     Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
        ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS, **NUM),
     Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
@@ -285,10 +299,10 @@ CATALOG: tuple[Op, ...] = (
     Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: a != b), lambda a, b: a != b,
        "a != b (NaN: True)", aliases=("not_equal",), **T_BITS, **EQUALITY),
     Op("where", Kind.TERNARY, "tw_where", ref.quiet(ref.np_where),
-       lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, dtypes=DTYPES + WIDE),
+       lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, **ANY),
     Op("astype", Kind.UNARY, "tw_astype", ref.quiet(lambda x: x), lambda x: x,
        "x converted to dtype=: float to int truncates toward zero (saturating; NaN: 0), to bool is x != 0 "
-       "(NaN: True), int to int wraps", **T_BITS, dtypes=DTYPES + WIDE, returns="target",
+       "(NaN: True), int to int wraps", **T_BITS, **ANY, returns="target",
        options=("dtype",)),
     Op("logical_and", Kind.BINARY, "tw_logical_and", ref.quiet(lambda a, b: ref.numpy_module().logical_and(a, b)),
        lambda a, b: bool(a and b), "a and b", **T_BITS, dtypes=(bool_,)),
@@ -312,23 +326,23 @@ CATALOG: tuple[Op, ...] = (
        "a >> b, arithmetic for int32; b >= 32 or b < 0 shifts every bit out", **T_BITS,
        dtypes=(int32, uint32, int64)),
     Op("isnan", Kind.UNARY, "tw_isnan_of", ref.quiet(lambda x: ref.numpy_module().isnan(x)), math.isnan, "x is NaN",
-       **T_BITS, returns="bool"),
+       **T_BITS, returns="bool", **FLOATC),
     Op("isinf", Kind.UNARY, "tw_isinf_of", ref.quiet(lambda x: ref.numpy_module().isinf(x)), math.isinf, "x is +-inf",
-       **T_BITS, returns="bool"),
+       **T_BITS, returns="bool", **FLOATC),
     Op("isfinite", Kind.UNARY, "tw_isfinite_of", ref.quiet(lambda x: ref.numpy_module().isfinite(x)), math.isfinite,
-       "x is neither NaN nor +-inf", **T_BITS, returns="bool"),
+       "x is neither NaN nor +-inf", **T_BITS, returns="bool", **FLOATC),
     Op("signbit", Kind.UNARY, "tw_signbit", ref.quiet(lambda x: ref.numpy_module().signbit(x)),
        lambda x: math.copysign(1.0, x) < 0, "the sign bit of x is set (-0.0 and -NaN too)", **T_BITS, returns="bool"),
     Op("dot", Kind.REDUCE, "tw_mul(x, y)",
        ref.quiet(ref.np_dot),
        lambda a, b: ref.total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
-    Op("sum", Kind.REDUCE, "x", ref.quiet(ref.np_sum), ref.total, "sum of all elements", **T_REDUCE, **NUM),
+    Op("sum", Kind.REDUCE, "x", ref.quiet(ref.np_sum), ref.total, "sum of all elements", **T_REDUCE, **NUMC),
     Op("max", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().max(x, axis=axis)), ref.extreme(max), "largest element; NaN if any",
        combine="tw_max", identity="tw_neg_inf()", empty=False, **T_BITS, **ALL),
     Op("min", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().min(x, axis=axis)), ref.extreme(min), "smallest element; NaN if any",
        combine="tw_min", identity="tw_inf()", empty=False, **T_BITS, **ALL),
     Op("prod", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().prod(x, axis=axis, dtype=x.dtype)),
-       ref.product, "product of all elements", combine="tw_mul", identity="1.0", **T_PROD, **NUM),
+       ref.product, "product of all elements", combine="tw_mul", identity="1.0", **T_PROD, **NUMC),
     Op("norm_l1", Kind.REDUCE, "abs(x)", ref.quiet(lambda x, axis=None: ref.np_sum(ref.numpy_module().abs(x), axis)),
        lambda xs: ref.total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
     Op("norm_l2", Kind.REDUCE, "x * x", ref.quiet(lambda x, axis=None: ref.numpy_module().sqrt(ref.np_sum(x * x, axis))),
@@ -344,7 +358,7 @@ CATALOG: tuple[Op, ...] = (
        ref.running(lambda a, b: a * b), "running product of all of it as one row (a tensor's: along `axis`)", combine="tw_mul",
        identity="1.0", **T_PROD, **NUM),
     Op("matmul", Kind.MATMUL, "matmul", ref.quiet(lambda a, b: a @ b), ref.matmul_ref, "(M, K) @ (K, N)",
-       rtol=1e-4, atol=1e-5, options=("m", "k", "n")),
+       rtol=1e-4, atol=1e-5, options=("m", "k", "n"), **FLOATC),
     Op("take", Kind.GATHER, "tw_take", lambda x, at: x[at], lambda xs, at: xs[at],
        "x's elements at `indices` along axis= (default 0): indices of the output's shape "
        "x.shape[:axis] + J + x.shape[axis+1:] (Tensor.take takes NumPy's); a negative index counts from the "
@@ -392,8 +406,25 @@ GENERATORS: tuple[Op, ...] = (
 )
 # fmt: on
 
+# The transforms: rows of kind FFT (tw.fft makes them, fft.py; no methods), NumPy's pocketfft on the NumPy
+# backend, the only one that holds complex numbers; their options and references in fft_kinds.py.
+FFT_OPTIONS = ("axes", "sizes", "norm")
+# fmt: off
+TRANSFORMS: tuple[Op, ...] = (
+    Op("dft", Kind.FFT, "", fk.np_dft, fk.py_dft, "the discrete Fourier transform along axes, or its inverse: "
+       "complex to complex", options=(*FFT_OPTIONS, "inverse"), dtypes=COMPLEX, rtol=1e-5, atol=1e-6),
+    Op("rdft", Kind.FFT, "", fk.np_rdft, fk.py_rdft, "the transform of real numbers along axes: the last axis's "
+       "non-negative frequencies", options=FFT_OPTIONS, dtypes=(float32, float64), returns="complex",
+       rtol=1e-5, atol=1e-6),
+    Op("irdft", Kind.FFT, "", fk.np_irdft, fk.py_irdft, "the inverse of rdft: a Hermitian half spectrum to real "
+       "numbers", options=FFT_OPTIONS, dtypes=COMPLEX, returns="real", rtol=1e-5, atol=1e-6),
+)
+# fmt: on
+
 BY_NAME: dict[str, Op] = (
-    {op.name: op for op in CATALOG} | {a: op for op in CATALOG for a in op.aliases} | {op.name: op for op in GENERATORS}
+    {op.name: op for op in CATALOG}
+    | {a: op for op in CATALOG for a in op.aliases}
+    | {op.name: op for op in GENERATORS + TRANSFORMS}
 )
 
 

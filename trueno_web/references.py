@@ -216,23 +216,25 @@ def np_where(c, a, b, out=None):
 
 
 def in_float64(expr: Callable) -> Callable:
-    """A NumPy expression evaluated in float64 and rounded once to its input's dtype: the NumPy backend's
-    activations, each within 0.5 ulp of float32 plus float64's error (the formulas are stable in float64)."""
+    """A NumPy expression evaluated in float64 (complex128 for complex input) and rounded once to its input's
+    dtype: the NumPy backend's activations, each within 0.5 ulp of float32 plus float64's error (the formulas
+    are stable in float64)."""
 
     def run(x, *params):
         np = numpy_module()
-        return np.asarray(expr(x.astype(np.float64), *params)).astype(x.dtype, copy=False)
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        return np.asarray(expr(x.astype(wide), *params)).astype(x.dtype, copy=False)
 
     return run
 
 
 def np_sum(x, axis=None):
-    """Sum accumulated in float64, rounded once to float32: its error does not grow with the count. Integers
-    sum in their own dtype (wrapping, as the kernels)."""
+    """Sum accumulated in float64 (complex128), rounded once to float32 (complex64): its error does not grow
+    with the count. Integers sum in their own dtype (wrapping, as the kernels)."""
     np = numpy_module()
     if x.dtype.kind in "iu":
         return np.sum(x, axis=axis, dtype=x.dtype)
-    return np.sum(x, axis=axis, dtype=np.float64).astype(x.dtype)
+    return np.sum(x, axis=axis, dtype=np.complex128 if x.dtype.kind == "c" else np.float64).astype(x.dtype)
 
 
 def np_dot(a, b, axis=None):
@@ -422,16 +424,76 @@ def remainder(a: float, b: float) -> float:
 
 
 def floor_divide(a: float, b: float) -> float:
-    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0.
+    """np.floor_divide (Python's //: (a - fmod(a, b)) / b, floored, the zero signed as a / b); a / b by 0 and
+    of +-inf by a finite b, a zero signed as a / b of a finite a by +-inf (the standard's special values).
     Integers: Python's //, and 0 for b = 0 (as NumPy)."""
-    if isinstance(a, int) and isinstance(b, int) and b == 0:
-        return 0
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b if b else 0
+    if math.isinf(a) and math.isfinite(b):
+        return div(a, b)
+    if math.isfinite(a) and math.isinf(b):
+        return math.copysign(0.0, math.copysign(1.0, a) * math.copysign(1.0, b))
     try:
         return a // b
     except ZeroDivisionError:
         return div(a, b)
 
 
+def np_floor_divide(a, b, out=None):
+    """np.floor_divide with the standard's special values of floats: +-inf // a finite b is a / b (NumPy: NaN),
+    a finite a // +-inf the zero signed as a / b (NumPy: -1 where the signs differ)."""
+    np = numpy_module()
+    if np.result_type(a, b).kind != "f":
+        return np.floor_divide(a, b, out=out)
+    big, small = np.isinf(a) & np.isfinite(b), np.isfinite(a) & np.isinf(b)
+    fix = np.where(big, a / b, np.where(np.signbit(a) ^ np.signbit(b), -0.0, 0.0)) if big.any() or small.any() else None
+    q = np.floor_divide(a, b, out=out)  # `out` may be a or b: the special values were taken first
+    if fix is not None:
+        np.copyto(q, fix, where=big | small, casting="unsafe")
+    return q
+
+
+def np_tanh(x, out=None):
+    """np.tanh; of complex x with a real part of +-inf and a finite imaginary one, the standard's +-1 + 0j with
+    the imaginary part's sign (tanh is odd and conjugate-symmetric; C99's sign is sin(2 imag)'s)."""
+    np = numpy_module()
+    edge = np.isinf(x.real) & np.isfinite(x.imag) if x.dtype.kind == "c" else None
+    if edge is not None and edge.any():
+        fix = np.empty_like(x)
+        fix.real, fix.imag = np.copysign(1.0, x.real), np.copysign(0.0, x.imag)
+        y = np.tanh(x, out=out)  # `out` may be x: the special values were taken first
+        np.copyto(y, fix, where=edge)
+        return y
+    return np.tanh(x, out=out)
+
+
+def np_expm1(x):
+    """np.expm1; of complex x with an infinite or NaN component exp(x) - 1, which keeps exp's special values
+    (NumPy's complex expm1 gives NaN for every one of them), and of +-0 +- 0j the standard's +0 real part."""
+    np = numpy_module()
+    y = np.expm1(x)
+    if x.dtype.kind == "c":
+        odd = ~np.isfinite(x)
+        y[odd] = np.exp(x[odd]) - 1
+        y.real[x == 0] = 0.0
+    return y
+
+
 def np_nextafter32(a, b):
     np = numpy_module()
     return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)
+
+
+def real(x):
+    """The real component (a real number: itself)."""
+    return x.real if isinstance(x, complex) else x
+
+
+def imag(x):
+    """The imaginary component (a real number: 0 of its type)."""
+    return x.imag if isinstance(x, complex) else type(x)(0)
+
+
+def conj(x):
+    """The complex conjugate (a real number: itself)."""
+    return x.conjugate()

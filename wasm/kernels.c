@@ -747,16 +747,18 @@ SMALL f4 v_remainder(f4 a, f4 b) {
     return sel((as_i(m) & 0x7fffffff) == 0, as_f(as_i(b) & (int)0x80000000), r);
 }
 /* np.floor_divide: (a - fmod) / b, less 1 where the fmod's sign is not b's, floored (up where more than 1/2 was
- * left); 0 with the sign of a / b where that is 0; a / b where b is 0 */
+ * left); 0 with the sign of a / b where that is 0 or a finite a is divided by +-inf; a / b where b is 0 or an
+ * infinite a is divided by a finite b (the standard's special values) */
 SMALL f4 v_floor_divide(f4 a, f4 b) {
     f4 m = vfmod(a, b);
     i4 differ = ((as_i(m) ^ as_i(b)) < 0) & ((as_i(m) & 0x7fffffff) != 0);
     f4 q = (a - m) / b;
     f4 d = sel(differ, q - 1.0f, q);
     f4 f = vfloor(d);
+    i4 ea = as_i(a) & 0x7fffffff, eb = as_i(b) & 0x7fffffff;
     f4 r = sel(d - f > 0.5f, f + 1.0f, f);
-    r = sel(d == 0.0f, as_f((as_i(a) ^ as_i(b)) & (int)0x80000000), r);
-    return sel((as_i(b) & 0x7fffffff) == 0, a / b, r);
+    r = sel((d == 0.0f) | ((ea < 0x7f800000) & (eb == 0x7f800000)), as_f((as_i(a) ^ as_i(b)) & (int)0x80000000), r);
+    return sel((eb == 0) | ((ea == 0x7f800000) & (eb < 0x7f800000)), a / b, r);
 }
 
 /* the functions above as exports: one loop each for one and two inputs, calling through a pointer 4 lanes at a
@@ -766,6 +768,7 @@ SMALL f4 op_ceil(f4 x) { return vceil(x); }
 SMALL f4 op_trunc(f4 x) { return vtrunc(x); }
 SMALL f4 op_reciprocal(f4 x) { return 1.0f / x; }
 SMALL f4 op_positive(f4 x) { return x; }
+SMALL f4 op_imag(f4 x) { (void)x; return (f4){0.0f, 0.0f, 0.0f, 0.0f}; }
 SMALL f4 op_copysign(f4 a, f4 b) { return copysign4(a, b); }
 typedef f4 (*map1_fn)(f4 x);
 typedef f4 (*map2_fn)(f4 a, f4 b);
@@ -850,6 +853,9 @@ MAP1(acosh, v_acosh)
 MAP1(atanh, v_atanh)
 MAP1(reciprocal, op_reciprocal)
 MAP1(positive, op_positive)
+MAP1(real, op_positive)
+MAP1(conj, op_positive)
+MAP1(imag, op_imag)
 
 #define BINARY(NAME, OP)                                                            \
     EXPORT void tw_##NAME(const float *ap, const float *bp, float *yp, int n) {     \
@@ -972,7 +978,10 @@ INLINE s32 rem_i32(s32 a, s32 b) {
     IMAP1(round##SUF, T, T, x)                                                      \
     IMAP1(ceil##SUF, T, T, x)                                                       \
     IMAP1(trunc##SUF, T, T, x)                                                      \
-    IMAP1(positive##SUF, T, T, x)
+    IMAP1(positive##SUF, T, T, x)                                                   \
+    IMAP1(real##SUF, T, T, x)                                                       \
+    IMAP1(conj##SUF, T, T, x)                                                       \
+    IMAP1(imag##SUF, T, T, x * 0)
 ROUNDING(_i32, s32)
 ROUNDING(_u32, u32)
 IMAP1(sign_i32, s32, s32, (x > 0) - (x < 0))

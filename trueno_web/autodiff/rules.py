@@ -20,6 +20,7 @@ from ..references import SELU_ALPHA, SELU_SCALE
 from ..tensor.index import gather, scatter
 
 GELU_C = math.sqrt(2.0 / math.pi)
+
 # ops on bools and integers, and float classes: no gradient
 INTEGRAL = (
     *("logical_and", "logical_or", "logical_xor", "logical_not"),
@@ -98,6 +99,9 @@ ARRAY_API = {
     "atanh": lambda g, xs, y, p: (g / (1.0 - xs[0] * xs[0]),),
     "reciprocal": lambda g, xs, y, p: (-g * y * y,),
     "positive": lambda g, xs, y, p: (g,),
+    "real": lambda g, xs, y, p: (g,),  # of real inputs (the gradients are real: complex ones are not traced)
+    "conj": lambda g, xs, y, p: (g,),
+    "imag": lambda g, xs, y, p: (None,),  # 0 everywhere
     "atan2": _atan2,
     "hypot": lambda g, xs, y, p: (g * xs[0] / y, g * xs[1] / y),
     "logaddexp": lambda g, xs, y, p: (g * (xs[0] - y).exp(), g * (xs[1] - y).exp()),

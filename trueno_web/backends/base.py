@@ -170,7 +170,7 @@ class Driver(Protocol):
 
 
 WORD_DTYPES = frozenset({"bool", "int32", "uint32", "float32"})  # 32-bit words: what every backend holds
-WIDE_DTYPES = WORD_DTYPES | {"int64", "float64"}  # NumPy's own arrays hold these too
+WIDE_DTYPES = WORD_DTYPES | {"int64", "float64", "complex64", "complex128"}  # NumPy's own arrays hold these too
 
 CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as tight as on a GPU
     "max_storage_buffer_binding_size": 2**62,

@@ -15,7 +15,7 @@ Shape, axis and device mistakes raise TruenoValueError where the expression is w
 from __future__ import annotations
 
 import math
-from numbers import Real
+from numbers import Number, Real
 
 from .. import ops
 from ..calls import Pending, install
@@ -44,7 +44,7 @@ class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
     __array_priority__ = 1000  # numpy_array + tensor gives a Tensor
 
     def __init__(self, device, expr: Expr):
-        if expr.dtype.bits == 64:  # float64, int64: where the device's backend holds them (dtypes.check_held)
+        if expr.dtype.wide:  # float64, int64, complex: where the device's backend holds them (dtypes.check_held)
             check_held(expr.dtype, device.executor.backend, device.executor.dtypes)
         self.device = device
         self.expr = expr
@@ -75,8 +75,14 @@ class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
     def astype(self, dtype, copy: bool = True) -> Tensor:
         """This tensor converted to `dtype` (a trueno_web dtype or its name): float to integer truncates toward
         zero (saturating; NaN: 0), to bool is x != 0, integer to integer wraps. The same dtype: this tensor's
-        values (a tensor of its own with copy=True)."""
+        values (a tensor of its own with copy=True). Complex to a real dtype is refused (the standard's rule:
+        say which component, real() or imag())."""
         target = dtype_of(dtype)
+        if self.dtype.kind == "complex" and target.kind not in ("complex", "bool"):
+            raise TruenoTypeError(
+                f"astype({target.name}) of a {self.dtype.name} tensor would drop a component; convert "
+                f"tw.real(x) or tw.imag(x) instead"
+            )
         if target is self.dtype:
             return Tensor(self.device, self.expr) if copy else self
         return Tensor(self.device, Expr(self.shape, op=ASTYPE, inputs=(self.expr,), dtype=target))
@@ -249,7 +255,7 @@ def _is_scalar(x) -> bool:
 
 
 def _is_number(x) -> bool:
-    return type(x) in (float, int, bool) or isinstance(x, Real)
+    return type(x) in (float, int, bool) or isinstance(x, Number)
 
 
 def as_tensors(args, shape: tuple[int, ...] | None = None) -> list[Tensor]:
@@ -297,7 +303,7 @@ def _typed(op, ts: list[Tensor]) -> tuple[list[Tensor], DType]:
         compute, out = signature(op, have)
         typed = _TYPED[key] = input_dtypes(op, have, compute), out, compute
     wanted, out, compute = typed
-    if compute.bits == 64:  # int32 with uint32 is int64: say so where the device has none
+    if compute.wide:  # int32 with uint32 is int64: say so where the device has none
         names = " and ".join(dict.fromkeys(key[1:]))
         check_held(compute, ts[0].device.executor.backend, ts[0].device.executor.dtypes, f"{op.name} of {names}: ")
     return [t if t.expr.dtype is d else t.astype(d, copy=False) for t, d in zip(ts, wanted)], out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 
 from .. import ops
 from ..dtypes import dtype_of, iinfo, py_cast, scalar_dtype, signature
@@ -99,11 +99,14 @@ def int_arg(value, name: str, where: str) -> int:
 
 
 def constant(device, value, dtype, where: str) -> Tensor:
-    """A 0-d tensor of `value` (a Python bool, int or float) as `dtype` (None: the value's own, the standard's
-    bool -> bool, int -> int32, float -> float32). An int out of an integer dtype's range raises."""
-    if not isinstance(value, Real):
-        raise TruenoTypeError(f"{where}: the fill value must be a bool, int or float; got {type(value).__name__}")
+    """A 0-d tensor of `value` (a Python bool, int, float or complex) as `dtype` (None: the value's own, the
+    standard's bool -> bool, int -> int32, float -> float32, complex -> complex64). An int out of an integer
+    dtype's range raises, as does a complex value of a real dtype."""
+    if not isinstance(value, Number):
+        raise TruenoTypeError(f"{where}: the fill value must be a number; got {type(value).__name__}")
     dtype = scalar_dtype(value) if dtype is None else dtype_of(dtype)
+    if not isinstance(value, Real) and dtype.kind != "complex":
+        raise TruenoTypeError(f"{where}: a complex fill value needs a complex dtype; got dtype={dtype.name}")
     if dtype.integral and isinstance(value, Integral) and not isinstance(value, bool):
         lo, hi = iinfo(dtype).min, iinfo(dtype).max
         if not lo <= value <= hi:

@@ -7,7 +7,7 @@ nodes under some tensors into one batch; the Tensor methods build them.
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Number
 from types import MappingProxyType
 
 from .. import ops
@@ -63,7 +63,7 @@ def leaf(device, data, shape=None, dtype: DType | None = None) -> Expr:
         data.check_alive()
         return Expr(data.shape, leaf=data, dtype=data.dtype)
     device.check_open()
-    if isinstance(data, Real):
+    if isinstance(data, Number):
         host = to_host([data], dtype=dtype or scalar_dtype(data))
         host = HostData(host.data, (), dtype=host.dtype)
     else:
@@ -76,7 +76,7 @@ def constant(device, value, dtype: DType, shape: tuple[int, ...] = ()) -> Expr:
     """A Python number as `dtype`, broadcast to `shape` (a 0-d leaf under a stride-0 view): kept per device
     (`GpuDevice.constants`) and shared by every op that uses that number at that shape, so a loop that
     writes `x <= 4.0` builds it once and realize uploads it once (the leaf becomes resident)."""
-    key = (dtype.name, value if type(value) is int else float(value).hex(), shape)  # hex: -0.0 apart from 0.0
+    key = (dtype.name, value if type(value) is int else _bits(value), shape)
     cache = device.constants
     found = cache.get(key)
     if found is not None:
@@ -89,3 +89,9 @@ def constant(device, value, dtype: DType, shape: tuple[int, ...] = ()) -> Expr:
         base = Expr(shape, view=view, inputs=(base,), dtype=dtype)
     cache[key] = base
     return base
+
+
+def _bits(value) -> tuple[str, str]:
+    """A float's or complex's exact value as a key: hex keeps -0.0 apart from 0.0."""
+    value = complex(value)
+    return value.real.hex(), value.imag.hex()

@@ -58,8 +58,8 @@ class Reductions:
 
 def _floats(t):
     """t as a float: mean, var and std of bools and 32-bit integers are float32, of int64 float64 (NumPy's)
-    (an integer sum would wrap)."""
-    return t if t.dtype.kind == "float" else t.astype(float64 if t.dtype is int64 else float32)
+    (an integer sum would wrap); a complex mean is complex."""
+    return t if t.dtype.kind in ("float", "complex") else t.astype(float64 if t.dtype is int64 else float32)
 
 
 def _count(t, axis) -> int:
