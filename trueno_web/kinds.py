@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from . import sort_kinds
+from . import attention_kind, sort_kinds
 from .errors import TruenoValueError
 from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
 from .layout import contiguous_strides
@@ -35,6 +35,7 @@ class Kind(StrEnum):
     SCATTER = "scatter"  # scatter_add: values added into a copy of x at computed indices (atomics)
     SORT = "sort"  # along the last axis: the values or their indices (sort_kinds.py)
     SEARCH = "search"  # searchsorted: an index into a sorted 1-D x1 per element of x2
+    ATTENTION = "attention"  # softmax(q @ k^T * scale, masked) @ v, fused: no scores in memory (attention_kind.py)
 
 
 Shape = tuple[int, ...]
@@ -434,6 +435,15 @@ KINDS: dict[Kind, KindRow] = {
             work=sort_kinds.search_work,
             numpy=sort_kinds.search_numpy,
             python=sort_kinds.search_python,
+        ),
+        KindRow(
+            Kind.ATTENTION,
+            ("q", "k", "v"),  # attention_masked names a fourth, its mask (Op.input_names)
+            "attention",
+            attention_kind.attention_shape,
+            work=attention_kind.attention_work,
+            numpy=attention_kind.attention_numpy,
+            python=attention_kind.attention_python,
         ),
     )
 }

@@ -1,13 +1,15 @@
 """Linear algebra on tensors: matmul with NumPy's rules (the `@` operator of the Tensor class mixes in
-from here). Other linear algebra on tensors goes here too."""
+from here) and fused attention (the catalog's attention rows). Other linear algebra on tensors goes here too."""
 
 from __future__ import annotations
 
 from .. import ops
+from ..dtypes import bool_
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 
 MATMUL = ops.get("matmul")
+ATTENTION, ATTENTION_MASKED = ops.get("attention"), ops.get("attention_masked")
 
 
 class Linalg:
@@ -22,6 +24,14 @@ class Linalg:
 
     def __rmatmul__(self, other):
         return matmul(other, self)
+
+    def attention(self, k, v, scale=None, causal=None):
+        """The catalog's attention with this tensor as q (see `attention`)."""
+        return attention(self, k, v, None, scale, causal)
+
+    def attention_masked(self, k, v, mask, scale=None, causal=None):
+        """The catalog's attention_masked with this tensor as q (see `attention`)."""
+        return attention(self, k, v, mask, scale, causal)
 
 
 def matmul(a, b):
@@ -52,9 +62,27 @@ def matmul(a, b):
     return out.squeeze(-1) if vb else out
 
 
-def _unbroadcast(t):
-    """t cut to size 1 along its broadcast (stride 0, wholly valid) batch dimensions: the kind broadcasts
-    them again. A padded dimension is partly zeros, so it stays (the copy materialises it)."""
+def attention(q, k, v, mask=None, scale=None, causal=None):
+    """softmax(q @ k^T * scale, masked) @ v as one op (the attention rows, attention_kind.py): q (..., L, E),
+    k (..., S, E), v (..., S, Ev), mask None or broadcast to (..., L, S) (0: not attended, read as bool).
+    Operands broadcast along a dimension are read in place (their one slice), as matmul's; an operand that
+    is otherwise not row-major is copied first; a mask that is not bool or of q's dtype is made bool."""
+    ts = q._tensors([q, k, v] + ([] if mask is None else [mask])) if isinstance(q, Linalg) else None
+    if ts is None:
+        raise TruenoTypeError("attention needs q as a Tensor")
+    if mask is not None and ts[3].dtype not in (ts[0].dtype, bool_):
+        ts[3] = ts[3].astype(bool_)
+    keep = [2, 2, 2, 0]  # the trailing dimensions each operand keeps whole (a mask broadcasts along L and S too)
+    ts = [_unbroadcast(t, t.ndim - n).contiguous() for t, n in zip(ts, keep)]
+    op = ATTENTION if mask is None else ATTENTION_MASKED
+    return ts[0]._apply(op, ts, (), {"scale": scale, "causal": causal})
+
+
+def _unbroadcast(t, upto: int | None = None):
+    """t cut to size 1 along its broadcast (stride 0, wholly valid) dimensions before `upto` (default: the
+    batch dimensions, all but the last two): the kind broadcasts them again. A padded dimension is partly
+    zeros, so it stays (the copy materialises it)."""
     strides, mask = t.expr.layout()[1], t._mask()
-    cut = {d for d in range(t.ndim - 2) if strides[d] == 0 and t.shape[d] > 1 and mask[d] == (0, t.shape[d])}
+    upto = t.ndim - 2 if upto is None else upto
+    cut = {d for d in range(upto) if strides[d] == 0 and t.shape[d] > 1 and mask[d] == (0, t.shape[d])}
     return t[tuple(slice(0, 1) if d in cut else slice(None) for d in range(t.ndim))] if cut else t
