@@ -41,7 +41,9 @@ def attention_shape(op, shapes, options):
         raise TruenoValueError(f"{op.name} needs at least one key (S) and a head dimension E >= 1; got q {q}, k {k}")
     mask = _mask_shape(shapes[3]) if len(shapes) == 4 else (1, 1)
     if mask[-2] not in (1, n_q) or mask[-1] not in (1, n_k):
-        raise TruenoValueError(f"{op.name}: a mask of shape {shapes[3]} does not broadcast to the scores' (..., {n_q}, {n_k})")
+        raise TruenoValueError(
+            f"{op.name}: a mask of shape {shapes[3]} does not broadcast to the scores' (..., {n_q}, {n_k})"
+        )
     scale, causal = options.get("scale"), options.get("causal")
     scale = 1.0 / math.sqrt(e) if scale is None else scale
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
@@ -49,7 +51,9 @@ def attention_shape(op, shapes, options):
     causal = False if causal is None else causal
     if not isinstance(causal, bool):
         raise TruenoTypeError(f"{op.name}(): causal must be True or False, got {causal!r:.40}")
-    batch, dims = _batch(op.name, [q[:-2], k[:-2], v[:-2], mask[:-2]], [n_q * e, n_k * e, n_k * ev, mask[-2] * mask[-1]])
+    batch, dims = _batch(
+        op.name, [q[:-2], k[:-2], v[:-2], mask[:-2]], [n_q * e, n_k * e, n_k * ev, mask[-2] * mask[-1]]
+    )
     resolved = {"scale": float(scale), "causal": causal, "l": n_q, "s": n_k, "e": e, "ev": ev}
     resolved |= {"batch": math.prod(batch), "dims": dims, "mask": (mask[-1] if mask[-2] > 1 else 0, int(mask[-1] > 1))}
     return (*batch, n_q, ev), resolved

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import attention_kind as ak
 from . import prng
 from . import references as ref
-from . import attention_kind as ak
 from . import sort_kinds as sk
 from .dtypes import DTYPES, SHORT, WIDE, DType, bool_, float32, float64, int32, int64, uint32
 from .errors import TruenoValueError
