@@ -21,6 +21,7 @@ from .errors import TruenoTypeError, TruenoValueError
 from .references import softmax_row, total
 
 BLOCK_ELEMENTS = 1 << 17  # scores the NumPy reference holds at once (a block of query rows, all batches)
+MAX_HEAD = 128  # E and Ev the fused op takes (the WebGPU kernel's registers); larger heads run unfused
 
 
 def _mask_shape(shape):

@@ -10,7 +10,8 @@ import math
 
 from ..errors import TruenoTypeError, TruenoValueError
 from ..kinds import Kind
-from ..tensor import Tensor, arange, asarray, matmul
+from ..tensor import Tensor, asarray, matmul
+from ..tensor.linalg import attention_weights
 from .rules import ELEMENTWISE, INDEXING, REDUCTIONS
 from .unview import unview
 
@@ -160,13 +161,7 @@ def _attention(o: dict, g: Tensor, xs: list[Tensor], y: Tensor):
     tensor ops), then dV = P^T g, dS = P (g V^T - rowsum(g y)) scale, dQ = dS K, dK = dS^T Q; the mask has
     none."""
     q, k, v = xs[:3]
-    scores = matmul(q, k.mT) * o["scale"]
-    if o["causal"]:
-        keep = arange(o["s"], device=q.device) <= arange(o["l"], device=q.device).reshape(o["l"], 1)
-        scores = Tensor.where(keep, scores, -math.inf)
-    if len(xs) == 4:
-        scores = Tensor.where(xs[3], scores, -math.inf)
-    p = scores.softmax(axis=-1)
+    p = attention_weights(q, k, o["scale"], o["causal"], xs[3] if len(xs) == 4 else None)
     ds = p * (matmul(g, v.mT) - (g * y).sum(-1, keepdims=True)) * o["scale"]
     grads = (matmul(ds, k), matmul(ds.mT, q), matmul(p.mT, g))
     return (*(_sum_to(t, x.shape) for t, x in zip(grads, xs)), *([None] * (len(xs) - 3)))
