@@ -369,6 +369,7 @@ class WasmExecutor(CpuExecutor):
         batch.record_checked)."""
         node = nodes[step.node]
         o = node.options
+        out = i32(self._result(node).ptr)
         if not node.size:
             return
         q, k, v, *mask = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
@@ -378,7 +379,6 @@ class WasmExecutor(CpuExecutor):
             self.module.write(dims.ptr, batch_dims)
             shape = (o["l"], o["s"], o["e"], o["ev"], o["batch"])
             strides = o["mask"] if mask else (0, 0)
-            out = i32(self._result(node).ptr)
             args = (*shape, i32(dims.ptr), len(o["dims"]), o["scale"], int(o["causal"]), *strides)
             self.module.call("tw_attention", q, k, v, mask[0] if mask else 0, out, *args)
         finally:
