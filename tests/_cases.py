@@ -249,11 +249,23 @@ def sweep_case(op: ops.Op, n: int, seed: int = 0) -> Case:
     if op.kind == "search":  # x1 sorted, some of x2 equal to its values
         x1 = sorted(uniform(n, seed=seed))
         return Case(op, [(f32(x1), (n,)), (f32(x1[::2] + list(uniform(n, seed=seed + 1))), (n + (n + 1) // 2,))])
+    if op.kind == "attention":  # L query rows (n up to 64, then ~sqrt(8 n)), L + 3 keys, causal; E = 4
+        n_q = n if n <= 64 else min(1025, math.isqrt(8 * n))
+        return attention_case(op, n_q, n_q + 3, seed, causal=True)
     r, c = _divisor_shape(n)
     if op.kind == "matmul":
         return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(c * 5, -1, 1, seed + 1), (c, 5))], label=f"n={n}")
     kh, kw = min(r, 3), min(c, 4)
     return Case(op, [(uniform(n, -1, 1, seed), (r, c)), (uniform(kh * kw, -1, 1, seed + 1), (kh, kw))], label=f"n={n}")
+
+
+def attention_case(op: ops.Op, n_q: int, n_k: int, seed: int = 0, causal: bool = False, e: int = 4) -> Case:
+    """q (n_q, e), k (n_k, e), v (n_k, 3); attention_masked's mask (1, n_k): every third key masked."""
+    inputs = [(uniform(n_q * e, -2, 2, seed), (n_q, e)), (uniform(n_k * e, -2, 2, seed + 1), (n_k, e))]
+    inputs.append((uniform(n_k * 3, -1, 1, seed + 2), (n_k, 3)))
+    if op.arity == 4:
+        inputs.append((f32(float(j % 3 != 1) for j in range(n_k)), (1, n_k)))
+    return Case(op, inputs, options={"causal": causal}, label=f"L={n_q} S={n_k}")
 
 
 def scatter_indices(n: int) -> array.array:
@@ -320,6 +332,14 @@ def special_cases(op: ops.Op) -> list[Case]:
             cases.append(
                 Case(op, [(with_v, (9,)), (scatter_indices(9), (9,)), (f32(normal + [v]), (9,))], label=f"{v}")
             )
+        elif op.kind == "attention":  # v in q, in k, in v (a key every row attends: key 0); +-F32_MAX in q or k
+            for at in range(0 if abs(v) < F32_MAX else 2, 3):  # overflows a float32 score (NaN rows), not float64's
+                data = [f32(normal[:8]), f32(normal[:6] + [0.5, -1.0]), f32(normal[2:8] + [0.25, -0.5])]
+                data[at][0] = v
+                inputs = [(data[0], (4, 2)), (data[1], (4, 2)), (data[2], (4, 2))]
+                if op.arity == 4:
+                    inputs.append((f32([1.0, 0.0, 1.0, v]), (1, 4)))
+                cases.append(Case(op, inputs, label=f"{'qkv'[at]}={v}"))
         elif op.kind == "conv2d":
             cases.append(Case(op, [(with_v, (3, 3)), (f32(normal[:4]), (2, 2))], label=f"img={v}"))
             cases.append(

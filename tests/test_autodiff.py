@@ -132,7 +132,7 @@ PARAMS = {"clip": {"lo": -1.0, "hi": 1.5}, "scale": {"s": -1.75}, "leaky_relu": 
 
 
 def test_every_catalog_op_has_a_rule():
-    kinds_with_rules = {"softmax", "matmul", "conv2d", "scan"}
+    kinds_with_rules = {"softmax", "matmul", "conv2d", "scan", "attention"}
     # argsort and searchsorted give int32 (no cotangent reaches them); sort has none yet: it raises a
     # TruenoTypeError that says so (tests/test_sorting.py)
     without = {"argsort", "searchsorted"}  # int32 results: no cotangent reaches them

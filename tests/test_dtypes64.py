@@ -134,6 +134,11 @@ def _kind_case(op, dtype):
             [rng.standard_normal((6, 4)).astype(np.float32), at],
         ),
         Kind.SCATTER: (lambda a, i, b: a.scatter_add(i, b, axis=0), scatter, [x[:, :4].copy(), at, v]),
+        Kind.ATTENTION: (  # q (6, 10), k (6, 10), v (6, 4), causal; attention_masked's mask (1, 6)
+            lambda q, k, v, *m: getattr(q, op.name)(k, v, *m, causal=True),
+            lambda q, k, v, *m: op.numpy(q, k, v, *(m or [None]), 10**-0.5, True),
+            [x, x[::-1].copy(), x[:, :4].copy()] + [np.array([[1, 0, 1, 1, 0, 1]], x.dtype)] * (op.arity - 3),
+        ),
     }
     if op.name == "dot":
         return (lambda t, u: t.dot(u)), (lambda a, b: np.dot(a.reshape(-1), b.reshape(-1))), [x, x[::-1].copy()]

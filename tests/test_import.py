@@ -53,6 +53,7 @@ def expected_parameters(op):
         "gather": ["x", "indices"],
         "scatter": ["x", "indices", "values"],
         "search": ["x1", "x2"],
+        "attention": ["q", "k", "v", "mask"][: op.arity],
     }.get(op.kind, ["a", "b"] if op.arity == 2 else ["x"])
     return inputs, [(p.name, p.default) for p in op.params], list(op.options)
 
@@ -95,12 +96,13 @@ def test_catalog_rows_are_consistent():
         "scatter",
         "sort",
         "search",
+        "attention",
     )
     for op in ops.CATALOG:
         assert op.kind in known, op
         arity = {"binary": 2, "matmul": 2, "conv2d": 2, "ternary": 3, "gather": 2, "scatter": 3, "sort": 1, "search": 2}
         assert op.arity == arity.get(op.kind, op.arity)
-        assert op.arity in (1, 2) or op.kind in ("ternary", "scatter")
+        assert op.arity in (1, 2) or op.kind in ("ternary", "scatter", "attention")
         assert op.rtol > 0 and op.atol >= 0 and op.doc
         assert callable(op.numpy) and callable(op.ref)
         assert ops.get(op.name) is op and all(ops.get(a) is op for a in op.aliases)

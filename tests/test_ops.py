@@ -275,6 +275,16 @@ def _empty_cases(op):
             (Case(op, [(f32([1.0] * 6), (2, 3)), (e, (3, 0))]), False),
             (Case(op, [(e, (0,)), (e, (0,))], options={"m": 0, "k": 5, "n": 0}), False),
         ]
+    if op.kind == "attention":  # no queries, no batch or Ev = 0: empty; no keys or E = 0: no value
+        mask = [(f32([1.0] * 3), (1, 3))] if op.arity == 4 else []
+        q, k, v = (f32([1.0] * 4), (2, 2)), (f32([1.0] * 6), (3, 2)), (f32([1.0] * 6), (3, 2))
+        return [
+            (Case(op, [(e, (0, 2)), k, v, *mask]), False),
+            (Case(op, [(e, (0, 2, 2)), k, v, *mask]), False),
+            (Case(op, [q, k, (e, (3, 0)), *mask]), False),
+            (Case(op, [q, (e, (0, 2)), (e, (0, 2)), *([(e, (1, 0))] if mask else [])]), True),
+            (Case(op, [(e, (2, 0)), (e, (3, 0)), v, *mask]), True),
+        ]
     if op.kind == "scatter":  # no values: x itself; an empty x has nothing to add into
         none = array.array("i")
         return [
@@ -306,6 +316,7 @@ def test_empty_inputs(dev, op):
 
 E = math.e
 GELU_1 = 0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * (1 + 0.044715)))
+EYE2 = [[1.0, 0.0], [0.0, 1.0]]
 KNOWN = {
     # name: [(args, kwargs, expected flat values)]
     "relu": [(([-1.0, 0.0, 2.5, -0.0, -1e30],), {}, [0.0, 0.0, 2.5, 0.0, 0.0])],
@@ -497,6 +508,15 @@ KNOWN = {
         (([3.0, -1.0, NAN, 2.0, -0.0, 0.0],), {}, [1, 4, 5, 3, 0, 2]),
         (([3.0, -1.0, NAN, 2.0, -0.0, 0.0],), {"descending": True}, [2, 0, 3, 4, 5, 1]),
         (([1, 0, 1, 0],), {"descending": True}, [0, 2, 1, 3]),
+    ],
+    # scores (ln 3) I: weights 3/4 and 1/4; causal: row 0 sees key 0 only; a row with every key masked is NaN
+    "attention": [
+        ((EYE2, EYE2, [[1.0, 2.0], [3.0, 4.0]]), {"scale": math.log(3)}, [1.5, 2.5, 2.5, 3.5]),
+        ((EYE2, EYE2, [[1.0, 2.0], [3.0, 4.0]]), {"scale": math.log(3), "causal": True}, [1.0, 2.0, 2.5, 3.5]),
+    ],
+    "attention_masked": [
+        ((EYE2, EYE2, [[1.0, 2.0], [3.0, 4.0]], [[1.0, 0.0], [0.0, 0.0]]), {}, [1.0, 2.0, NAN, NAN]),
+        ((EYE2, EYE2, [[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0]]), {"causal": True}, [NAN, NAN, 3.0, 4.0]),
     ],
     "searchsorted": [
         (([1.0, 2.0, 2.0, 3.0], [2.0, 0.0, 4.0, NAN]), {}, [1, 0, 4, 4]),

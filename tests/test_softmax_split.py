@@ -88,8 +88,8 @@ def test_scaled_causal_masked_softmax_is_one_row_pass(dev):
     assert n == 1
 
 
-def test_causal_attention_is_four_dispatches(dev):
-    """k^T's copy, q @ k^T, ONE row pass (scale, causal mask, softmax), probabilities @ v."""
+def test_causal_attention_is_one_dispatch(dev):
+    """The fused attention op: no copy of k^T, no scores, one kernel (tests/test_attention.py has the rest)."""
     rng = np.random.default_rng(4)
     q, k, v = (rng.standard_normal((2, 7, 8), dtype=np.float32) for _ in range(3))
     got, n = dispatches(dev, tw.scaled_dot_product_attention(dev.tensor(q), dev.tensor(k), dev.tensor(v), causal=True))
@@ -97,7 +97,7 @@ def test_causal_attention_is_four_dispatches(dev):
     z = np.where(np.tril(np.ones((7, 7), bool)), z, -np.inf)
     p = np.exp(z - z.max(-1, keepdims=True))
     np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v, rtol=1e-5, atol=1e-6)
-    assert n == 4
+    assert n == 1
 
 
 def test_row_reductions_of_strided_views(dev):

@@ -120,7 +120,7 @@ def bind(op: Op, args: tuple, kwargs: dict) -> tuple[tuple, tuple[float, ...], d
             if name == "dtype":  # astype's target
                 options[name] = dtype_of(value)
                 continue
-            if name in ("descending", "side"):  # sort's flag, searchsorted's side: the kind's shape rule checks them
+            if name in ("descending", "side", "scale", "causal"):  # the kind's shape rule checks these
                 options[name] = value
                 continue
             negative = value is not None and name != "axis" and value < 0  # an axis counts from the end

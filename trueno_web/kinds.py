@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from . import sort_kinds
+from . import attention_kind, sort_kinds
 from .errors import TruenoValueError
 from .fft_kinds import fft_numpy, fft_python, fft_shape, fft_work
 from .gathers import scatter_numpy, scatter_python, scatter_shape, take_numpy, take_python, take_shape
@@ -37,6 +37,7 @@ class Kind(StrEnum):
     SORT = "sort"  # along the last axis: the values or their indices (sort_kinds.py)
     SEARCH = "search"  # searchsorted: an index into a sorted 1-D x1 per element of x2
     FFT = "fft"  # discrete Fourier transforms along axes (fft_kinds.py): the NumPy backend's only
+    ATTENTION = "attention"  # softmax(q @ k^T * scale, masked) @ v, fused: no scores in memory (attention_kind.py)
 
 
 Shape = tuple[int, ...]
@@ -446,6 +447,15 @@ KINDS: dict[Kind, KindRow] = {
             python=sort_kinds.search_python,
         ),
         KindRow(Kind.FFT, ("x",), "fft", fft_shape, work=fft_work, numpy=fft_numpy, python=fft_python),
+        KindRow(
+            Kind.ATTENTION,
+            ("q", "k", "v"),  # attention_masked names a fourth, its mask (Op.input_names)
+            "attention",
+            attention_kind.attention_shape,
+            work=attention_kind.attention_work,
+            numpy=attention_kind.attention_numpy,
+            python=attention_kind.attention_python,
+        ),
     )
 }
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import attention_kind as ak
 from . import fft_kinds as fk
 from . import prng
 from . import references as ref
@@ -380,6 +381,14 @@ CATALOG: tuple[Op, ...] = (
     Op("searchsorted", Kind.SEARCH, "searchsorted", sk.np_searchsorted, sk.py_searchsorted,
        'int32 insertion points of x2 in the sorted 1-D x1 (side="left": before equal values, "right": after), '
        "a binary search per element; NaN sorts last", options=("side",), **T_BITS, **ALL, returns="index"),
+    Op("attention", Kind.ATTENTION, "attention", ak.np_attention, ak.py_attention,
+       "softmax(q @ k^T * scale) @ v over the last two axes, fused (no L x S scores in memory): q (..., L, E), "
+       "k (..., S, E), v (..., S, Ev); scale= (default 1/sqrt(E)), causal=True masks keys j > query i",
+       options=("scale", "causal"), rtol=1e-4, atol=1e-5),
+    Op("attention_masked", Kind.ATTENTION, "attention", ak.np_attention, ak.py_attention,
+       "attention with a mask broadcast to (..., L, S): a score where it is 0 is -inf (not attended); a row "
+       "with none attended is NaN", options=("scale", "causal"), input_names=("q", "k", "v", "mask"),
+       rtol=1e-4, atol=1e-5),
 )
 # fmt: on
 

@@ -1420,6 +1420,79 @@ EXPORT void tw_matmul_batch(const float *a, const float *b, float *c, int m, int
     }
 }
 
+/* ------------------------------------------------------------------ attention */
+
+INLINE float nanmax1(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+
+/* sum of a[d] b[d], d < e, in SIMD lanes (the tail zero-padded) */
+static float dot_e(const float *a, const float *b, int e) {
+    f4 acc = splat(0.0f);
+    int d = 0;
+    for (; d + 4 <= e; d += 4) acc += ld(a + d) * ld(b + d);
+    if (d < e) acc += ld_tail(a + d, e - d, 0.0f) * ld_tail(b + d, e - d, 0.0f);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+/* One query row: y (ev floats) = the softmax of its scores over keys 0..n-1 (masked where mrow[j ms] == 0;
+ * mrow 0: no mask) @ v, online over blocks of 4 keys: the block's scores, the running max m (NaN-propagating),
+ * the sum l and y rescaled by exp(m_old - m) (1 where m stays), then l += p, y += p v with p = exp(s - m)
+ * (0 for a score of -inf: masked, or -inf itself). A row whose max stays -inf (all masked) is NaN. */
+static void attention_row(const float *qr, const float *k, const float *v, const float *mrow, int ms, float *y,
+                          int n, int e, int ev, float scale) {
+    float m = -F32_INF, l = 0.0f;
+    for (int c = 0; c < ev; c++) y[c] = 0.0f;
+    for (int j0 = 0; j0 < n; j0 += 4) {
+        int cnt = n - j0 < 4 ? n - j0 : 4;
+        f4 s = splat(-F32_INF);
+        for (int t = 0; t < cnt; t++) {
+            long j = j0 + t;
+            if (!mrow || mrow[j * ms] != 0.0f) s[t] = dot_e(qr, k + j * e, e) * scale;
+        }
+        float mn = m;
+        for (int t = 0; t < cnt; t++) mn = nanmax1(mn, s[t]);
+        f4 a4 = mn == m ? splat(1.0f) : v_exp(splat(m - mn));
+        f4 p = sel(s == splat(-F32_INF), splat(0.0f), v_exp(s - splat(mn)));
+        l = l * a4[0] + ((p[0] + p[1]) + (p[2] + p[3]));
+        const float *vr = v + (long)j0 * ev;
+        int c = 0;
+        for (; c + 4 <= ev; c += 4) {
+            f4 acc = ld(y + c) * a4;
+            for (int t = 0; t < cnt; t++) acc += splat(p[t]) * ld(vr + (long)t * ev + c);
+            st(y + c, acc);
+        }
+        for (; c < ev; c++) {
+            float acc = y[c] * a4[0];
+            for (int t = 0; t < cnt; t++) acc += p[t] * vr[(long)t * ev + c];
+            y[c] = acc;
+        }
+        m = mn;
+    }
+    for (int c = 0; c < ev; c++) y[c] = m == -F32_INF ? __builtin_nanf("") : y[c] / l;
+}
+
+/* Fused attention of a batch (attention_kind.py): y[b] = softmax(q[b] k[b]^T scale, masked) v[b] for each
+ * batch element b, whose index over the `ndims` batch dimensions (dims: size, then the q, k, v and mask
+ * strides per dimension, in elements, outermost first; 0: broadcast) gives the operands' offsets. The mask
+ * (0: none) is read at i ml + j ms of its batch element; causal: query i reads keys j <= i only. */
+EXPORT void tw_attention(const float *q, const float *k, const float *v, const float *mask, float *y, int nq, int nk,
+                         int e, int ev, int count, const int *dims, int ndims, float scale, int causal, int ml,
+                         int ms) {
+    for (long b = 0; b < count; b++) {
+        long rest = b, o[4] = {0, 0, 0, 0};
+        for (int d = ndims - 1; d >= 0; d--) {
+            const int *dim = dims + 5 * d;
+            long size = dim[0], i = rest % size;
+            rest /= size;
+            for (int t = 0; t < 4; t++) o[t] += i * dim[1 + t];
+        }
+        for (long i = 0; i < nq; i++) {
+            int n = causal && i + 1 < nk ? (int)i + 1 : nk;
+            const float *mrow = mask ? mask + o[3] + i * ml : 0;
+            attention_row(q + o[0] + i * e, k + o[1], v + o[2], mrow, ms, y + (b * nq + i) * ev, n, e, ev, scale);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ strided views */
 
 /* y = a strided view of x, row-major: dims holds (size, stride, lo, hi) per dimension in elements, outermost

@@ -37,6 +37,10 @@ def sample_inputs(op: ops.Op, rng, n: int = 4097):
         return [rng.standard_normal((37, 53), dtype=np.float32), rng.standard_normal((5, 3), dtype=np.float32)], {}
     if op.kind is Kind.SOFTMAX:
         return [rng.standard_normal((7, n // 7), dtype=np.float32) * 4], {}
+    if op.kind is Kind.ATTENTION:  # 3 heads of 40 queries, 50 keys, E = 16, Ev = 8 (a mask: about 3 keys in 4)
+        qkv = [rng.standard_normal((3, n, 16), dtype=np.float32) for n in (40, 50)]
+        qkv.append(rng.standard_normal((3, 50, 8), dtype=np.float32))
+        return qkv + [(rng.random((40, 50)) < 0.75).astype(np.float32)] * (op.arity - 3), {}
     if op.kind is Kind.SEARCH:  # a binary search needs a sorted x1
         return [np.sort(rng.standard_normal(n, dtype=np.float32)), rng.standard_normal(n, dtype=np.float32)], {}
     params = {p.name: p.default if p.default is not None else 0.5 for p in op.params}

@@ -11,6 +11,7 @@ import math
 from ..errors import TruenoTypeError, TruenoValueError
 from ..kinds import Kind
 from ..tensor import Tensor, asarray, matmul
+from ..tensor.linalg import attention_weights
 from .rules import ELEMENTWISE, INDEXING, REDUCTIONS
 from .unview import unview
 
@@ -88,6 +89,8 @@ def _vjp(e, g: Tensor, xs: list[Tensor], y: Tensor):
         return _conv2d(g, xs)
     if op.kind == Kind.SCAN:
         return _scan(op.name, e, g, xs, y)
+    if op.kind == Kind.ATTENTION:
+        return _attention(e.options, g, xs, y)
     raise TruenoTypeError(f"{op.name} has no gradient rule")
 
 
@@ -154,3 +157,14 @@ def _conv2d(g: Tensor, xs: list[Tensor]):
     kh, kw = k.shape
     flipped = k[::-1, ::-1]
     return g.pad([(kh - 1, kh - 1), (kw - 1, kw - 1)]).convolve2d(flipped), img.convolve2d(g)
+
+
+def _attention(o: dict, g: Tensor, xs: list[Tensor], y: Tensor):
+    """The forward keeps only its output y: P = softmax(the masked scores) is recomputed from q and k (L x S,
+    tensor ops), then dV = P^T g, dS = P (g V^T - rowsum(g y)) scale, dQ = dS K, dK = dS^T Q; the mask has
+    none."""
+    q, k, v = xs[:3]
+    p = attention_weights(q, k, o["scale"], o["causal"], xs[3] if len(xs) == 4 else None)
+    ds = p * (matmul(g, v.mT) - (g * y).sum(-1, keepdims=True)) * o["scale"]
+    grads = (matmul(ds, k), matmul(ds.mT, q), matmul(p.mT, g))
+    return (*(_sum_to(t, x.shape) for t, x in zip(grads, xs)), *([None] * (len(xs) - 3)))

@@ -27,6 +27,7 @@ GPU_FROM = {
     "scatter": 1 << 21,  # output + index elements (not measured)
     "sort": 1 << 20,  # elements x log2(row length) (not measured yet)
     "search": 1 << 20,  # elements of x2 x log2(len(x1)) (not measured yet)
+    "attention": 1 << 27,  # (query, key) pairs x (E + Ev), as matmul's m*k*n (not measured yet)
 }
 
 

@@ -377,6 +377,26 @@ class WasmExecutor(CpuExecutor):
                 if g is not None:
                     self.free(g)
 
+    def _attention(self, nodes: list[Node], step: OpStep) -> None:
+        """tw_attention: one call for the batch, its dimensions written to linear memory (row-major inputs,
+        batch.record_checked)."""
+        node = nodes[step.node]
+        o = node.options
+        out = i32(self._result(node).ptr)
+        if not node.size:
+            return
+        q, k, v, *mask = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
+        batch_dims = words(o["dims"])
+        dims = self._alloc(max(batch_dims.nbytes, 4), "the batch dimensions")
+        try:
+            self.module.write(dims.ptr, batch_dims)
+            shape = (o["l"], o["s"], o["e"], o["ev"], o["batch"])
+            strides = o["mask"] if mask else (0, 0)
+            args = (*shape, i32(dims.ptr), len(o["dims"]), o["scale"], int(o["causal"]), *strides)
+            self.module.call("tw_attention", q, k, v, mask[0] if mask else 0, out, *args)
+        finally:
+            self.free(dims)
+
 
 def words(rows: list) -> memoryview:
     """The integers of `rows` (tuples) as little-endian i32 words (wasm's byte order)."""
@@ -394,7 +414,7 @@ def symbol(node: Node, nodes: list[Node]) -> str:
 
 #: templates with one export for every op and dtype (flags pick): softmax and log_softmax; sort and argsort of
 #: every dtype (a key kind); searchsorted
-SHARED = {"softmax": "tw_softmax", "sort": "tw_sort", "search": "tw_searchsorted"}
+SHARED = {"softmax": "tw_softmax", "sort": "tw_sort", "search": "tw_searchsorted", "attention": "tw_attention"}
 
 
 def export(op, compute: DType, out: DType) -> str:
@@ -420,4 +440,5 @@ RUNNERS = {
     "scatter": WasmExecutor._scatter,
     "sort": WasmExecutor._sort,
     "search": WasmExecutor._search,
+    "attention": WasmExecutor._attention,
 }

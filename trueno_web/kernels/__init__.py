@@ -1,5 +1,5 @@
 """WGSL for each plan step, from the shader set in `shaders/` and the op catalog: one generator per
-kernel template (map, rows, reduce, softmax, matmul, conv, scan, scatter, sort), looked up by the template of the step's kind.
+kernel template (map, rows, reduce, softmax, matmul, conv, scan, scatter, sort, attention), looked up by the template of the step's kind.
 
 A kernel's text depends only on the structure of its step (which functions, which operands), on the
 alignment case (vec4 or scalar access) and on the adapter's capabilities (`Caps`), never on scalar
@@ -15,7 +15,7 @@ identity for them).
 from __future__ import annotations
 
 from ..graph import Node, Step, template
-from . import conv, matmul, reduce, rows, scan, scatter, softmax, sort
+from . import attention, conv, matmul, reduce, rows, scan, scatter, softmax, sort
 from . import map as map_kernel
 from .caps import Caps, round16
 from .matmul import CONFIGS as MATMUL_CONFIGS
@@ -34,6 +34,7 @@ TEMPLATES = {
     "scatter": scatter.dispatches,
     "sort": sort.dispatches,
     "search": sort.search_dispatches,
+    "attention": attention.dispatches,
 }
 
 __all__ = ["Caps", "Dispatch", "MATMUL_CONFIGS", "TEMPLATES", "dispatches", "matmul_config", "round16"]

@@ -1,16 +1,14 @@
 """Layers written with the public tensor ops, so they fuse like any expression: `linear` (a matmul and its
 bias add), `layer_norm` (ONE row kernel on a GPU: both reductions and the normalisation), and
-`scaled_dot_product_attention` (a batched matmul, a row-wise softmax, a batched matmul)."""
+`scaled_dot_product_attention` (the fused attention op: one kernel on a GPU)."""
 
 from __future__ import annotations
 
-import array
-import math
-
 from .. import random
 from ..errors import TruenoValueError
-from ..tensor import Tensor, asarray, matmul
+from ..tensor import Tensor, matmul
 from ..tensor.core import as_tensors
+from ..tensor.linalg import attention
 from ..tensor.views import axes_tuple
 
 
@@ -38,28 +36,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None,
     """softmax(q @ k^T * scale [masked]) @ v over the last two axes, leading axes batched and broadcast:
     q (..., L, E), k (..., S, E), v (..., S, Ev) -> (..., L, Ev). `scale` defaults to 1/sqrt(E). `mask`
     broadcasts to (..., L, S): where it is 0 the score is -inf (not attended); `causal=True` masks the
-    scores above the diagonal (query i attends keys j <= i)."""
-    q, k, v = as_tensors([q, k, v] + ([mask] if mask is not None else []))[:3]
-    if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise TruenoValueError(
-            f"scaled_dot_product_attention needs q (..., L, E), k (..., S, E), v (..., S, Ev); "
-            f"got q {q.shape}, k {k.shape}, v {v.shape}"
-        )
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = matmul(q, k.mT) * scale
-    if causal:  # key position <= query position, compared in the kernel that applies it: the positions are
-        # broadcast to the scores' shape first, so the comparison is of their size and fuses with the masking
-        n_q, n_k = q.shape[-2], k.shape[-2]
-        key_pos = asarray(array.array("f", range(n_k)), q.device).expand(scores.shape)
-        query_pos = asarray(array.array("f", range(n_q)), q.device).reshape(n_q, 1).expand(scores.shape)
-        scores = _masked(scores, key_pos <= query_pos)
-    if mask is not None:
-        scores = _masked(scores, mask)
-    return matmul(scores.softmax(axis=-1), v)
-
-
-def _masked(scores: Tensor, mask) -> Tensor:
-    return Tensor.where(mask, scores, -math.inf)
+    scores above the diagonal (query i attends keys j <= i). One fused op (the catalog's attention rows):
+    the L x S scores are never in memory."""
+    ts = as_tensors([q, k, v] + ([mask] if mask is not None else []))
+    return attention(*ts[:3], ts[3] if mask is not None else None, scale, bool(causal))
 
 
 def dropout(x, p: float, key, training: bool = True) -> Tensor:

@@ -1,13 +1,19 @@
 """Linear algebra on tensors: matmul with NumPy's rules (the `@` operator of the Tensor class mixes in
-from here). Other linear algebra on tensors goes here too."""
+from here) and fused attention (the catalog's attention rows). Other linear algebra on tensors goes here too."""
 
 from __future__ import annotations
 
+import array
+import math
+
 from .. import ops
+from ..attention_kind import MAX_HEAD
+from ..dtypes import bool_
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 
 MATMUL = ops.get("matmul")
+ATTENTION, ATTENTION_MASKED = ops.get("attention"), ops.get("attention_masked")
 
 
 class Linalg:
@@ -22,6 +28,14 @@ class Linalg:
 
     def __rmatmul__(self, other):
         return matmul(other, self)
+
+    def attention(self, k, v, scale=None, causal=None):
+        """The catalog's attention with this tensor as q (see `attention`)."""
+        return attention(self, k, v, None, scale, causal)
+
+    def attention_masked(self, k, v, mask, scale=None, causal=None):
+        """The catalog's attention_masked with this tensor as q (see `attention`)."""
+        return attention(self, k, v, mask, scale, causal)
 
 
 def matmul(a, b):
@@ -64,9 +78,44 @@ def _operand(t):
     return (given, True) if given.contiguous() is given else (row_major, False)
 
 
-def _unbroadcast(t):
-    """t cut to size 1 along its broadcast (stride 0, wholly valid) batch dimensions: the kind broadcasts
-    them again. A padded dimension is partly zeros, so it stays (the copy materialises it)."""
+def attention(q, k, v, mask=None, scale=None, causal=None):
+    """softmax(q @ k^T * scale, masked) @ v as one op (the attention rows, attention_kind.py): q (..., L, E),
+    k (..., S, E), v (..., S, Ev), mask None or broadcast to (..., L, S) (0: not attended, read as bool).
+    Operands broadcast along a dimension are read in place (their one slice), as matmul's; an operand that
+    is otherwise not row-major is copied first; a mask that is not bool or of q's dtype is made bool. Head
+    dimensions past attention_kind.MAX_HEAD (the kernels' registers) run unfused: attention_weights @ v."""
+    ts = q._tensors([q, k, v] + ([] if mask is None else [mask])) if isinstance(q, Linalg) else None
+    if ts is None:
+        raise TruenoTypeError("attention needs q as a Tensor")
+    if mask is not None and ts[3].dtype not in (ts[0].dtype, bool_):
+        ts[3] = ts[3].astype(bool_)
+    if max(ts[0].shape[-1:] + ts[2].shape[-1:]) > MAX_HEAD and min(t.ndim for t in ts[:3]) >= 2:
+        scale = 1.0 / math.sqrt(ts[0].shape[-1]) if scale is None else scale
+        return matmul(attention_weights(ts[0], ts[1], scale, bool(causal), ts[3] if mask is not None else None), ts[2])
+    keep = [2, 2, 2, 0]  # the trailing dimensions each operand keeps whole (a mask broadcasts along L and S too)
+    ts = [_unbroadcast(t, t.ndim - n).contiguous() for t, n in zip(ts, keep)]
+    op = ATTENTION if mask is None else ATTENTION_MASKED
+    return ts[0]._apply(op, ts, (), {"scale": scale, "causal": causal})
+
+
+def attention_weights(q, k, scale: float, causal: bool, mask=None):
+    """softmax(q @ k^T * scale, masked) with tensor ops, all L x S of it: the gradient's P (autodiff) and the
+    unfused attention of big heads."""
+    scores = matmul(q, k.mT) * scale
+    if causal:
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        keep = q._const(array.array("f", range(n_k))) <= q._const(array.array("f", range(n_q))).reshape(n_q, 1)
+        scores = keep.where(scores, -math.inf)
+    if mask is not None:
+        scores = mask.where(scores, -math.inf)
+    return scores.softmax(axis=-1)
+
+
+def _unbroadcast(t, upto: int | None = None):
+    """t cut to size 1 along its broadcast (stride 0, wholly valid) dimensions before `upto` (default: the
+    batch dimensions, all but the last two): the kind broadcasts them again. A padded dimension is partly
+    zeros, so it stays (the copy materialises it)."""
     strides, mask = t.expr.layout()[1], t._mask()
-    cut = {d for d in range(t.ndim - 2) if strides[d] == 0 and t.shape[d] > 1 and mask[d] == (0, t.shape[d])}
+    upto = t.ndim - 2 if upto is None else upto
+    cut = {d for d in range(upto) if strides[d] == 0 and t.shape[d] > 1 and mask[d] == (0, t.shape[d])}
     return t[tuple(slice(0, 1) if d in cut else slice(None) for d in range(t.ndim))] if cut else t

@@ -1,0 +1,136 @@
+// Fused attention (kernels/attention.py): y = softmax(q k^T * scale, masked) v without the scores in memory.
+// One workgroup per (batch element, tile of BQ query rows), one thread per query row: its q row and its
+// accumulator in registers (QV and VV vec4s, E and Ev zero-padded), the keys and values walked in tiles of BK
+// staged in workgroup memory by all threads. Online softmax per tile: the tile's scores, the running max m
+// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) (1 where m stays, so -inf
+// and +inf rows behave as the two-pass formula), then l += p, acc += p v with p = tw_exp(s - m) (0 for a
+// score of -inf: masked, or -inf itself). A row whose max stays -inf (every key masked) is NaN, as the
+// softmax of all -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles
+// wholly above its diagonal. kernels/attention.py fills QV, VV, BQ, BK, the unrolled DOT, RESCALE and
+// ACCUMULATE, and MASK (the mask's binding and its check) for the masked row.
+// tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
+//          [7] batch dimensions, [8] scale (f32 bits), [9] mask row stride, [10] mask key stride, then per
+//          batch dimension (outermost first): size, q, k, v and mask strides.
+
+@group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+{{MASK_BINDING}}
+
+const BQ: u32 = {{BQ}}u;
+const BK: u32 = {{BK}}u;
+const QV: u32 = {{QV}}u;
+const VV: u32 = {{VV}}u;
+
+var<workgroup> ks: array<vec4<f32>, {{KS}}>;
+var<workgroup> vs: array<vec4<f32>, {{VS}}>;
+
+// the c-th vec4 of a row of n floats from `at` (zeros past n); one function per buffer (WGSL passes none)
+fn tw_q4(at: u32, c: u32, n: u32) -> vec4<f32> {
+    var r = vec4<f32>(0.0);
+    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = q[at + 4u * c + t]; } }
+    return r;
+}
+fn tw_k4(at: u32, c: u32, n: u32) -> vec4<f32> {
+    var r = vec4<f32>(0.0);
+    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = k[at + 4u * c + t]; } }
+    return r;
+}
+fn tw_v4(at: u32, c: u32, n: u32) -> vec4<f32> {
+    var r = vec4<f32>(0.0);
+    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = v[at + 4u * c + t]; } }
+    return r;
+}
+
+@compute @workgroup_size({{BQ}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let group = wid.y * nwg.x + wid.x;
+    let tiles = tw_meta[4];
+    if (group >= tiles * tw_meta[5]) { return; }  // the same for the whole workgroup: before any barrier
+    let n_q = tw_meta[0];
+    let n_k = tw_meta[1];
+    let e = tw_meta[2];
+    let ev = tw_meta[3];
+    let causal = tw_meta[6] != 0u;
+    let scale = bitcast<f32>(tw_meta[8]);
+    let batch = group / tiles;
+    let r0 = (group - batch * tiles) * BQ;
+    var qo = 0u;
+    var ko = 0u;
+    var vo = 0u;
+    var mo = 0u;
+    var left = batch;
+    for (var d = tw_meta[7]; d > 0u; d = d - 1u) {
+        let at = 6u + 5u * d;  // 11 + 5 * (d - 1)
+        let size = tw_meta[at];
+        let idx = left % size;
+        left = left / size;
+        qo = qo + idx * tw_meta[at + 1u];
+        ko = ko + idx * tw_meta[at + 2u];
+        vo = vo + idx * tw_meta[at + 3u];
+        mo = mo + idx * tw_meta[at + 4u];
+    }
+    let i = r0 + lid;
+    let live = i < n_q;
+    var qr: array<vec4<f32>, QV>;
+    var acc: array<vec4<f32>, VV>;
+    if (live) {
+        for (var c = 0u; c < QV; c = c + 1u) { qr[c] = tw_q4(qo + i * e, c, e); }
+    }
+    var m = tw_neg_inf();
+    var l = 0.0;
+    var sc: array<f32, BK>;
+    let keys = select(n_k, min(n_k, r0 + BQ), causal);
+    for (var j0 = 0u; j0 < keys; j0 = j0 + BK) {
+        workgroupBarrier();
+        for (var t = lid; t < BK * QV; t = t + BQ) {
+            let j = j0 + t / QV;
+            var kv = vec4<f32>(0.0);
+            if (j < n_k) { kv = tw_k4(ko + j * e, t % QV, e); }
+            ks[t] = kv;
+        }
+        for (var t = lid; t < BK * VV; t = t + BQ) {
+            let j = j0 + t / VV;
+            var vv = vec4<f32>(0.0);
+            if (j < n_k) { vv = tw_v4(vo + j * ev, t % VV, ev); }
+            vs[t] = vv;
+        }
+        workgroupBarrier();
+        if (live && (!causal || j0 <= i)) {
+            var mt = tw_neg_inf();
+            for (var jj = 0u; jj < BK; jj = jj + 1u) {
+                let j = j0 + jj;
+                let b = jj * QV;
+                var masked = j >= n_k || (causal && j > i);
+                {{MASK_CHECK}}
+                let s = select(({{DOT}}) * scale, tw_neg_inf(), masked);
+                sc[jj] = s;
+                mt = tw_max(mt, s);
+            }
+            let mn = tw_max(m, mt);
+            let alpha = select(tw_exp(m - mn), 1.0, m == mn);
+            l = l * alpha;
+            {{RESCALE}}
+            for (var jj = 0u; jj < BK; jj = jj + 1u) {
+                let s = sc[jj];
+                let p = select(tw_exp(s - mn), 0.0, s == tw_neg_inf());
+                let b = jj * VV;
+                l = l + p;
+                {{ACCUMULATE}}
+            }
+            m = mn;
+        }
+    }
+    if (live) {
+        let dead = m == tw_neg_inf();
+        let yo = (batch * n_q + i) * ev;
+        for (var c = 0u; c < VV; c = c + 1u) {
+            for (var t = 0u; t < 4u; t = t + 1u) {
+                if (4u * c + t < ev) { y[yo + 4u * c + t] = select(acc[c][t] / l, tw_nan(), dead); }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+"""Fused attention (the attention rows, attention_kind.py) on every backend: against the unfused NumPy
+expression softmax(q @ k^T * scale, masked) @ v in float64 and against the unfused tensor expression on the
+same device, at awkward sizes, causal, masked and broadcast; special values and fully masked rows; errors at
+the call; gradients; inside tw.jit; one kernel and no L x S value in the graph."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import trueno_web as tw  # noqa: E402
+from trueno_web.runtime import block_on  # noqa: E402
+from trueno_web.tensor.linalg import attention_weights  # noqa: E402
+
+
+def unfused(q, k, v, mask=None, scale=None, causal=False):
+    """The reference: the expression scaled_dot_product_attention computed before it was fused (float64)."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    with np.errstate(all="ignore"):
+        s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+        if causal:
+            s = np.where(np.arange(s.shape[-1]) <= np.arange(s.shape[-2])[:, None], s, -np.inf)
+        if mask is not None:
+            s = np.where(mask != 0, s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def data(seed, *shape):
+    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(np.float32)
+
+
+def value(t):
+    return block_on(t.numpy())
+
+
+def close(got, want, tol=2e-5):
+    assert got.shape == want.shape
+    assert np.array_equal(np.isnan(got), np.isnan(want)), np.argwhere(np.isnan(got) != np.isnan(want))[:5]
+    finite = ~np.isnan(want)
+    assert np.allclose(got[finite], want[finite], rtol=tol, atol=tol), np.abs(got - want)[finite].max()
+
+
+SIZES = [(1, 1, 2), (7, 33, 2), (33, 7, 1), (1000, 1025, 1), (1025, 1000, 1)]  # (L, S, batch)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("n_q,n_k,b", SIZES, ids=[f"L{n_q}-S{n_k}" for n_q, n_k, _ in SIZES])
+def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal):
+    q, k, v = data(1, b, n_q, 8), data(2, b, n_k, 8), data(3, b, n_k, 5)
+    ts = [dev.tensor(x) for x in (q, k, v)]
+    got = value(tw.nn.scaled_dot_product_attention(*ts, causal=causal))
+    close(got, unfused(q, k, v, causal=causal))
+    if n_q * n_k < 1000:  # the tensor expression on this device: the same (float32) result
+        close(got, value(attention_weights(ts[0], ts[1], 8**-0.5, causal) @ ts[2]), 1e-5)
+
+
+def test_masks_and_broadcast_batches(dev):
+    """A (B, 1, 1, S) padding mask, a (L, S) bool mask with causal, k and v shared by every head, scale=."""
+    q, k, v = data(4, 2, 3, 37, 6), data(5, 2, 1, 41, 6), data(6, 41, 3)
+    pad = np.ones((2, 1, 1, 41), np.float32)
+    pad[1, ..., 30:] = 0
+    t = [dev.tensor(x) for x in (q, k, v)]
+    got = value(tw.nn.scaled_dot_product_attention(*t, mask=dev.tensor(pad), scale=0.7))
+    close(got, unfused(q, k, v, pad, scale=0.7))
+    band = np.abs(np.arange(41) - np.arange(37)[:, None]) < 5
+    got = value(t[0].attention_masked(t[1], t[2], dev.tensor(band), causal=True))
+    close(got, unfused(q, k, v, band, causal=True))
+
+
+def test_special_values_and_fully_masked_rows(dev):
+    """NaN or inf in q or k, a NaN in v at an attended key, a score of -inf, rows with every key masked:
+    NaN where the unfused expression gives NaN, the same values elsewhere."""
+    q, k, v = data(7, 6, 4), data(8, 9, 4), data(9, 9, 3)
+    q[1, 0], k[4, 2], v[0, 1] = np.nan, np.inf, np.nan  # v[0]: every row attends key 0
+    q[3] = [1e30, 0, 0, 0]
+    k[6] = [-1e30, 0, 0, 0]  # row 3's score of key 6 is -inf: weight 0
+    mask = np.ones((6, 9), bool)
+    mask[2] = False
+    mask[5, :] = False
+    mask[5, 6] = True  # row 5 attends only key 6
+    got = value(tw.nn.scaled_dot_product_attention(*(dev.tensor(x) for x in (q, k, v)), mask=dev.tensor(mask)))
+    want = unfused(q, k, v, mask)
+    assert np.isnan(got[2]).all() and np.isnan(got[1]).all()
+    close(got, want, 1e-4)
+
+
+@pytest.mark.parametrize(
+    "shapes,error",
+    [
+        (((4, 3), (5, 2), (5, 2)), "same E and S"),
+        (((4, 3), (5, 3), (6, 2)), "same E and S"),
+        (((3,), (5, 3), (5, 2)), "q \\(..., L, E\\)"),
+        (((2, 4, 3), (3, 5, 3), (5, 2)), "do not broadcast"),
+        (((4, 3), (0, 3), (0, 2)), "at least one key"),
+        (((4, 3), (5, 3), (5, 2), (3, 5)), "does not broadcast"),
+    ],
+)
+def test_bad_shapes_raise_at_the_call(dev, shapes, error):
+    ts = [dev.tensor(np.zeros(s, np.float32)) for s in shapes]
+    with pytest.raises(tw.TruenoValueError, match=error):
+        tw.nn.scaled_dot_product_attention(*ts[:3], mask=ts[3] if len(ts) == 4 else None)
+    with pytest.raises(tw.TruenoTypeError, match="scale"):
+        tw.nn.scaled_dot_product_attention(*[dev.tensor(np.ones((2, 2), np.float32))] * 3, scale="big")
+    assert value(dev.tensor(np.ones(2, np.float32)) + 1).tolist() == [2.0, 2.0]  # the device still works
+
+
+def test_gradients_match_finite_differences(dev):
+    q, k, v = (data(s, 2, n, 3).astype(np.float64) for s, n in ((10, 5), (11, 7), (12, 7)))
+    mask = np.arange(7) % 3 != 2
+
+    def loss(q, k, v):
+        y = tw.nn.scaled_dot_product_attention(q, k, v, mask=dev.tensor(mask), causal=True)
+        return (y * y).sum()
+
+    grads = tw.grad(loss, argnums=(0, 1, 2))(*(dev.tensor(x.astype(np.float32)) for x in (q, k, v)))
+    base = [q, k, v]
+    for which, g in enumerate(grads):
+        num = np.zeros_like(base[which])
+        for idx in np.ndindex(num.shape):
+            for sign in (1, -1):
+                moved = [x.copy() for x in base]
+                moved[which][idx] += sign * 1e-6
+                num[idx] += sign * (unfused(*moved, mask, causal=True) ** 2).sum() / 2e-6
+        assert np.allclose(value(g), num, rtol=1e-3, atol=1e-4), (which, np.abs(value(g) - num).max())
+
+
+def test_jit_replays_what_eager_gives(dev):
+    f = tw.jit(lambda q, k, v: tw.nn.scaled_dot_product_attention(q, k, v, causal=True) * 2)
+    for seed in (13, 14):
+        q, k, v = data(seed, 3, 19, 8), data(seed + 1, 3, 23, 8), data(seed + 2, 3, 23, 4)
+        ts = [dev.tensor(x) for x in (q, k, v)]
+        eager = value(tw.nn.scaled_dot_product_attention(*ts, causal=True) * 2)
+        assert np.array_equal(value(block_on(f(*ts))), eager)
+        close(eager, 2 * unfused(q, k, v, causal=True))
+
+
+def test_one_kernel_and_no_scores_in_memory(dev):
+    """The graph holds no value of L x S elements (or more), and it runs as one step (its only kernel)."""
+    b, n_q, n_k = 2, 40, 50
+    ts = [dev.tensor(data(s, b, n, 8)) for s, n in ((15, n_q), (16, n_k), (17, n_k))]
+    out = tw.nn.scaled_dot_product_attention(*ts, causal=True)
+    stack, sizes = [out.expr], []
+    while stack:
+        e = stack.pop()
+        sizes.append(math.prod(e.shape))
+        stack += e.inputs
+    assert max(sizes) < n_q * n_k
+    block_on(tw.realize(*ts))
+    before = dev.stats.dispatches
+    block_on(tw.realize(out))
+    assert dev.stats.dispatches - before == 1
