@@ -1,8 +1,10 @@
 // Fused attention (kernels/attention.py): y = softmax(q k^T * scale, masked) v without the scores in memory.
 // One workgroup per (batch element, tile of BQ query rows), one thread per query row: its q row and its
-// accumulator in registers (QV and VV vec4s, E and Ev zero-padded), the keys and values walked in tiles of BK
+// accumulator in registers (QV and VV vec4s, E and Ev zero-padded; one variable per vec4 in the generated
+// text: arrays would be placed in memory), the keys and values walked in tiles of BK
 // staged in workgroup memory by all threads. Online softmax per tile: the tile's scores, the running max m
-// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) (1 where m stays, so -inf
+// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) once per GROUP keys (their
+// scores kept in registers; 1 where m stays, so -inf
 // and +inf rows behave as the two-pass formula), then l += p, acc += p v with p = tw_exp(s - m) (0 for a
 // score of -inf: masked, or -inf itself). A row whose max stays -inf (every key masked) is NaN, as the
 // softmax of all -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles
@@ -13,9 +15,9 @@
 //          batch dimension (outermost first): size, q, k, v and mask strides.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(1) var<storage, read> q: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> k: array<{{T}}>;
+@group(0) @binding(3) var<storage, read> v: array<{{T}}>;
 @group(0) @binding(5) var<storage, read_write> y: array<f32>;
 {{MASK_BINDING}}
 
@@ -23,25 +25,24 @@ const BQ: u32 = {{BQ}}u;
 const BK: u32 = {{BK}}u;
 const QV: u32 = {{QV}}u;
 const VV: u32 = {{VV}}u;
+const GROUP: u32 = {{GROUP}}u;
 
 var<workgroup> ks: array<vec4<f32>, {{KS}}>;
 var<workgroup> vs: array<vec4<f32>, {{VS}}>;
 
 // the c-th vec4 of a row of n floats from `at` (zeros past n); one function per buffer (WGSL passes none)
-fn tw_q4(at: u32, c: u32, n: u32) -> vec4<f32> {
-    var r = vec4<f32>(0.0);
-    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = q[at + 4u * c + t]; } }
-    return r;
+{{LOADS}}
+
+// vec4 t of the tile of keys (values) from j0: zeros past the last key
+fn tw_kt(t: u32, j0: u32, ko: u32, n_k: u32, e: u32) -> vec4<f32> {
+    let j = j0 + t / QV;
+    if (j >= n_k) { return vec4<f32>(0.0); }
+    return tw_k4(ko + j * e, t % QV, e);
 }
-fn tw_k4(at: u32, c: u32, n: u32) -> vec4<f32> {
-    var r = vec4<f32>(0.0);
-    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = k[at + 4u * c + t]; } }
-    return r;
-}
-fn tw_v4(at: u32, c: u32, n: u32) -> vec4<f32> {
-    var r = vec4<f32>(0.0);
-    for (var t = 0u; t < 4u; t = t + 1u) { if (4u * c + t < n) { r[t] = v[at + 4u * c + t]; } }
-    return r;
+fn tw_vt(t: u32, j0: u32, vo: u32, n_k: u32, ev: u32) -> vec4<f32> {
+    let j = j0 + t / VV;
+    if (j >= n_k) { return vec4<f32>(0.0); }
+    return tw_v4(vo + j * ev, t % VV, ev);
 }
 
 @compute @workgroup_size({{BQ}})
@@ -75,62 +76,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let i = r0 + lid;
     let live = i < n_q;
-    var qr: array<vec4<f32>, QV>;
-    var acc: array<vec4<f32>, VV>;
+{{DECLS}}
     if (live) {
-        for (var c = 0u; c < QV; c = c + 1u) { qr[c] = tw_q4(qo + i * e, c, e); }
+{{LOAD_Q}}
     }
     var m = tw_neg_inf();
     var l = 0.0;
-    var sc: array<f32, BK>;
     let keys = select(n_k, min(n_k, r0 + BQ), causal);
     for (var j0 = 0u; j0 < keys; j0 = j0 + BK) {
         workgroupBarrier();
-        for (var t = lid; t < BK * QV; t = t + BQ) {
-            let j = j0 + t / QV;
-            var kv = vec4<f32>(0.0);
-            if (j < n_k) { kv = tw_k4(ko + j * e, t % QV, e); }
-            ks[t] = kv;
-        }
-        for (var t = lid; t < BK * VV; t = t + BQ) {
-            let j = j0 + t / VV;
-            var vv = vec4<f32>(0.0);
-            if (j < n_k) { vv = tw_v4(vo + j * ev, t % VV, ev); }
-            vs[t] = vv;
-        }
+{{STAGE}}
         workgroupBarrier();
         if (live && (!causal || j0 <= i)) {
-            var mt = tw_neg_inf();
-            for (var jj = 0u; jj < BK; jj = jj + 1u) {
-                let j = j0 + jj;
-                let b = jj * QV;
-                var masked = j >= n_k || (causal && j > i);
-                {{MASK_CHECK}}
-                let s = select(({{DOT}}) * scale, tw_neg_inf(), masked);
-                sc[jj] = s;
-                mt = tw_max(mt, s);
+            for (var j4 = 0u; j4 < BK; j4 = j4 + GROUP) {  // GROUP keys at a time, their scores in registers
+{{SCORES}}
+                let mn = tw_max(m, {{GROUP_MAX}});
+                let alpha = select(tw_exp(m - mn), 1.0, m == mn);
+                l = l * alpha;
+                {{RESCALE}}
+{{ACCUMULATE}}
+                m = mn;
             }
-            let mn = tw_max(m, mt);
-            let alpha = select(tw_exp(m - mn), 1.0, m == mn);
-            l = l * alpha;
-            {{RESCALE}}
-            for (var jj = 0u; jj < BK; jj = jj + 1u) {
-                let s = sc[jj];
-                let p = select(tw_exp(s - mn), 0.0, s == tw_neg_inf());
-                let b = jj * VV;
-                l = l + p;
-                {{ACCUMULATE}}
-            }
-            m = mn;
         }
     }
     if (live) {
         let dead = m == tw_neg_inf();
         let yo = (batch * n_q + i) * ev;
-        for (var c = 0u; c < VV; c = c + 1u) {
-            for (var t = 0u; t < 4u; t = t + 1u) {
-                if (4u * c + t < ev) { y[yo + 4u * c + t] = select(acc[c][t] / l, tw_nan(), dead); }
-            }
-        }
+{{STORE_Y}}
     }
 }

@@ -47,10 +47,11 @@ def close(got, want, tol=2e-5):
 SIZES = [(1, 1, 2), (7, 33, 2), (33, 7, 1), (1000, 1025, 1), (1025, 1000, 1)]  # (L, S, batch)
 
 
+@pytest.mark.parametrize("ev", [5, 12], ids=["Ev5", "Ev12"])  # rows of vec4s (bound as vec4 arrays) or not
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("n_q,n_k,b", SIZES, ids=[f"L{n_q}-S{n_k}" for n_q, n_k, _ in SIZES])
-def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal):
-    q, k, v = data(1, b, n_q, 8), data(2, b, n_k, 8), data(3, b, n_k, 5)
+def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal, ev):
+    q, k, v = data(1, b, n_q, 8), data(2, b, n_k, 8), data(3, b, n_k, ev)
     ts = [dev.tensor(x) for x in (q, k, v)]
     got = value(tw.nn.scaled_dot_product_attention(*ts, causal=causal))
     close(got, unfused(q, k, v, causal=causal))
