@@ -26,9 +26,11 @@ const BK: u32 = {{BK}}u;
 const QV: u32 = {{QV}}u;
 const VV: u32 = {{VV}}u;
 const GROUP: u32 = {{GROUP}}u;
+const SPLIT: u32 = {{SPLIT}}u;  // threads per query row, each over its own keys of every tile
 
 var<workgroup> ks: array<vec4<f32>, {{KS}}>;
 var<workgroup> vs: array<vec4<f32>, {{VS}}>;
+{{MERGE_DECL}}
 
 // the c-th vec4 of a row of n floats from `at` (zeros past n); one function per buffer (WGSL passes none)
 {{LOADS}}
@@ -45,7 +47,7 @@ fn tw_vt(t: u32, j0: u32, vo: u32, n_k: u32, ev: u32) -> vec4<f32> {
     return tw_v4(vo + j * ev, t % VV, ev);
 }
 
-@compute @workgroup_size({{BQ}})
+@compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let group = wid.y * nwg.x + wid.x;
@@ -74,7 +76,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         vo = vo + idx * tw_meta[at + 3u];
         mo = mo + idx * tw_meta[at + 4u];
     }
-    let i = r0 + lid;
+    let r = lid % BQ;  // the query row; threads of a warp share `part`, so they read the same key together
+    let part = lid / BQ;
+    let i = r0 + r;
     let live = i < n_q;
 {{DECLS}}
     if (live) {
@@ -88,7 +92,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{STAGE}}
         workgroupBarrier();
         if (live && (!causal || j0 <= i)) {
-            for (var j4 = 0u; j4 < BK; j4 = j4 + GROUP) {  // GROUP keys at a time, their scores in registers
+            // GROUP keys at a time, their scores in registers; this thread's groups: every SPLIT-th
+            for (var j4 = part * GROUP; j4 < BK; j4 = j4 + GROUP * SPLIT) {
 {{SCORES}}
                 let mn = tw_max(m, {{GROUP_MAX}});
                 let alpha = select(tw_exp(m - mn), 1.0, m == mn);
@@ -99,7 +104,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-    if (live) {
+{{MERGE}}
+    if (live && part == 0u) {
         let dead = m == tw_neg_inf();
         let yo = (batch * n_q + i) * ev;
 {{STORE_Y}}

@@ -59,6 +59,13 @@ def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal, ev):
         close(got, value(attention_weights(ts[0], ts[1], 8**-0.5, causal) @ ts[2]), 1e-5)
 
 
+@pytest.mark.parametrize("e", [64, 128])  # on a GPU: several threads a query row (merged at the end), or one
+def test_head_dims_of_models(dev, e):
+    q, k, v = data(10, 2, 37, e), data(11, 2, 70, e), data(12, 2, 70, e)
+    got = value(tw.nn.scaled_dot_product_attention(*(dev.tensor(x) for x in (q, k, v)), causal=True))
+    close(got, unfused(q, k, v, causal=True))
+
+
 def test_masks_and_broadcast_batches(dev):
     """A (B, 1, 1, S) padding mask, a (L, S) bool mask with causal, k and v shared by every head, scale=."""
     q, k, v = data(4, 2, 3, 37, 6), data(5, 2, 1, 41, 6), data(6, 41, 3)

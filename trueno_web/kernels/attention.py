@@ -1,11 +1,13 @@
-"""Fused attention (shaders/attention.wgsl): FlashAttention's algorithm, one workgroup per (batch element,
-BQ query rows), one thread per row, keys and values in tiles of BK staged in workgroup memory, an online
-softmax; the L x S scores never exist in memory.
+"""Fused attention (shaders/attention.wgsl): FlashAttention's algorithm, one workgroup of THREADS threads per
+(batch element, tile of BQ = THREADS / SPLIT query rows), SPLIT threads per row each walking its own groups of
+keys of every tile (their row states merged through workgroup memory at the end), keys and values in tiles
+of BK staged in workgroup memory, an online softmax; the L x S scores never exist in memory.
 
 The head dimensions are padded to a bucket of vec4s (`vecs`), so one pipeline serves each bucket; the
-per-row dot product and the accumulator updates are unrolled over it (registers, not memory). BK is the
-largest power of two whose K and V tiles fit the workgroup storage (at most BQ). Head dims past MAX_HEAD
-(attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused (tensor/linalg.py)."""
+per-row dot product and the accumulator updates are unrolled over it (registers, not memory). `tiling` picks
+the most threads per row whose merge and tiles fit the workgroup storage, then the longest tiles. Head dims
+past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
+(tensor/linalg.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ from ..graph import Node, OpStep
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
-BQ = 64  # query rows (threads) per workgroup
+THREADS = 256  # a workgroup's threads (WebGPU's default limit): BQ = THREADS // split query rows, split threads each
 MAX_BK = 64  # keys per tile at most
 GROUP = 4  # keys scored at a time (registers), the accumulator rescaled once per group
+SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the GPU fuller, a merge at the end)
 
 MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
 MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
@@ -32,12 +35,17 @@ def vecs(n: int) -> int:
     return 1 << (v - 1).bit_length() if v <= 8 else -(-v // 8) * 8
 
 
-def tile_keys(qv: int, vv: int, wg_storage: int) -> int:
-    """BK: keys per tile, the K and V tiles within the workgroup storage."""
-    bk = MAX_BK
-    while bk > GROUP and bk * (qv + vv) * 16 > wg_storage:
-        bk //= 2
-    return bk
+def tiling(qv: int, vv: int, wg_storage: int) -> tuple[int, int]:
+    """(BK, SPLIT): keys per tile and threads per query row, the K and V tiles (and where SPLIT > 1 the
+    merge's row states) within the workgroup storage: as many threads a row as fit, then the longest tiles."""
+    for split in SPLITS:
+        merge = THREADS // split * (vv + 1) * 16 if split > 1 else 0
+        bk = MAX_BK
+        while bk > GROUP * split and bk * (qv + vv) * 16 + merge > wg_storage:
+            bk //= 2
+        if bk * (qv + vv) * 16 + merge <= wg_storage:
+            return bk, split
+    return GROUP, 1
 
 
 LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
@@ -50,10 +58,10 @@ LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
 }}"""
 
 
-def stage(tile: str, fn: str, count: int, args: str) -> str:
-    """WGSL that loads a tile of `count` vec4s with BQ threads: every load first (in flight together), then the
-    stores into workgroup memory."""
-    at = [(f"lid + {u * BQ}u", u * BQ + BQ > count) for u in range(-(-count // BQ))]
+def stage(tile: str, fn: str, count: int, args: str, threads: int) -> str:
+    """WGSL that loads a tile of `count` vec4s with `threads` threads: every load first (in flight together),
+    then the stores into workgroup memory."""
+    at = [(f"lid + {u * threads}u", u * threads + threads > count) for u in range(-(-count // threads))]
     loads = [f"        let {tile}{u} = {fn}(min({t}, {count - 1}u), {args});" for u, (t, _) in enumerate(at)]
     stores = [
         f"        {'if (' + t + f' < {count}u) ' if ragged else ''}{{ {tile}[{t}] = {tile}{u}; }}"
@@ -62,10 +70,34 @@ def stage(tile: str, fn: str, count: int, args: str) -> str:
     return "\n".join(loads + stores)
 
 
+def merge(vv: int) -> str:
+    """WGSL that folds the row states (m, l, acc) of a row's threads into its first: one thread at a time
+    writes its state to workgroup memory, the first rescales both to the larger max and adds."""
+    put = " ".join(f"mg[at + {c + 1}u] = acc{c};" for c in range(vv))
+    add = " ".join(f"acc{c} = acc{c} * a + mg[at + {c + 1}u] * b;" for c in range(vv))
+    return f"""    for (var src = 1u; src < SPLIT; src = src + 1u) {{
+        let at = r * {vv + 1}u;
+        workgroupBarrier();
+        if (part == src) {{ mg[at] = vec4<f32>(m, l, 0.0, 0.0); {put} }}
+        workgroupBarrier();
+        if (part == 0u) {{
+            let o = mg[at];
+            let mn = tw_max(m, o.x);
+            let a = select(tw_exp(m - mn), 1.0, m == mn);
+            let b = select(tw_exp(o.x - mn), 1.0, o.x == mn);
+            l = l * a + o.y * b;
+            {add}
+            m = mn;
+        }}
+    }}"""
+
+
 @cache
-def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False) -> str:
-    """The kernel for head dims of qv and vv vec4s, tiles of bk keys; `vec`: q, k and v bound as vec4 arrays
-    (E and Ev multiples of 4)."""
+def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False, split: int = 1) -> str:
+    """The kernel for head dims of qv and vv vec4s, tiles of bk keys, `split` threads a query row (their row
+    states merged through workgroup memory at the end); `vec`: q, k and v bound as vec4 arrays (E and Ev
+    multiples of 4)."""
+    bq = THREADS // split
     dot = " + ".join(f"dot(qr{c}, ks[b + {c}u])" for c in range(qv))
     rescale = "\n                ".join(f"acc{c} = acc{c} * alpha;" for c in range(vv))
     check = MASK_CHECK if masked else ""
@@ -83,7 +115,7 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False)
     )
     body = fill(
         shader("attention"),
-        BQ=BQ,
+        BQ=bq,
         BK=bk,
         QV=qv,
         VV=vv,
@@ -92,7 +124,13 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False)
         GROUP=GROUP,
         T="vec4<f32>" if vec else "f32",
         LOADS="\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv"),
-        STAGE=stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e") + "\n" + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev"),
+        STAGE=stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e", THREADS)
+        + "\n"
+        + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev", THREADS),
+        SPLIT=split,
+        THREADS=THREADS,
+        MERGE_DECL=f"var<workgroup> mg: array<vec4<f32>, {bq * (vv + 1)}>;" if split > 1 else "",
+        MERGE=merge(vv) if split > 1 else "",
         DECLS="\n".join(
             [f"    var qr{c} = vec4<f32>(0.0);" for c in range(qv)]
             + [f"    var acc{c} = vec4<f32>(0.0);" for c in range(vv)]
@@ -118,20 +156,20 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     if not node.size:
         return []
     qv, vv = vecs(o["e"]), vecs(o["ev"])
-    bk = tile_keys(qv, vv, caps.wg_storage)
-    trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // BQ) + 8) + len(o["dims"]) + qv + vv
+    bk, split = tiling(qv, vv, caps.wg_storage)
+    trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // THREADS) + 8) + len(o["dims"]) + qv + vv
     if trips > caps.loop_trips:
         raise LimitError(
             f"attention over {o['s']} keys needs ~{trips} loop trips a thread, past this adapter's "
             f"{caps.loop_trips}; split the keys, or use the numpy or wasm-simd backend"
         )
     masked = len(node.inputs) == 4
-    tiles = -(-o["l"] // BQ)
+    tiles = -(-o["l"] // (THREADS // split))
     ml, ms = o["mask"] if masked else (0, 0)
     words = [o["l"], o["s"], o["e"], o["ev"], tiles, o["batch"], int(o["causal"]), len(o["dims"])]
     extra = [ml, ms, *(w for dim in o["dims"] for w in dim)]
     meta = pack_meta(words, (o["scale"],)) + struct.pack(f"<{len(extra)}I", *extra)
     q, k, v = node.inputs[:3]
     binds = ((1, q), (2, k), (3, v), (5, node.id)) + (((4, node.inputs[3]),) if masked else ())
-    source = attention_source(qv, vv, bk, masked, o["e"] % 4 == 0 and o["ev"] % 4 == 0)
+    source = attention_source(qv, vv, bk, masked, o["e"] % 4 == 0 and o["ev"] % 4 == 0, split)
     return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta)]
