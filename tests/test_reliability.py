@@ -38,6 +38,7 @@ from _cases import (  # noqa: E402
     INF,
     NAN,
     Case,
+    attention_case,
     f32,
     flat,
     has_shape,
@@ -149,6 +150,9 @@ def op_cases(draw, catalog=FLOAT_CATALOG):
         x1 = sorted(draw(float_data(draw(SIZES))), key=lambda v: (v != v, v))
         n = draw(SIZES)
         return Case(op, [(f32(x1), (len(x1),)), (f32(draw(float_data(n))), (n,))], options={"side": draw(SIDES)})
+    if op.kind == "attention":  # awkward lengths, finite values (special ones: tests/test_attention.py, _cases)
+        n_q, n_k = draw(st.integers(1, 70)), draw(st.integers(1, 70))
+        return attention_case(op, n_q, n_k, draw(st.integers(0, 2**16)), causal=draw(st.booleans()))
     if op.kind == "matmul":
         m, k, n = draw(DIM), draw(DIM), draw(DIM)
         return Case(op, [(f32(draw(float_data(m * k))), (m, k)), (f32(draw(float_data(k * n))), (k, n))])
