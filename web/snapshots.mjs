@@ -7,9 +7,11 @@
 
 export const CACHE = "trueno-web-snapshots";
 // What the page's interpreter runs before its first panel, after the wheel is unpacked; the snapshot holds
-// its result (the same code, made or loaded).
+// its result (the same code, made or loaded). The backends are the modules that opening the page's devices
+// imports (GpuDevice.create): imported here, touching no JS, they are in the snapshot too.
 export const IMPORT_CODE = "import importlib; importlib.invalidate_caches()\n" +
-  "import trueno_web.app.demo_page as _dp\n_dp.import_page_modules()";
+  "import trueno_web.app.demo_page as _dp\n" +
+  "import trueno_web.backends.browser, trueno_web.backends.gpu, trueno_web.backends.wasm_simd";
 
 const here = new URL(".", import.meta.url);
 

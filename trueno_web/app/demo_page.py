@@ -64,12 +64,6 @@ Progress = Callable[[str, float], object] | None
 # ------------------------------------------------------------------------------ helpers
 
 
-def import_page_modules() -> None:
-    """Import the modules that opening the page's devices imports lazily (the browser's backends), touching
-    no JS: the page's memory snapshot (web/snapshots.mjs) is made after this, so a later visit has them."""
-    from ..backends import browser, gpu, wasm_simd  # noqa: F401
-
-
 def _is_swiftshader(info: dict) -> bool:
     return any("swiftshader" in str(v).lower() for v in info.values())
 
