@@ -262,8 +262,14 @@ async function startPyodide(loadPyodide, snapshot) {
 
 // Made by a worker of its own once every panel is drawn (snapshot_maker.mjs), for the next visit.
 function makeSnapshot(url, wheel) {
+  let maker;
+  try {  // a browser without workers in workers: no snapshot, the page goes on
+    maker = new Worker(new URL("./snapshot_maker.mjs", import.meta.url), { type: "module" });
+  } catch (e) {
+    post("snapshot", { state: "failed", error: String(e && e.message || e) });
+    return;
+  }
   post("snapshot", { state: "making" });
-  const maker = new Worker(new URL("./snapshot_maker.mjs", import.meta.url), { type: "module" });
   maker.onmessage = (event) => {
     post("snapshot", event.data);
     maker.terminate();
