@@ -10,7 +10,7 @@ Screenshots for the README and docs, and the start-up time (not part of the test
     .venv/bin/python e2e/test_demo_page.py --screenshot docs/screenshot.png
     .venv/bin/python e2e/test_demo_page.py --phone --screenshot docs/screenshot_phone.png
     .venv/bin/python e2e/test_demo_page.py --digits-panel docs/digits_panel.png
-    .venv/bin/python e2e/test_demo_page.py --startup      # page-ready ms: first load, reload
+    .venv/bin/python e2e/test_demo_page.py --startup      # first panel and page-ready ms: first load, reload
 """
 
 from __future__ import annotations
@@ -721,8 +721,18 @@ def startup_of(page) -> dict:
         first_result_ms: Number(document.body.dataset.firstResultMs || 0) || null,
         first_panel_ms: Number(document.body.dataset.firstPanelMs || 0) || null,
         ready_ms: Number(document.body.dataset.readyMs || 0) || null,
+        snapshot: document.body.dataset.snapshot || null,
     })""")
     return data
+
+
+SNAPSHOT_SETTLED = "['stored', 'failed', 'unavailable', 'loaded'].includes(document.body.dataset.snapshot)"
+
+
+def wait_for_snapshot(page, timeout_s: float = READY_TIMEOUT_S) -> str:
+    """Wait until the page's start-up snapshot is settled (made after ready on a first visit); its state."""
+    page.wait_for_function(SNAPSHOT_SETTLED, polling=100, timeout=timeout_s * 1000)
+    return page.evaluate("document.body.dataset.snapshot")
 
 
 def print_startup(label: str, data: dict) -> None:
@@ -731,7 +741,7 @@ def print_startup(label: str, data: dict) -> None:
         print(f"  {s['label']:<42} at {s['start']:>6} + {s['ms']:>6}", file=sys.stderr)
     print(
         f"  first JS result on the page at {data['first_result_ms']} ms, first panel at {data['first_panel_ms']} ms, "
-        f"ready at {data['ready_ms']} ms (since navigation)",
+        f"ready at {data['ready_ms']} ms (since navigation); snapshot: {data['snapshot']}",
         file=sys.stderr,
     )
 
@@ -752,6 +762,54 @@ def test_startup_stages_and_the_first_result(demo):
         assert data["stages"][names.index("first")]["start"] <= pyodide["start"]  # before Python is up
     else:
         assert names == [n for n in STAGES if n != "first"] and demo.page.is_hidden("#first-result")
+
+
+SNAPSHOT_KEYS = """async () => (await (await caches.open('trueno-web-snapshots')).keys()).map((r) => r.url)"""
+# A snapshot another Pyodide build made (the stored one with its build id, words 4-11, changed) and one of
+# an older wheel: the first must not stop the page, the second is deleted when the next one is stored.
+SPOIL_SNAPSHOT = """async ([url, stale]) => {
+    const cache = await caches.open('trueno-web-snapshots');
+    const bytes = new Uint8Array(await (await cache.match(url)).arrayBuffer());
+    new Uint32Array(bytes.buffer, 16, 8).fill(0);
+    await cache.put(url, new Response(bytes));
+    await cache.put(stale, new Response(new Uint8Array(16)));
+}"""
+
+
+def _reload(demo) -> dict:
+    demo.page.reload()
+    demo.page.wait_for_function(
+        "document.body.dataset.state !== 'loading'", polling=100, timeout=READY_TIMEOUT_S * 1000
+    )
+    assert demo.state == "ready", demo.error_text()
+    return startup_of(demo.page)
+
+
+@pytest.mark.parametrize("demo", [WEBGPU], indirect=True)
+def test_a_reload_starts_python_from_the_snapshot(demo):
+    """The page stores a memory snapshot of its interpreter after ready, named by Pyodide's version and the
+    wheel's sha256; a reload starts Python from it and computes the same numbers. A snapshot this Pyodide
+    refuses is dropped (the page starts without it and stores a new one, deleting the older wheel's)."""
+    assert wait_for_snapshot(demo.page) == "stored"
+    wheel = json.loads((ROOT / "build" / "web" / "wheels" / "manifest.json").read_text())["wheels"]["trueno_web"]
+    version = json.loads((ROOT / "build" / "web" / "pyodide" / "package.json").read_text())["version"]
+    url = f"{demo.server.url}snapshots/pyodide-{version}-trueno_web-{wheel['sha256']}.bin"
+    assert demo.page.evaluate(SNAPSHOT_KEYS) == [url]
+
+    stale = f"{demo.server.url}snapshots/pyodide-{version}-trueno_web-{'0' * 64}.bin"
+    demo.page.evaluate(SPOIL_SNAPSHOT, [url, stale])
+    spoiled = _reload(demo)
+    assert spoiled["stages"][2]["label"] == "Pyodide: fetch, compile, start Python", spoiled["stages"]
+    assert wait_for_snapshot(demo.page) == "stored"
+    assert demo.page.evaluate(SNAPSHOT_KEYS) == [url]
+
+    restored = _reload(demo)
+    assert restored["snapshot"] == "loaded"
+    assert [s["name"] for s in restored["stages"]] == list(STAGES)
+    assert restored["stages"][2]["label"] == "Pyodide: fetch, compile, start Python from the snapshot"
+    test_activation_values_match_the_catalog(demo)
+    test_filter_numbers_match_the_library(demo)
+    assert demo.problems() == []
 
 
 def test_phone_layout_fits_the_screen(browser, demo_server):
@@ -870,8 +928,9 @@ def take_digit_screenshot(out: Path, webgpu: bool = True) -> Path:
 
 
 def measure_startup(webgpu: bool = True) -> dict:
-    """Page-ready time (navigation start to every panel drawn) on a first load with an empty cache and
-    on a reload in the same browser context, and the HTTP statuses `serve` answered each with."""
+    """The first Python result (the first panel drawn) and page-ready time (every panel drawn), ms since
+    navigation, on a first load with an empty cache and on a reload in the same browser context (after
+    the first load's start-up snapshot is stored), and the HTTP statuses `serve` answered each with."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as td:
@@ -879,6 +938,7 @@ def measure_startup(webgpu: bool = True) -> dict:
         with ready_page(webgpu, serve_log=log, cache=True) as demo:
             first = int(demo.page.evaluate("document.body.dataset.readyMs"))
             first_startup = startup_of(demo.page)
+            first_startup["snapshot"] = wait_for_snapshot(demo.page)
             first_lines = len(log.read_text().splitlines())
             demo.page.reload()
             demo.page.wait_for_function(
@@ -897,6 +957,8 @@ def measure_startup(webgpu: bool = True) -> dict:
         return out
 
     return {
+        "first_python_result_ms": first_startup["first_panel_ms"],
+        "reload_first_python_result_ms": reload_startup["first_panel_ms"],
         "first_load_ms": first,
         "reload_ms": reload,
         "first_load_requests": statuses(lines[:first_lines]),

@@ -93,7 +93,7 @@ def site_server(site):
 
 def run_notebook(browser, server, label: str) -> dict:
     """Open the notebook in a fresh context, run all cells; the result and everything recorded."""
-    rec = {"requests": [], "blocked": [], "console": [], "page_errors": [], "bad_status": []}
+    rec = {"requests": [], "asked_s": [], "blocked": [], "console": [], "page_errors": [], "bad_status": []}
 
     def block(route):
         rec["blocked"].append(route.request.url)
@@ -102,7 +102,7 @@ def run_notebook(browser, server, label: str) -> dict:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         context.route(lambda url: not is_local_url(url), block)
-        context.on("request", lambda r: rec["requests"].append(r.url))
+        context.on("request", lambda r: (rec["requests"].append(r.url), rec["asked_s"].append(time.perf_counter())))
         context.on("response", lambda r: r.status >= 400 and rec["bad_status"].append((r.status, r.url)))
         context.on("requestfailed", lambda r: rec["bad_status"].append((r.failure, r.url[:200])))
         page = context.new_page()
@@ -123,6 +123,7 @@ def run_notebook(browser, server, label: str) -> dict:
                 pass
         tour = page.evaluate("() => window.__tour")
         rec["wall_s"] = time.perf_counter() - t0
+        rec["asked_s"] = [t - t0 for t in rec["asked_s"]]
     finally:
         context.close()
     rec["server_log"] = [path for _method, path in server.log]
@@ -136,6 +137,34 @@ def first_trueno_cell(rec: dict) -> dict:
         if cell["cell_type"] == "code" and "tw.__version__" in "".join(cell["source"]):
             return rec["cells_done"][str(i)]
     raise AssertionError("no cell prints tw.__version__")
+
+
+# The kernel's start-up, as the requests that mark its steps show it: (label, a part of the URL path).
+KERNEL_STEPS = (
+    ("Pyodide asked", "/static/pyodide/pyodide.asm.wasm"),
+    ("stdlib asked", "/static/pyodide/python_stdlib.zip"),
+    ("ipython asked", "/static/pyodide/ipython-"),
+    ("trueno_web wheel asked (%pip)", "/pypi/trueno_web-"),
+)
+
+
+def kernel_timeline(rec: dict) -> str:
+    """Where the notebook's first seconds go, s since opening the page: the kernel's steps (first request of
+    each), Run All, the first code cell (%pip) and the first trueno_web output done."""
+    out = []
+    for label, needle in KERNEL_STEPS:
+        at = next((t for u, t in zip(rec["requests"], rec["asked_s"]) if needle in u), None)
+        out.append(f"{label} {at:.1f}" if at is not None else f"{label} never")
+    done = rec["cells_done"]
+    first_code = min(done, key=int)
+    run_all = done[first_code]["page_ms"] - done[first_code]["run_all_ms"]
+    first = first_trueno_cell(rec)
+    out += [
+        f"Run All {run_all / 1000:.1f}",
+        f"first cell done {done[first_code]['page_ms'] / 1000:.1f} ({done[first_code]['run_all_ms'] / 1000:.1f} after Run All)",
+        f"first trueno_web output {first['page_ms'] / 1000:.1f}",
+    ]
+    return ", ".join(out)
 
 
 def _outputs(nb: dict) -> list[tuple[dict, list[dict]]]:
@@ -185,6 +214,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         f"run all cells {rec.get('run_ms', 0) / 1000:.1f} s, wall {rec['wall_s']:.1f} s, "
         f"{len(rec['requests'])} requests"
     )
+    print(f"[jupyterlite:{mode}] s since opening the page: {kernel_timeline(rec)}")
 
     # --- offline: nothing left 127.0.0.1, and the kernel's own fetches were seen going through ours
     assert rec["blocked"] == [], f"requests off localhost: {rec['blocked']}"

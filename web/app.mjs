@@ -49,6 +49,8 @@ function renderStage(msg) {
   }
   row.dataset.state = msg.state;
   if (msg.state === "done") {
+    row.querySelector(".stage-label").textContent = msg.label;
+    stages.find((s) => s.name === msg.name).label = msg.label;
     row.querySelector("progress").value = 1;
     row.querySelector(".stage-ms").textContent = ms(msg.ms);
     stages.find((s) => s.name === msg.name).ms = Math.round(msg.ms);
@@ -77,6 +79,13 @@ function renderFirst(data) {
   document.body.dataset.firstResultMs = String(Math.round(performance.now()));
   p.textContent = `First result, from JS on WebGPU in ${ms(data.ms)}: 2 × [${data.input.join(", ")}] = ` +
     `[${data.output.join(", ")}] (one WGSL kernel, while Python loads)`;
+}
+
+// The start-up snapshot's state (worker.mjs): document.body.dataset.snapshot; a failure is only a warning
+// (the next visit starts Python without one again).
+function renderSnapshot(msg) {
+  document.body.dataset.snapshot = msg.state;
+  if (msg.state === "failed") console.warn("the start-up snapshot was not made:", msg.error);
 }
 
 function markRendered(name) {
@@ -628,6 +637,7 @@ function start() {
       else if (msg.type === "stage") renderStage(msg);
       else if (msg.type === "adapter") renderAdapter(msg.data);
       else if (msg.type === "first") renderFirst(msg.data);
+      else if (msg.type === "snapshot") renderSnapshot(msg);
       else if (msg.type === "error") showError(msg.message);
       else if (msg.type === "env") renderEnv(msg.data);
       else if (msg.type === "activations") renderActivations(msg.data);

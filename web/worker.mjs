@@ -17,10 +17,14 @@
 //   {type: "try", data}                  a run of the cell: {seq, code, output, error, ms, backend}; the
 //                                        user's error is in data.error (the page goes on)
 //   {type: "compiling", n}               a run of the cell waits for n kernels to compile (0: compiled)
+//   {type: "snapshot", state, ...}       the memory snapshot (snapshots.mjs): "loaded" (Python started from it),
+//                                        "making" (none yet: made after the panels), "stored" {bytes, ms},
+//                                        "failed" {error} (the page goes on), "unavailable" (no Cache Storage)
 //   {type: "error", message}             Python's traceback or the JS error, then it stops
 // Float arrays arrive as Float32Arrays (transferred, not copied).
 
 import { PYODIDE_URL, WHEELS_URL } from "./config.mjs";
+import { IMPORT_CODE, dropSnapshot, readSnapshot, snapshotURL, unpackWheel } from "./snapshots.mjs";
 
 const here = new URL(".", import.meta.url);
 const pyodideURL = new URL(PYODIDE_URL, here).href.replace(/\/?$/, "/");
@@ -69,12 +73,14 @@ const STAGES = [
   ["panel", "first panel computed"],
 ];
 const LABELS = Object.fromEntries(STAGES);
+const FROM_SNAPSHOT = "Pyodide: fetch, compile, start Python from the snapshot";
 
-async function stage(name, fn) {
+// `done`: the stage's label once it is done (the pyodide stage says whether it started from a snapshot)
+async function stage(name, fn, done = () => LABELS[name]) {
   const start = performance.now();
   post("stage", { name, label: LABELS[name], state: "run", start, ms: 0 });
   const out = await fn();
-  post("stage", { name, label: LABELS[name], state: "done", start, ms: performance.now() - start });
+  post("stage", { name, label: done(), state: "done", start, ms: performance.now() - start });
   return out;
 }
 
@@ -126,15 +132,20 @@ async function firstResult(adapter) {
   }
 }
 
-async function fetchWheel() {
+// The manifest's entry for the project wheel: {file, sha256, version}.
+async function fetchManifest() {
   const response = await fetch(wheelsURL + "manifest.json");
   if (!response.ok) throw new Error(`${wheelsURL}manifest.json: HTTP ${response.status} (run scripts/fetch_web_assets.py)`);
   const manifest = await response.json();
   const wheel = manifest.wheels && manifest.wheels.trueno_web;
   if (!wheel) throw new Error(`${wheelsURL}manifest.json names no trueno_web wheel`);
+  return wheel;
+}
+
+async function fetchWheel(wheel) {
   const body = await fetch(wheelsURL + wheel.file);
   if (!body.ok) throw new Error(`${wheelsURL}${wheel.file}: HTTP ${body.status} (run scripts/fetch_web_assets.py)`);
-  return { file: wheel.file, bytes: new Uint8Array(await body.arrayBuffer()) };
+  return new Uint8Array(await body.arrayBuffer());
 }
 
 // Resource timing of Pyodide's big files: how much of its stage was the network.
@@ -152,7 +163,8 @@ function fetchTimes() {
 async function boot() {
   const t0 = performance.now();
   // the wheel downloads while Pyodide loads; the adapter (and a first result) come first, in milliseconds
-  const wheelPromise = fetchWheel();
+  const manifestPromise = fetchManifest();
+  const wheelPromise = manifestPromise.then(fetchWheel);
   wheelPromise.catch(() => {});
   progress("looking for WebGPU", 0.02);
   const webgpu = await stage("adapter", webgpuStatus);
@@ -167,18 +179,18 @@ async function boot() {
     }
   }
   progress("loading Pyodide", 0.05);
-  await stage("pyodide", () => startPyodide());
+  const snapshot = { url: null, bytes: null };
+  await stage("pyodide", async () => {
+    const { loadPyodide, version } = await importPyodide();
+    Object.assign(snapshot, await findSnapshot(version, manifestPromise));
+    await startPyodide(loadPyodide, snapshot);
+  }, () => snapshot.bytes ? FROM_SNAPSHOT : LABELS.pyodide);
   progress("installing trueno_web", 0.3);
-  await stage("install", async () => {
-    const { bytes } = await wheelPromise;
-    // a pure wheel with no dependencies: unpacked from memory into site-packages (no second download,
-    // no package resolver)
-    const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-    pyodide.unpackArchive(bytes, "wheel", { extractDir: site });
-  });
+  // a pure wheel with no dependencies: unpacked from memory (no second download, no package resolver)
+  await stage("install", async () => unpackWheel(pyodide, await wheelPromise));
+  await stage("import", () => py(IMPORT_CODE));
   pyodide.globals.set("_progress", progress);
   pyodide.globals.set("_compiling", (n) => post("compiling", { n: Number(n) }));
-  await stage("import", () => py("import importlib; importlib.invalidate_caches()\nimport trueno_web.app.demo_page as _dp"));
   progress("opening the device", 0.35);
   const env = await stage("device", () => py(`
 _session = await _dp.DemoSession.open(webgpu=ARGS["webgpu"])
@@ -195,10 +207,11 @@ _session.environment()
   progress("loading the digit classifier", 0.95);
   await panel("digits", "await _session.digits()", {}, 0.95, 1.0);
   post("examples", { data: await py("_dp.DemoSession.try_examples()") });
+  if (snapshot.url && !snapshot.bytes) makeSnapshot(snapshot.url, await wheelPromise);
 }
 
-async function startPyodide() {
-  const { loadPyodide } = await import(pyodideURL + "pyodide.mjs").catch((e) => {
+function importPyodide() {
+  return import(pyodideURL + "pyodide.mjs").catch((e) => {
     throw new Error(`Pyodide did not load from ${pyodideURL}pyodide.mjs (${e && e.message || e}).\n\n` +
       "The page needs Pyodide's core files (pyodide.mjs, pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, " +
       "pyodide-lock.json) in a folder pyodide/ next to index.html, and the trueno_web wheel with its manifest.json " +
@@ -208,11 +221,65 @@ async function startPyodide() {
       "Behind another static server, copy build/web/pyodide/ and build/web/wheels/ next to index.html, " +
       "or load Pyodide from a CDN: set PYODIDE_URL in config.mjs.");
   });
-  pyodide = await loadPyodide({
+}
+
+// {url, bytes}: where this Pyodide's and wheel's snapshot is kept, and the snapshot when there is one
+// (bytes null: none yet; url null: no Cache Storage on this origin).
+async function findSnapshot(version, manifestPromise) {
+  if (!self.caches) {
+    post("snapshot", { state: "unavailable" });
+    return { url: null, bytes: null };
+  }
+  const url = snapshotURL(version, (await manifestPromise).sha256);
+  let bytes = null;
+  try {
+    bytes = await readSnapshot(url);
+  } catch (e) {
+    console.warn("the start-up snapshot could not be read, starting Python without it:", e);
+  }
+  return { url, bytes };
+}
+
+async function startPyodide(loadPyodide, snapshot) {
+  const options = {
     indexURL: pyodideURL,
     stdout: (s) => console.log("[python]", s),
     stderr: (s) => console.warn("[python]", s),
-  });
+  };
+  if (snapshot.bytes) {
+    try {
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot.bytes });
+      post("snapshot", { state: "loaded", bytes: snapshot.bytes.length });
+      return;
+    } catch (e) {  // a snapshot this Pyodide refuses (another build): drop it, start as without one
+      console.warn("the start-up snapshot did not load, starting Python without it:", e);
+      snapshot.bytes = null;
+      await dropSnapshot(snapshot.url);
+    }
+  }
+  pyodide = await loadPyodide(options);
+}
+
+// Made by a worker of its own once every panel is drawn (snapshot_maker.mjs), for the next visit.
+function makeSnapshot(url, wheel) {
+  let maker;
+  try {  // a browser without workers in workers: no snapshot, the page goes on
+    maker = new Worker(new URL("./snapshot_maker.mjs", import.meta.url), { type: "module" });
+  } catch (e) {
+    post("snapshot", { state: "failed", error: String(e && e.message || e) });
+    return;
+  }
+  post("snapshot", { state: "making" });
+  maker.onmessage = (event) => {
+    post("snapshot", event.data);
+    maker.terminate();
+  };
+  maker.onerror = (event) => {
+    event.preventDefault();
+    post("snapshot", { state: "failed", error: event.message || "snapshot_maker.mjs did not load" });
+    maker.terminate();
+  };
+  maker.postMessage({ pyodideURL, url, wheel });
 }
 
 let defaultSize = 65536;
