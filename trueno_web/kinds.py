@@ -4,7 +4,7 @@ A kind's row gives its input names, the kernel template it runs on (elementwise 
 `map` template), its output-shape rule (the checks at call time), its work estimate for `auto`, and how
 its reference is called: the vectorised NumPy function of a catalog row and the pure-Python one. Every
 other layer looks a kind up here or in its own table keyed by template (`kernels.TEMPLATES`,
-`backends.wasm_simd.RUNNERS`), so adding a kind is one row here and one entry per backend table.
+`backends.wasm_runners.RUNNERS`), so adding a kind is one row here and one entry per backend table.
 """
 
 from __future__ import annotations
