@@ -92,5 +92,5 @@ class Op:
 
     @cached_property
     def numpy_quiet(self) -> Callable:
-        """`numpy` for a caller that has NumPy's floating-point warnings off already (ref.quiet's expression)."""
+        """`numpy` for a caller that has NumPy's floating-point warnings off already (ref.Quiet's expression)."""
         return self.numpy.raw if isinstance(self.numpy, ref.Quiet) else self.numpy

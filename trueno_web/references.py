@@ -280,10 +280,6 @@ class Quiet:
             return self.raw(*args, **kwargs)
 
 
-def quiet(expr: Callable) -> Quiet:
-    return Quiet(expr)
-
-
 # ---------------------------------------------------------------- accuracy: float64 references and ulp
 # `Op.exact` functions: float64 NumPy written from each op's definition by a route of its own (logaddexp,
 # tanh, expm1), independent of the kernels' formulas; every float32 input maps to its value within far less
