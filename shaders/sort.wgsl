@@ -126,14 +126,19 @@ fn sort_first(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     for (var e = t; e < BLOCK; e = e + THREADS) { parts[base + e] = tw_pairs[e]; }
 }
 
+// a thread of a pass across blocks, `per_row` threads a row: (row of the chunk, its place in the row)
+fn tw_across(gid: vec3<u32>, nwg: vec3<u32>, per_row: u32) -> vec2<u32> {
+    let id = gid.y * nwg.x * THREADS + gid.x;
+    return vec2<u32>(id / per_row, id % per_row);
+}
+
 @compute @workgroup_size(256)
 fn sort_across(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let p = tw_meta[2];
-    let id = gid.y * nwg.x * THREADS + gid.x;
-    let half = p / 2u;
-    let r = id / half;
-    if (r >= tw_meta[0]) { return; }
-    let q = id % half;
+    let rq = tw_across(gid, nwg, p / 2u);
+    if (rq.x >= tw_meta[0]) { return; }
+    let r = rq.x;
+    let q = rq.y;
     let k = tw_meta[4];
     let d = tw_meta[5];
     var i: u32;
@@ -159,11 +164,10 @@ fn sort_across(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 @compute @workgroup_size(256)
 fn sort_across2(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let p = tw_meta[2];
-    let id = gid.y * nwg.x * THREADS + gid.x;
-    let quarter = p / 4u;
-    let r = id / quarter;
-    if (r >= tw_meta[0]) { return; }
-    let q = id % quarter;
+    let rq = tw_across(gid, nwg, p / 4u);
+    if (rq.x >= tw_meta[0]) { return; }
+    let r = rq.x;
+    let q = rq.y;
     let k = tw_meta[4];
     let d = tw_meta[5];
     var at: vec4<u32>;  // the first step's pairs (a0, a2), (a1, a3), or the flip's (a0, a3), (a1, a2); the second's

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trueno_web import kernels, ops
-from trueno_web.backends import auto, wasm_simd
+from trueno_web.backends import auto, wasm_module, wasm_runners
 from trueno_web.dtypes import DTYPES, signature
 from trueno_web.kinds import HOST_TEMPLATES, KINDS, TEMPLATES, Kind
 
@@ -19,17 +19,17 @@ def test_every_kind_has_a_row_and_every_op_a_kind():
 
 
 def test_every_backend_table_covers_every_template():
-    for table in (kernels.TEMPLATES, wasm_simd.RUNNERS, auto.GPU_FROM):  # the NumPy backend's own aside
+    for table in (kernels.TEMPLATES, wasm_runners.RUNNERS, auto.GPU_FROM):  # the NumPy backend's own aside
         assert set(table) == set(TEMPLATES) - set(HOST_TEMPLATES), table
 
 
 def test_the_wasm_module_exports_a_symbol_for_every_op():
     wasmtime = pytest.importorskip("wasmtime", reason="wasmtime (the test extra) reads the module's exports")
 
-    module = wasmtime.Module(wasmtime.Engine(), wasm_simd.wasm_bytes())
+    module = wasmtime.Module(wasmtime.Engine(), wasm_module.wasm_bytes())
     exported = {e.name for e in module.exports}
     wanted = {
-        wasm_simd.export(op, compute, target if op.returns == "target" else signature(op, [compute] * op.arity)[1])
+        wasm_runners.export(op, compute, target if op.returns == "target" else signature(op, [compute] * op.arity)[1])
         for op in ops.CATALOG + ops.GENERATORS
         for compute in op.kernel_dtypes
         for target in (DTYPES if op.returns == "target" else (None,))

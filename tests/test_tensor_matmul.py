@@ -23,7 +23,7 @@ import trueno_web as tw
 from trueno_web import kernels, ops
 from trueno_web.graph import Node, OpStep
 from trueno_web.kernels import matmul as matmul_kernel
-from trueno_web.kinds import matmul_batches
+from trueno_web.matmul_kind import matmul_batches
 from trueno_web.runtime import block_on
 
 needs_numpy = pytest.mark.skipif(

@@ -446,7 +446,7 @@ def test_allocator_reuses_and_never_overlaps(dev):
             ex.free(buf)
         else:
             nbytes = rng.choice([0, 1, 4, 15, 16, 17, 100, 4096, 70000, 300000])
-            buf = ex._alloc(nbytes, "test")
+            buf = ex.alloc(nbytes, "test")
             assert buf.ptr % 16 == 0
             fill = step % 251
             ex.module.write(buf.ptr, memoryview(bytes([fill]) * nbytes))

@@ -8,7 +8,7 @@ every score -inf (all masked) is NaN, as the softmax of all -inf is. A NaN or in
 (masked, or of score -inf) may or may not reach the row: the unfused expression multiplies it by 0, the fused
 kernels never read a masked tile.
 
-The batch: as matmul's (kinds._matmul_batch), each operand reads batch element (i0, i1, ...) at offset
+The batch: as matmul's (matmul_kind.matmul_batch), each operand reads batch element (i0, i1, ...) at offset
 i0 * stride0 + i1 * stride1 + ... of its row-major storage, a stride 0 where it broadcasts; the resolved
 option `dims` holds (size, q, k, v, mask strides) per batch dimension, outermost first, neighbours merged.
 """

@@ -18,7 +18,8 @@ from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
 from .layout import View
-from .ops import Op, get
+from .op_row import Op
+from .ops import get
 from .planner import plan
 from .resident import DeviceArray
 from .stats import Stats

@@ -15,7 +15,8 @@ from types import CoroutineType
 
 from .dtypes import dtype_of
 from .errors import TruenoError, TruenoTypeError
-from .ops import CATALOG, Op
+from .op_row import Op
+from .ops import CATALOG
 
 # TRUENO_WEB_TRACEBACK=full keeps the library's own frames in the tracebacks of its errors.
 FULL_TRACEBACKS = os.environ.get("TRUENO_WEB_TRACEBACK", "").lower() == "full"

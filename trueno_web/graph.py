@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from .dtypes import DType, float32
 from .kinds import Kind
 from .layout import View, contiguous_strides
-from .ops import Op
+from .op_row import Op
 
 
 @dataclass(eq=False)

@@ -12,108 +12,19 @@ takes `out=` too (`Op.writes_out`): the NumPy backend's fused chains write into 
 
 from __future__ import annotations
 
-import inspect
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
 
 from . import attention_kind as ak
 from . import fft_kinds as fk
 from . import prng
 from . import references as ref
+from . import references_array_api as ref_api
 from . import sort_kinds as sk
-from .dtypes import COMPLEX, DTYPES, SHORT, WIDE, DType, bool_, float32, float64, int32, int64, uint32
+from .dtypes import COMPLEX, DTYPES, WIDE, bool_, float32, float64, int32, int64, uint32
 from .errors import TruenoValueError
-from .kinds import KINDS, Kind, KindRow
+from .kinds import Kind
+from .op_row import Op, Param
 from .references import SELU_ALPHA, SELU_SCALE
-
-
-@dataclass(frozen=True)
-class Param:
-    """A scalar parameter of an op; `default=None` means the caller must give it."""
-
-    name: str
-    default: float | None = None
-
-
-@dataclass(frozen=True)
-class Op:
-    """One op: its kind, WGSL entry, references and tolerances."""
-
-    name: str
-    kind: Kind
-    wgsl: str  # elementwise: WGSL function; reduce: WGSL load expression of x (and y)
-    numpy: Callable
-    ref: Callable
-    doc: str
-    params: tuple[Param, ...] = ()
-    rtol: float = 1e-6
-    atol: float = 0.0
-    aliases: tuple[str, ...] = ()
-    input_names: tuple[str, ...] = ()  # the arguments, where they differ from the kind's (dot: a, b)
-    combine: str = "tw_add"  # reduce: WGSL function folding two partial results
-    identity: str = "0.0"  # reduce: WGSL expression of the fold's identity
-    finish: str = ""  # reduce: WGSL function applied to the total
-    empty: bool = True  # reduce: has a value on an empty input (the fold's identity); max and min have none
-    options: tuple[str, ...] = field(default=())  # non-scalar keyword options (shapes)
-    cost: int = 1  # relative work per element on the host (exp/tanh/log ops: 4); `auto` weighs map work by it
-    group: str = ""  # "activation": the activation-style one-input ops the demo page plots
-    ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
-    exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
-    dtypes: tuple[DType, ...] = (float32, float64)  # the dtypes it computes in natively (dtypes.signature picks
-    # one); the 64-bit ones only where a backend holds them (the NumPy backend: no kernel sees them)
-    returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32),
-    # "real" (a complex one's components': abs, real, imag), "complex" (of the float it computed in: rdft)
-    # or "target" (astype's)
-
-    def function(self, compute: DType, out: DType) -> str:
-        """The name of its kernel function (WGSL, and tw_<name> in WASM) computing in `compute`, returning `out`:
-        the float32 one is `wgsl`; another dtype's has the dtype's suffix (tw_add_i32); astype names both."""
-        if self.returns == "target":
-            return f"{self.wgsl}_{SHORT[compute]}_{SHORT[out]}"
-        return self.wgsl + compute.suffix
-
-    @cached_property
-    def kernel_dtypes(self) -> tuple[DType, ...]:
-        """Its dtypes of 32-bit words: those its WGSL and WASM kernels compute in."""
-        return tuple(d for d in self.dtypes if d in DTYPES)
-
-    @cached_property  # read on every op call: looked up once
-    def row(self) -> KindRow:
-        """The row of this op's kind (kinds.KINDS)."""
-        return KINDS[self.kind]
-
-    @cached_property
-    def inputs(self) -> tuple[str, ...]:
-        return self.input_names or self.row.inputs
-
-    @property
-    def arity(self) -> int:
-        return len(self.inputs)
-
-    @cached_property
-    def elementwise(self) -> bool:
-        return self.row.elementwise
-
-    @cached_property
-    def generator(self) -> bool:
-        """A row of GENERATORS: no inputs, made on the device from its element index (tw.random)."""
-        return self.row.generator
-
-    @cached_property
-    def writes_out(self) -> bool:
-        """Does `numpy` take `out=`, an array to write its result into? (the NumPy backend's fused chains)"""
-        return "out" in inspect.signature(self.numpy).parameters
-
-    @cached_property
-    def numpy_quiet(self) -> Callable:
-        """`numpy` for a caller that has NumPy's floating-point warnings off already (ref.quiet's expression)."""
-        return self.numpy.raw if isinstance(self.numpy, ref.Quiet) else self.numpy
-
-
-# ---------------------------------------------------------------- pure-Python scalar helpers
-
 
 # ---------------------------------------------------------------- the catalog
 
@@ -143,15 +54,15 @@ NUMC = dict(dtypes=NUMBERS + COMPLEX)
 FLOATC = dict(dtypes=(float32, float64) + COMPLEX)  # float-only ops that take complex numbers too
 ANY = dict(dtypes=DTYPES + WIDE + COMPLEX)
 INTEGER = dict(dtypes=(bool_, int32, uint32, int64))  # bitwise ops: integers and bool
-F64 = lambda expr: ref.quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
+F64 = lambda expr: ref.Quiet(ref.in_float64(expr))  # noqa: E731 - the NumPy backend's activations, in float64
 
 # One row per op, so the catalog reads as a table:
 # fmt: off
 CATALOG: tuple[Op, ...] = (
     Op("relu", Kind.UNARY, "tw_relu",  # np.maximum keeps NaN
-       ref.quiet(lambda x, out=None: ref.numpy_module().maximum(x, x.dtype.type(0), out=out)),
+       ref.Quiet(lambda x, out=None: ref.numpy_module().maximum(x, x.dtype.type(0), out=out)),
        lambda x: x if x > 0 or math.isnan(x) else 0.0, "max(x, 0); NaN stays NaN", **T_BITS, **ACT),
-    Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", ref.quiet(lambda x, s: ref.numpy_module().where(x > 0, x, x * x.dtype.type(s))),
+    Op("leaky_relu", Kind.UNARY, "tw_leaky_relu", ref.Quiet(lambda x, s: ref.numpy_module().where(x > 0, x, x * x.dtype.type(s))),
        lambda x, s: x if x > 0 else s * x, "x if x > 0 else negative_slope * x",
        params=(Param("negative_slope", 0.01),), **T_EXACT, **ACT),
     Op("elu", Kind.UNARY, "tw_elu", F64(lambda x, a: ref.numpy_module().where(x > 0, x, a * ref.numpy_module().expm1(x))),
@@ -159,7 +70,7 @@ CATALOG: tuple[Op, ...] = (
        params=(Param("alpha", 1.0),), **T_TRANSCENDENTAL, **ACT, ulp=2, exact=ref.exact_elu),
     Op("sigmoid", Kind.UNARY, "tw_sigmoid", F64(ref.np_sigmoid), ref.sigmoid, "1 / (1 + exp(-x))", **T_TRANSCENDENTAL, **ACT,
        ulp=3, exact=ref.exact_sigmoid),
-    Op("tanh", Kind.UNARY, "tw_tanh", ref.quiet(ref.np_tanh),
+    Op("tanh", Kind.UNARY, "tw_tanh", ref.Quiet(ref_api.np_tanh),
        math.tanh, "hyperbolic tangent", **T_TRANSCENDENTAL, **ACT, ulp=2, **FLOATC),
     Op("swish", Kind.UNARY, "tw_swish", F64(lambda x: ref.np_floor_finite(x) * ref.np_sigmoid(x)),
        lambda x: ref.floor_finite(x) * ref.sigmoid(x), "x * sigmoid(x) (SiLU); swish(-inf) = -0", **T_TRANSCENDENTAL, **ACT,
@@ -179,83 +90,83 @@ CATALOG: tuple[Op, ...] = (
        F64(lambda x: (lambda y: y * ref.numpy_module().clip(y + 3, 0, 6) / 6)(ref.np_floor_finite(x))),
        ref.hardswish, "x * clip(x + 3, 0, 6) / 6", **T_EXACT, **ACT, ulp=2.5, exact=ref.exact_hardswish),
     Op("clip", Kind.UNARY, "tw_clip",
-       ref.quiet(lambda x, lo, hi: ref.numpy_module().minimum(ref.numpy_module().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
+       ref.Quiet(lambda x, lo, hi: ref.numpy_module().minimum(ref.numpy_module().maximum(x, x.dtype.type(lo)), x.dtype.type(hi))),
        ref.clip, "min(max(x, lo), hi); NaN stays NaN", params=(Param("lo"), Param("hi")), **T_BITS, **ACT),
-    Op("scale", Kind.UNARY, "tw_scale", ref.quiet(lambda x, s, out=None: ref.numpy_module().multiply(x, x.dtype.type(s), out=out)),
+    Op("scale", Kind.UNARY, "tw_scale", ref.Quiet(lambda x, s, out=None: ref.numpy_module().multiply(x, x.dtype.type(s), out=out)),
        lambda x, s: x * s, "x * s", params=(Param("s"),), **T_EXACT, **ACT),
-    Op("neg", Kind.UNARY, "tw_neg", ref.quiet(lambda x, out=None: ref.numpy_module().negative(x, out=out)),
+    Op("neg", Kind.UNARY, "tw_neg", ref.Quiet(lambda x, out=None: ref.numpy_module().negative(x, out=out)),
        lambda x: -x, "-x", aliases=("negative",), **T_BITS, **NUMC),
-    Op("abs", Kind.UNARY, "tw_abs", ref.quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x| (a complex number's: its magnitude, real)",
+    Op("abs", Kind.UNARY, "tw_abs", ref.Quiet(lambda x, out=None: ref.numpy_module().abs(x, out=out)), abs, "|x| (a complex number's: its magnitude, real)",
        **T_BITS, **NUMC, returns="real"),
     Op("exp", Kind.UNARY, "tw_exp", F64(lambda x: ref.numpy_module().exp(x)), ref.exp, "e^x", **T_EXP, ulp=1.5,
        exact=ref.exact_exp, **FLOATC),
     Op("log", Kind.UNARY, "tw_log", F64(lambda x: ref.numpy_module().log(x)), ref.log,
        "natural logarithm; log(0) = -inf, log(x < 0) = NaN", **T_LOG, ulp=1.5, exact=ref.exact_log, **FLOATC),
-    Op("sqrt", Kind.UNARY, "tw_sqrt", ref.quiet(lambda x, out=None: ref.numpy_module().sqrt(x, out=out)),
+    Op("sqrt", Kind.UNARY, "tw_sqrt", ref.Quiet(lambda x, out=None: ref.numpy_module().sqrt(x, out=out)),
        ref.sqrt, "square root; sqrt(x < 0) = NaN", **T_EXACT, ulp=1, **FLOATC),
-    Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
+    Op("rsqrt", Kind.UNARY, "tw_rsqrt", ref.Quiet(lambda x: (1 / ref.numpy_module().sqrt(x)).astype(x.dtype, copy=False)), ref.rsqrt,
        "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN", **T_EXACT, ulp=1.5),
-    Op("square", Kind.UNARY, "tw_square", ref.quiet(lambda x, out=None: ref.numpy_module().square(x, out=out)),
+    Op("square", Kind.UNARY, "tw_square", ref.Quiet(lambda x, out=None: ref.numpy_module().square(x, out=out)),
        lambda x: x * x, "x * x", **T_EXACT, **NUMC),
-    Op("sin", Kind.UNARY, "tw_sin", ref.quiet(lambda x, out=None: ref.numpy_module().sin(x, out=out)), ref.trig(math.sin),
+    Op("sin", Kind.UNARY, "tw_sin", ref.Quiet(lambda x, out=None: ref.numpy_module().sin(x, out=out)), ref.trig(math.sin),
        "sine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5, **FLOATC),
-    Op("cos", Kind.UNARY, "tw_cos", ref.quiet(lambda x, out=None: ref.numpy_module().cos(x, out=out)), ref.trig(math.cos),
+    Op("cos", Kind.UNARY, "tw_cos", ref.Quiet(lambda x, out=None: ref.numpy_module().cos(x, out=out)), ref.trig(math.cos),
        "cosine (radians); our own reduction, accurate for every finite float32", **T_EXACT, cost=4, ulp=2.5, **FLOATC),
-    Op("floor", Kind.UNARY, "tw_floor", ref.quiet(lambda x, out=None: ref.numpy_module().floor(x, out=out)),
+    Op("floor", Kind.UNARY, "tw_floor", ref.Quiet(lambda x, out=None: ref.numpy_module().floor(x, out=out)),
        ref.floor, "largest integer <= x", **T_BITS, **NUM),
-    Op("round", Kind.UNARY, "tw_round", ref.quiet(lambda x, out=None: ref.numpy_module().round(x, out=out)),
-       ref.integral(round), "the nearest integer, half to even (np.round); round(-0.5) = -0", **T_BITS, **NUM),
-    Op("ceil", Kind.UNARY, "tw_ceil", ref.quiet(lambda x, out=None: ref.numpy_module().ceil(x, out=out)),
-       ref.integral(math.ceil), "smallest integer >= x; ceil(-0.5) = -0", **T_BITS, **NUM),
-    Op("trunc", Kind.UNARY, "tw_trunc", ref.quiet(lambda x, out=None: ref.numpy_module().trunc(x, out=out)),
-       ref.integral(math.trunc), "x's integer part, toward 0; trunc(-0.5) = -0", **T_BITS, **NUM),
-    Op("sign", Kind.UNARY, "tw_sign", ref.quiet(lambda x, out=None: ref.numpy_module().sign(x, out=out)),
-       ref.sign, "-1, 0 or 1 as np.sign: sign(-0) = 0, NaN stays NaN", **T_BITS, **NUMC),
-    Op("log1p", Kind.UNARY, "tw_log1p", F64(lambda x: ref.numpy_module().log1p(x)), ref.log1p,
+    Op("round", Kind.UNARY, "tw_round", ref.Quiet(lambda x, out=None: ref.numpy_module().round(x, out=out)),
+       ref_api.integral(round), "the nearest integer, half to even (np.round); round(-0.5) = -0", **T_BITS, **NUM),
+    Op("ceil", Kind.UNARY, "tw_ceil", ref.Quiet(lambda x, out=None: ref.numpy_module().ceil(x, out=out)),
+       ref_api.integral(math.ceil), "smallest integer >= x; ceil(-0.5) = -0", **T_BITS, **NUM),
+    Op("trunc", Kind.UNARY, "tw_trunc", ref.Quiet(lambda x, out=None: ref.numpy_module().trunc(x, out=out)),
+       ref_api.integral(math.trunc), "x's integer part, toward 0; trunc(-0.5) = -0", **T_BITS, **NUM),
+    Op("sign", Kind.UNARY, "tw_sign", ref.Quiet(lambda x, out=None: ref.numpy_module().sign(x, out=out)),
+       ref_api.sign, "-1, 0 or 1 as np.sign: sign(-0) = 0, NaN stays NaN", **T_BITS, **NUMC),
+    Op("log1p", Kind.UNARY, "tw_log1p", F64(lambda x: ref.numpy_module().log1p(x)), ref_api.log1p,
        "log(1 + x) without cancellation; log1p(-1) = -inf, log1p(x < -1) = NaN", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
-    Op("expm1", Kind.UNARY, "tw_expm1", F64(ref.np_expm1), ref.overflows(math.expm1),
+    Op("expm1", Kind.UNARY, "tw_expm1", F64(ref_api.np_expm1), ref_api.overflows(math.expm1),
        "e^x - 1 without cancellation", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
-    Op("log2", Kind.UNARY, "tw_log2", F64(lambda x: ref.numpy_module().log2(x)), ref.logs(math.log2),
+    Op("log2", Kind.UNARY, "tw_log2", F64(lambda x: ref.numpy_module().log2(x)), ref_api.logs(math.log2),
        "base-2 logarithm, exact at powers of 2; log2(0) = -inf, log2(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1, **FLOATC),
-    Op("log10", Kind.UNARY, "tw_log10", F64(lambda x: ref.numpy_module().log10(x)), ref.logs(math.log10),
+    Op("log10", Kind.UNARY, "tw_log10", F64(lambda x: ref.numpy_module().log10(x)), ref_api.logs(math.log10),
        "base-10 logarithm; log10(0) = -inf, log10(x < 0) = NaN", **T_TRANSCENDENTAL, ulp=1, **FLOATC),
-    Op("sinh", Kind.UNARY, "tw_sinh", F64(lambda x: ref.numpy_module().sinh(x)), ref.overflows(math.sinh),
+    Op("sinh", Kind.UNARY, "tw_sinh", F64(lambda x: ref.numpy_module().sinh(x)), ref_api.overflows(math.sinh),
        "hyperbolic sine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
-    Op("cosh", Kind.UNARY, "tw_cosh", F64(lambda x: ref.numpy_module().cosh(x)), ref.overflows(math.cosh, even=True),
+    Op("cosh", Kind.UNARY, "tw_cosh", F64(lambda x: ref.numpy_module().cosh(x)), ref_api.overflows(math.cosh, even=True),
        "hyperbolic cosine; finite up to |x| = 89.4", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("tan", Kind.UNARY, "tw_tan", F64(lambda x: ref.numpy_module().tan(x)), ref.trig(math.tan),
        "tangent (radians); sin's and cos's reduction, accurate for every finite float32", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
-    Op("asin", Kind.UNARY, "tw_asin", F64(lambda x: ref.numpy_module().arcsin(x)), ref.within(math.asin, -1, 1),
+    Op("asin", Kind.UNARY, "tw_asin", F64(lambda x: ref.numpy_module().arcsin(x)), ref_api.within(math.asin, -1, 1),
        "inverse sine in [-pi/2, pi/2]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
-    Op("acos", Kind.UNARY, "tw_acos", F64(lambda x: ref.numpy_module().arccos(x)), ref.within(math.acos, -1, 1),
+    Op("acos", Kind.UNARY, "tw_acos", F64(lambda x: ref.numpy_module().arccos(x)), ref_api.within(math.acos, -1, 1),
        "inverse cosine in [0, pi]; NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=2, **FLOATC),
     Op("atan", Kind.UNARY, "tw_atan", F64(lambda x: ref.numpy_module().arctan(x)), math.atan,
        "inverse tangent in [-pi/2, pi/2]", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
     Op("asinh", Kind.UNARY, "tw_asinh", F64(lambda x: ref.numpy_module().arcsinh(x)), math.asinh,
        "inverse hyperbolic sine", **T_TRANSCENDENTAL, ulp=2.5, **FLOATC),
     Op("acosh", Kind.UNARY, "tw_acosh", F64(lambda x: ref.numpy_module().arccosh(x)),
-       ref.within(math.acosh, 1, math.inf), "inverse hyperbolic cosine; NaN below 1", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
-    Op("atanh", Kind.UNARY, "tw_atanh", F64(lambda x: ref.numpy_module().arctanh(x)), ref.atanh,
+       ref_api.within(math.acosh, 1, math.inf), "inverse hyperbolic cosine; NaN below 1", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
+    Op("atanh", Kind.UNARY, "tw_atanh", F64(lambda x: ref.numpy_module().arctanh(x)), ref_api.atanh,
        "inverse hyperbolic tangent; atanh(+-1) = +-inf, NaN outside [-1, 1]", **T_TRANSCENDENTAL, ulp=3, **FLOATC),
-    Op("reciprocal", Kind.UNARY, "tw_reciprocal", ref.quiet(lambda x, out=None: ref.numpy_module().reciprocal(x, out=out)),
+    Op("reciprocal", Kind.UNARY, "tw_reciprocal", ref.Quiet(lambda x, out=None: ref.numpy_module().reciprocal(x, out=out)),
        lambda x: ref.div(1.0, x), "1 / x; reciprocal(+-0) = +-inf", **T_FLUSH, ulp=2.5, **FLOATC),
-    Op("positive", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().positive(x, out=out)),
+    Op("positive", Kind.UNARY, "tw_positive", ref.Quiet(lambda x, out=None: ref.numpy_module().positive(x, out=out)),
        lambda x: x, "x itself (+x)", **T_BITS, **NUMC),
-    Op("real", Kind.UNARY, "tw_positive", ref.quiet(lambda x: ref.numpy_module().real(x).copy()), ref.real,
+    Op("real", Kind.UNARY, "tw_positive", ref.Quiet(lambda x: ref.numpy_module().real(x).copy()), ref_api.real,
        "the real component (a real number: itself)", **T_BITS, **NUMC, returns="real"),
-    Op("imag", Kind.UNARY, "tw_imag", ref.quiet(lambda x: ref.numpy_module().imag(x).copy()), ref.imag,
+    Op("imag", Kind.UNARY, "tw_imag", ref.Quiet(lambda x: ref.numpy_module().imag(x).copy()), ref_api.imag,
        "the imaginary component (a real number: 0)", **T_BITS, **NUMC, returns="real"),
-    Op("conj", Kind.UNARY, "tw_positive", ref.quiet(lambda x, out=None: ref.numpy_module().conjugate(x, out=out)),
-       ref.conj, "the complex conjugate (a real number: itself)", **T_BITS, **NUMC),
-    Op("copy", Kind.UNARY, "tw_copy", ref.quiet(lambda x: x.copy()), lambda x: x,
+    Op("conj", Kind.UNARY, "tw_positive", ref.Quiet(lambda x, out=None: ref.numpy_module().conjugate(x, out=out)),
+       ref_api.conj, "the complex conjugate (a real number: itself)", **T_BITS, **NUMC),
+    Op("copy", Kind.UNARY, "tw_copy", ref.Quiet(lambda x: x.copy()), lambda x: x,
        "x itself, written to a buffer of its own (the tensor layer's contiguous copy of a view)", **T_BITS, **ANY),
-    Op("add", Kind.BINARY, "tw_add", ref.quiet(lambda a, b, out=None: ref.numpy_module().add(a, b, out=out)),
+    Op("add", Kind.BINARY, "tw_add", ref.Quiet(lambda a, b, out=None: ref.numpy_module().add(a, b, out=out)),
        lambda a, b: a + b, "a + b", aliases=("vec_add",), **T_EXACT, **NUMC),
-    Op("sub", Kind.BINARY, "tw_sub", ref.quiet(lambda a, b, out=None: ref.numpy_module().subtract(a, b, out=out)),
+    Op("sub", Kind.BINARY, "tw_sub", ref.Quiet(lambda a, b, out=None: ref.numpy_module().subtract(a, b, out=out)),
        lambda a, b: a - b, "a - b", aliases=("subtract",), **T_EXACT, **NUMC),
-    Op("mul", Kind.BINARY, "tw_mul", ref.quiet(lambda a, b, out=None: ref.numpy_module().multiply(a, b, out=out)),
+    Op("mul", Kind.BINARY, "tw_mul", ref.Quiet(lambda a, b, out=None: ref.numpy_module().multiply(a, b, out=out)),
        lambda a, b: a * b, "a * b", aliases=("multiply",), **T_EXACT, **NUMC),
-    Op("div", Kind.BINARY, "tw_div", ref.quiet(lambda a, b, out=None: ref.numpy_module().divide(a, b, out=out)),
+    Op("div", Kind.BINARY, "tw_div", ref.Quiet(lambda a, b, out=None: ref.numpy_module().divide(a, b, out=out)),
        ref.div, "a / b", aliases=("divide",), **T_FLUSH, ulp=2.5, **FLOATC),
     Op("atan2", Kind.BINARY, "tw_atan2", F64(lambda a, b: ref.numpy_module().arctan2(a, b)), math.atan2,
        "the angle of the point (b, a) in [-pi, pi], as C99 atan2(a, b): signed zeros and infinities give its "
@@ -263,113 +174,113 @@ CATALOG: tuple[Op, ...] = (
     Op("hypot", Kind.BINARY, "tw_hypot", F64(lambda a, b: ref.numpy_module().hypot(a, b)), math.hypot,
        "sqrt(a^2 + b^2) without overflow or underflow; inf if either is +-inf (even with a NaN)", **T_EXACT,
        cost=4, ulp=2),
-    Op("logaddexp", Kind.BINARY, "tw_logaddexp", F64(lambda a, b: ref.numpy_module().logaddexp(a, b)), ref.logaddexp,
+    Op("logaddexp", Kind.BINARY, "tw_logaddexp", F64(lambda a, b: ref.numpy_module().logaddexp(a, b)), ref_api.logaddexp,
        "log(e^a + e^b) without overflow; near a result of 0 its error is absolute (~2^-24), as NumPy's float32 one",
        **T_TRANSCENDENTAL, ulp=400),
     Op("copysign", Kind.BINARY, "tw_copysign",
-       ref.quiet(lambda a, b, out=None: ref.numpy_module().copysign(a, b, out=out)), math.copysign,
+       ref.Quiet(lambda a, b, out=None: ref.numpy_module().copysign(a, b, out=out)), math.copysign,
        "|a| with the sign of b (its sign bit: NaN's and zero's too)", **T_BITS),
-    Op("nextafter", Kind.BINARY, "tw_nextafter", ref.quiet(ref.np_nextafter32), ref.nextafter32,
+    Op("nextafter", Kind.BINARY, "tw_nextafter", ref.Quiet(ref_api.np_nextafter32), ref_api.nextafter32,
        "the next float32 after a toward b (np.nextafter on float32); b where a == b", **T_BITS,
        dtypes=(float32,)),  # its references are float32's steps even on float64 arrays: no float64 row
     Op("remainder", Kind.BINARY, "tw_remainder",
-       ref.quiet(lambda a, b, out=None: ref.numpy_module().remainder(a, b, out=out)), ref.remainder,
+       ref.Quiet(lambda a, b, out=None: ref.numpy_module().remainder(a, b, out=out)), ref_api.remainder,
        "a - floor(a / b) b with the sign of b, as np.remainder and Python's %: an exact fmod, moved by b",
        **T_EXACT, cost=8, **NUM),
     Op("floor_divide", Kind.BINARY, "tw_floor_divide",
-       ref.quiet(ref.np_floor_divide), ref.floor_divide,
+       ref.Quiet(ref_api.np_floor_divide), ref_api.floor_divide,
        "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored; the standard's +-inf // "
        "finite = +-inf, finite // +-inf = a zero signed as a / b", **T_EXACT, cost=8, ulp=1, **NUM),
-    Op("pow", Kind.BINARY, "tw_pow", ref.quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
+    Op("pow", Kind.BINARY, "tw_pow", ref.Quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
        "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3, **FLOATC),
-    Op("maximum", Kind.BINARY, "tw_max", ref.quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
+    Op("maximum", Kind.BINARY, "tw_max", ref.Quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
        ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS, **NUM),
-    Op("minimum", Kind.BINARY, "tw_min", ref.quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
+    Op("minimum", Kind.BINARY, "tw_min", ref.Quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
        ref.nan_or(min), "the smaller of a and b; NaN if either is NaN", **T_BITS, **NUM),
-    Op("lt", Kind.BINARY, "tw_lt", ref.quiet(lambda a, b: a < b), lambda a, b: a < b,
+    Op("lt", Kind.BINARY, "tw_lt", ref.Quiet(lambda a, b: a < b), lambda a, b: a < b,
        "a < b (NaN: False)", aliases=("less",), **T_BITS, **COMPARE),
-    Op("le", Kind.BINARY, "tw_le", ref.quiet(lambda a, b: a <= b), lambda a, b: a <= b,
+    Op("le", Kind.BINARY, "tw_le", ref.Quiet(lambda a, b: a <= b), lambda a, b: a <= b,
        "a <= b (NaN: False)", aliases=("less_equal",), **T_BITS, **COMPARE),
-    Op("gt", Kind.BINARY, "tw_gt", ref.quiet(lambda a, b: a > b), lambda a, b: a > b,
+    Op("gt", Kind.BINARY, "tw_gt", ref.Quiet(lambda a, b: a > b), lambda a, b: a > b,
        "a > b (NaN: False)", aliases=("greater",), **T_BITS, **COMPARE),
-    Op("ge", Kind.BINARY, "tw_ge", ref.quiet(lambda a, b: a >= b), lambda a, b: a >= b,
+    Op("ge", Kind.BINARY, "tw_ge", ref.Quiet(lambda a, b: a >= b), lambda a, b: a >= b,
        "a >= b (NaN: False)", aliases=("greater_equal",), **T_BITS, **COMPARE),
-    Op("eq", Kind.BINARY, "tw_eq", ref.quiet(lambda a, b: a == b), lambda a, b: a == b,
+    Op("eq", Kind.BINARY, "tw_eq", ref.Quiet(lambda a, b: a == b), lambda a, b: a == b,
        "a == b (NaN: False)", aliases=("equal",), **T_BITS, **EQUALITY),
-    Op("ne", Kind.BINARY, "tw_ne", ref.quiet(lambda a, b: a != b), lambda a, b: a != b,
+    Op("ne", Kind.BINARY, "tw_ne", ref.Quiet(lambda a, b: a != b), lambda a, b: a != b,
        "a != b (NaN: True)", aliases=("not_equal",), **T_BITS, **EQUALITY),
-    Op("where", Kind.TERNARY, "tw_where", ref.quiet(ref.np_where),
+    Op("where", Kind.TERNARY, "tw_where", ref.Quiet(ref.np_where),
        lambda c, a, b: a if c != 0 else b, "a where cond, else b (cond is read as bool: a nonzero or NaN number is True)", **T_BITS, **ANY),
-    Op("astype", Kind.UNARY, "tw_astype", ref.quiet(lambda x: x), lambda x: x,
+    Op("astype", Kind.UNARY, "tw_astype", ref.Quiet(lambda x: x), lambda x: x,
        "x converted to dtype=: float to int truncates toward zero (saturating; NaN: 0), to bool is x != 0 "
        "(NaN: True), int to int wraps", **T_BITS, **ANY, returns="target",
        options=("dtype",)),
-    Op("logical_and", Kind.BINARY, "tw_logical_and", ref.quiet(lambda a, b: ref.numpy_module().logical_and(a, b)),
+    Op("logical_and", Kind.BINARY, "tw_logical_and", ref.Quiet(lambda a, b: ref.numpy_module().logical_and(a, b)),
        lambda a, b: bool(a and b), "a and b", **T_BITS, dtypes=(bool_,)),
-    Op("logical_or", Kind.BINARY, "tw_logical_or", ref.quiet(lambda a, b: ref.numpy_module().logical_or(a, b)),
+    Op("logical_or", Kind.BINARY, "tw_logical_or", ref.Quiet(lambda a, b: ref.numpy_module().logical_or(a, b)),
        lambda a, b: bool(a or b), "a or b", **T_BITS, dtypes=(bool_,)),
-    Op("logical_xor", Kind.BINARY, "tw_logical_xor", ref.quiet(lambda a, b: ref.numpy_module().logical_xor(a, b)),
+    Op("logical_xor", Kind.BINARY, "tw_logical_xor", ref.Quiet(lambda a, b: ref.numpy_module().logical_xor(a, b)),
        lambda a, b: bool(a) != bool(b), "a xor b", **T_BITS, dtypes=(bool_,)),
-    Op("logical_not", Kind.UNARY, "tw_logical_not", ref.quiet(lambda x: ref.numpy_module().logical_not(x)),
+    Op("logical_not", Kind.UNARY, "tw_logical_not", ref.Quiet(lambda x: ref.numpy_module().logical_not(x)),
        lambda x: not x, "not x", **T_BITS, dtypes=(bool_,)),
-    Op("bitwise_and", Kind.BINARY, "tw_bitwise_and", ref.quiet(lambda a, b: ref.numpy_module().bitwise_and(a, b)),
+    Op("bitwise_and", Kind.BINARY, "tw_bitwise_and", ref.Quiet(lambda a, b: ref.numpy_module().bitwise_and(a, b)),
        lambda a, b: a & b, "a & b", **T_BITS, **INTEGER),
-    Op("bitwise_or", Kind.BINARY, "tw_bitwise_or", ref.quiet(lambda a, b: ref.numpy_module().bitwise_or(a, b)),
+    Op("bitwise_or", Kind.BINARY, "tw_bitwise_or", ref.Quiet(lambda a, b: ref.numpy_module().bitwise_or(a, b)),
        lambda a, b: a | b, "a | b", **T_BITS, **INTEGER),
-    Op("bitwise_xor", Kind.BINARY, "tw_bitwise_xor", ref.quiet(lambda a, b: ref.numpy_module().bitwise_xor(a, b)),
+    Op("bitwise_xor", Kind.BINARY, "tw_bitwise_xor", ref.Quiet(lambda a, b: ref.numpy_module().bitwise_xor(a, b)),
        lambda a, b: a ^ b, "a ^ b", **T_BITS, **INTEGER),
-    Op("bitwise_invert", Kind.UNARY, "tw_bitwise_invert", ref.quiet(lambda x: ref.numpy_module().invert(x)),
+    Op("bitwise_invert", Kind.UNARY, "tw_bitwise_invert", ref.Quiet(lambda x: ref.numpy_module().invert(x)),
        lambda x: not x if isinstance(x, bool) else ~x, "~x (not x for bool)", **T_BITS, **INTEGER),
-    Op("bitwise_left_shift", Kind.BINARY, "tw_bitwise_left_shift", ref.quiet(lambda a, b: ref.numpy_module().left_shift(a, b)), lambda a, b: a << b if 0 <= b < 64 else 0,
+    Op("bitwise_left_shift", Kind.BINARY, "tw_bitwise_left_shift", ref.Quiet(lambda a, b: ref.numpy_module().left_shift(a, b)), lambda a, b: a << b if 0 <= b < 64 else 0,
        "a << b; 0 for b >= 32 or b < 0", **T_BITS, dtypes=(int32, uint32, int64)),
-    Op("bitwise_right_shift", Kind.BINARY, "tw_bitwise_right_shift", ref.quiet(lambda a, b: ref.numpy_module().right_shift(a, b)), lambda a, b: a >> b if b >= 0 else -int(a < 0),
+    Op("bitwise_right_shift", Kind.BINARY, "tw_bitwise_right_shift", ref.Quiet(lambda a, b: ref.numpy_module().right_shift(a, b)), lambda a, b: a >> b if b >= 0 else -int(a < 0),
        "a >> b, arithmetic for int32; b >= 32 or b < 0 shifts every bit out", **T_BITS,
        dtypes=(int32, uint32, int64)),
-    Op("isnan", Kind.UNARY, "tw_isnan_of", ref.quiet(lambda x: ref.numpy_module().isnan(x)), math.isnan, "x is NaN",
+    Op("isnan", Kind.UNARY, "tw_isnan_of", ref.Quiet(lambda x: ref.numpy_module().isnan(x)), math.isnan, "x is NaN",
        **T_BITS, returns="bool", **FLOATC),
-    Op("isinf", Kind.UNARY, "tw_isinf_of", ref.quiet(lambda x: ref.numpy_module().isinf(x)), math.isinf, "x is +-inf",
+    Op("isinf", Kind.UNARY, "tw_isinf_of", ref.Quiet(lambda x: ref.numpy_module().isinf(x)), math.isinf, "x is +-inf",
        **T_BITS, returns="bool", **FLOATC),
-    Op("isfinite", Kind.UNARY, "tw_isfinite_of", ref.quiet(lambda x: ref.numpy_module().isfinite(x)), math.isfinite,
+    Op("isfinite", Kind.UNARY, "tw_isfinite_of", ref.Quiet(lambda x: ref.numpy_module().isfinite(x)), math.isfinite,
        "x is neither NaN nor +-inf", **T_BITS, returns="bool", **FLOATC),
-    Op("signbit", Kind.UNARY, "tw_signbit", ref.quiet(lambda x: ref.numpy_module().signbit(x)),
+    Op("signbit", Kind.UNARY, "tw_signbit", ref.Quiet(lambda x: ref.numpy_module().signbit(x)),
        lambda x: math.copysign(1.0, x) < 0, "the sign bit of x is set (-0.0 and -NaN too)", **T_BITS, returns="bool"),
     Op("dot", Kind.REDUCE, "tw_mul(x, y)",
-       ref.quiet(ref.np_dot),
+       ref.Quiet(ref.np_dot),
        lambda a, b: ref.total(x * y for x, y in zip(a, b)), "sum(a * b)", input_names=("a", "b"), **T_REDUCE),
-    Op("sum", Kind.REDUCE, "x", ref.quiet(ref.np_sum), ref.total, "sum of all elements", **T_REDUCE, **NUMC),
-    Op("max", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().max(x, axis=axis)), ref.extreme(max), "largest element; NaN if any",
+    Op("sum", Kind.REDUCE, "x", ref.Quiet(ref.np_sum), ref.total, "sum of all elements", **T_REDUCE, **NUMC),
+    Op("max", Kind.REDUCE, "x", ref.Quiet(lambda x, axis=None: ref.numpy_module().max(x, axis=axis)), ref.extreme(max), "largest element; NaN if any",
        combine="tw_max", identity="tw_neg_inf()", empty=False, **T_BITS, **ALL),
-    Op("min", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().min(x, axis=axis)), ref.extreme(min), "smallest element; NaN if any",
+    Op("min", Kind.REDUCE, "x", ref.Quiet(lambda x, axis=None: ref.numpy_module().min(x, axis=axis)), ref.extreme(min), "smallest element; NaN if any",
        combine="tw_min", identity="tw_inf()", empty=False, **T_BITS, **ALL),
-    Op("prod", Kind.REDUCE, "x", ref.quiet(lambda x, axis=None: ref.numpy_module().prod(x, axis=axis, dtype=x.dtype)),
+    Op("prod", Kind.REDUCE, "x", ref.Quiet(lambda x, axis=None: ref.numpy_module().prod(x, axis=axis, dtype=x.dtype)),
        ref.product, "product of all elements", combine="tw_mul", identity="1.0", **T_PROD, **NUMC),
-    Op("norm_l1", Kind.REDUCE, "abs(x)", ref.quiet(lambda x, axis=None: ref.np_sum(ref.numpy_module().abs(x), axis)),
+    Op("norm_l1", Kind.REDUCE, "abs(x)", ref.Quiet(lambda x, axis=None: ref.np_sum(ref.numpy_module().abs(x), axis)),
        lambda xs: ref.total(abs(v) for v in xs), "sum(|x|)", **T_REDUCE),
-    Op("norm_l2", Kind.REDUCE, "x * x", ref.quiet(lambda x, axis=None: ref.numpy_module().sqrt(ref.np_sum(x * x, axis))),
+    Op("norm_l2", Kind.REDUCE, "x * x", ref.Quiet(lambda x, axis=None: ref.numpy_module().sqrt(ref.np_sum(x * x, axis))),
        lambda xs: math.sqrt(ref.total(v * v for v in xs)), "sqrt(sum(x^2))", finish="sqrt", **T_REDUCE),
-    Op("softmax", Kind.SOFTMAX, "softmax", ref.quiet(ref.np_softmax), ref.softmax_row,
+    Op("softmax", Kind.SOFTMAX, "softmax", ref.Quiet(ref.np_softmax), ref.softmax_row,
        "exp(x - max) / sum(exp(x - max)) along the last axis", rtol=1e-5, atol=1e-7),
-    Op("log_softmax", Kind.SOFTMAX, "log_softmax", ref.quiet(lambda x: ref.np_softmax(x, log=True)),
+    Op("log_softmax", Kind.SOFTMAX, "log_softmax", ref.Quiet(lambda x: ref.np_softmax(x, log=True)),
        lambda row: ref.softmax_row(row, log=True), "x - max - log(sum(exp(x - max))) along the last axis",
        rtol=1e-5, atol=1e-5),
-    Op("cumulative_sum", Kind.SCAN, "x", ref.quiet(lambda x, axis, dtype: ref.numpy_module().cumsum(x, axis, dtype)),
+    Op("cumulative_sum", Kind.SCAN, "x", ref.Quiet(lambda x, axis, dtype: ref.numpy_module().cumsum(x, axis, dtype)),
        ref.running(lambda a, b: a + b), "running sum of all of it as one row (a tensor's: along `axis`)", **T_REDUCE, **NUM),
-    Op("cumulative_prod", Kind.SCAN, "x", ref.quiet(lambda x, axis, dtype: ref.numpy_module().cumprod(x, axis, dtype)),
+    Op("cumulative_prod", Kind.SCAN, "x", ref.Quiet(lambda x, axis, dtype: ref.numpy_module().cumprod(x, axis, dtype)),
        ref.running(lambda a, b: a * b), "running product of all of it as one row (a tensor's: along `axis`)", combine="tw_mul",
        identity="1.0", **T_PROD, **NUM),
-    Op("matmul", Kind.MATMUL, "matmul", ref.quiet(lambda a, b: a @ b), ref.matmul_ref, "(M, K) @ (K, N)",
+    Op("matmul", Kind.MATMUL, "matmul", ref.Quiet(lambda a, b: a @ b), ref.matmul_ref, "(M, K) @ (K, N)",
        rtol=1e-4, atol=1e-5, options=("m", "k", "n"), **FLOATC),
     Op("take", Kind.GATHER, "tw_take", lambda x, at: x[at], lambda xs, at: xs[at],
        "x's elements at `indices` along axis= (default 0): indices of the output's shape "
        "x.shape[:axis] + J + x.shape[axis+1:] (Tensor.take takes NumPy's); a negative index counts from the "
        "end, one out of range is clamped into it (indices from the host are checked first)",
        options=("axis",), dtypes=(int32, uint32, int64), returns="data", **T_BITS),
-    Op("scatter_add", Kind.SCATTER, "tw_scatter_add", ref.quiet(lambda out, at, v: ref.numpy_module().add.at(out, at, v)),
+    Op("scatter_add", Kind.SCATTER, "tw_scatter_add", ref.Quiet(lambda out, at, v: ref.numpy_module().add.at(out, at, v)),
        lambda a, b: a + b, "x with `values` added at `indices` along axis= (take's indices; np.add.at: "
        "duplicates all add, float32 in any order)", options=("axis",), dtypes=NUMBERS,
        rtol=1e-5, atol=2e-5),  # atol: of |x| + the |values| added there (k adds in any order round k times)
-    Op("convolve2d", Kind.CONV2D, "conv2d", ref.quiet(ref.np_conv2d), ref.conv2d_ref,
+    Op("convolve2d", Kind.CONV2D, "conv2d", ref.Quiet(ref.np_conv2d), ref.conv2d_ref,
        'valid 2-D convolution without kernel flip (scipy.signal.correlate2d(img, k, "valid"))',
        rtol=1e-4, atol=1e-5),
     Op("sort", Kind.SORT, "sort", sk.np_sort, sk.py_sort,

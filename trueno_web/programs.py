@@ -22,8 +22,9 @@ import weakref
 
 from .autodiff.trees import flatten, unflatten
 from .batch import GpuCommandBatch
+from .donation import reuse_donated
 from .errors import GpuError, TruenoTypeError, TruenoValueError
-from .graph import MapStep, Node, OpStep, RowStep, storage
+from .graph import Node
 from .host import HostData
 from .planner import plan
 from .resident import DeviceArray
@@ -57,7 +58,7 @@ class Program:
         # arguments, and an arena: the buffers of intermediates kept from one run to the next, so a replay binds
         # the same buffers (its bind groups are reused) and allocates none
         gpu = executor.backend == "webgpu"
-        self.reuse = _reuse(nodes, traced, slots, outs, donated) if gpu else {}
+        self.reuse = reuse_donated(nodes, traced, slots, outs, donated) if gpu else {}
         self.arena: dict[int, object] | None = {} if gpu else None
         self.plans: dict[frozenset, object] = {}  # by the outputs written in place: no planning key per run
         self.schedules: dict[frozenset, object] = {}  # the same, as the executor replays them (executor.schedule)
@@ -176,49 +177,6 @@ def _give_back(executor, arena: dict | None, schedules: dict) -> None:
         executor.free(buffer)
     for schedule in schedules.values():
         schedule.release()
-
-
-def _reuse(nodes: list[Node], planned, slots: list[int | None], outs: list[int], donated) -> dict[int, int]:
-    """Output node -> index of a donated argument its result may be written into: the first unused one of its
-    shape (JAX's matching), where that is safe: every step that reads the argument runs before the step that
-    writes the output, or is that step itself, where it reads the argument plainly at the index it writes: a
-    fused elementwise step or a row step (the kernel then binds the buffer once, read_write: `inplace` of
-    kernels/map.py and kernels/rows.py)."""
-    writer: dict[int, int] = {}
-    reads: dict[int, list[tuple[int, int]]] = {}
-    for s, step in enumerate(planned.steps):
-        for nid in [step.node] if isinstance(step, OpStep) else step.nodes:
-            writer[nid] = s
-            for i in nodes[nid].inputs:
-                reads.setdefault(storage(nodes, i).id, []).append((s, i))
-    reuse, used = {}, set()
-    for out in dict.fromkeys(outs):
-        s = writer.get(out)
-        if s is None:
-            continue
-        step = planned.steps[s]
-        through_ok = isinstance(step, (MapStep, RowStep))
-        k = next(
-            (
-                k
-                for k in donated
-                if k not in used and slots[k] is not None and nodes[slots[k]].shape == nodes[out].shape
-            ),
-            None,
-        )
-        if k is None:
-            continue
-        arg = slots[k]
-        if slots.count(arg) > 1 or arg in outs:
-            continue
-        seen = reads.get(arg, [])
-        here = [i for r, i in seen if r == s]
-        if here and not (through_ok and all(nodes[i].view is None for i in here)):
-            continue
-        if all(r <= s for r, _ in seen):
-            reuse[out] = k
-            used.add(k)
-    return reuse
 
 
 def _signature(args, static: set[int]):

@@ -4,6 +4,8 @@ through `js.WebAssembly` in the browser (Pyodide); both give `call(name, *args)`
 
 from __future__ import annotations
 
+import array
+import sys
 from importlib.resources import files
 
 from ..errors import UnavailableError
@@ -17,6 +19,14 @@ def wasm_bytes() -> bytes:
 def i32(v: int) -> int:
     """An unsigned 32-bit offset as the signed i32 a wasm call takes."""
     return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def words(rows: list) -> memoryview:
+    """The integers of `rows` (tuples) as little-endian i32 words (wasm's byte order)."""
+    out = array.array("i", [w for row in rows for w in row])
+    if sys.byteorder == "big":
+        out.byteswap()
+    return memoryview(out)
 
 
 class WasmtimeModule:

@@ -40,7 +40,7 @@ class Linalg:
 
 def matmul(a, b):
     """a @ b with NumPy's rules: 1-D operands are vectors; (..., M, K) @ (..., K, N) broadcasts the batch
-    dimensions, one kernel for the whole batch (kinds._matmul_batch): an operand broadcast along a batch
+    dimensions, one kernel for the whole batch (matmul_kind.matmul_batch): an operand broadcast along a batch
     dimension reads its one matrix there, never copied (an expanded view included), and (..., M, K) @
     (K, N) folds the batch into M. A transposed matrix (`x.T`, `x.mT` of a row-major x) is read in place
     (the kind's options ta, tb); an operand that is otherwise not row-major (a slice) is copied first."""
