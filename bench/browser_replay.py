@@ -119,16 +119,18 @@ def main(argv=None) -> int:
     for r in res["rows"]:
         log(f"{r['backend']}: {r['device']}")
     print(
-        "| workload | backend | dispatches | eager us/call | eager rest | eager synced | jit us/call | jit rest"
-        " | jit synced | eager / jit | rest eager / jit |"
+        "| workload | backend | dispatches | eager us/call | eager rest | eager synced | jit us/call | of it submit"
+        " | of it settle | jit rest | jit synced | eager / jit | rest eager / jit |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in res["rows"]:
-        (e_call, e_rest, _, e_sync), (j_call, j_rest, n, j_sync) = r["eager"], r["jit"]
-        rest_ratio = "n/a" if e_rest is None or j_rest is None else f"{e_rest / j_rest:.1f}"
+        e, j = r["eager"], r["jit"]
+        rest_ratio = "n/a" if e["rest"] is None or j["rest"] is None else f"{e['rest'] / j['rest']:.1f}"
+        submit = j["apart"].get("submit", j["apart"].get("call"))  # on wasm-simd: the kernel calls
         print(
-            f"| {r['workload']} | {r['backend']} | {n} | {e_call:.0f} | {cell(e_rest)} | {e_sync:.0f} | {j_call:.0f}"
-            f" | {cell(j_rest)} | {j_sync:.0f} | {e_call / j_call:.2f} | {rest_ratio} |"
+            f"| {r['workload']} | {r['backend']} | {j['dispatches']} | {e['call']:.0f} | {cell(e['rest'])}"
+            f" | {e['synced']:.0f} | {j['call']:.0f} | {cell(submit)} | {cell(j['apart'].get('settle'))}"
+            f" | {cell(j['rest'])} | {j['synced']:.0f} | {e['call'] / j['call']:.2f} | {rest_ratio} |"
         )
     return 0
 

@@ -30,10 +30,10 @@ from trueno_web.runtime import block_on
 def row(name: str, dev, f, x, calls: int, rounds: int) -> None:
     """One line: eager and jit per call and rest, dispatches per call."""
     block_on(tw.realize(x))
-    e_call, e_rest, _, _ = block_on(measure(dev, eager(f, x), max(calls // 10, 10), rounds))
-    j_call, j_rest, n, _ = block_on(measure(dev, jitted(f, x), calls, rounds))
-    rests = [f"{v:>8.1f}" if v is not None else f"{'n/a':>8}" for v in (e_rest, j_rest)]
-    print(f"{name:>28} {n:>11} {e_call:>12.1f} {rests[0]} {j_call:>12.1f} {rests[1]}")
+    e = block_on(measure(dev, eager(f, x), max(calls // 10, 10), rounds))
+    j = block_on(measure(dev, jitted(f, x), calls, rounds))
+    rests = [f"{v:>8.1f}" if v is not None else f"{'n/a':>8}" for v in (e["rest"], j["rest"])]
+    print(f"{name:>28} {j['dispatches']:>11} {e['call']:>12.1f} {rests[0]} {j['call']:>12.1f} {rests[1]}")
 
 
 def main() -> None:

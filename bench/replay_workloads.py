@@ -66,8 +66,8 @@ def _timed_apart(dev) -> list:
     return []
 
 
-def _patch(owner, name: str, spent: list) -> object:
-    """Time owner.name (a function or a coroutine function) into spent[0]; returns the original."""
+def _patch(owner, name: str, spent: dict) -> object:
+    """Time owner.name (a function or a coroutine function) into spent[name]; returns the original."""
     original = getattr(owner, name)
 
     def timed(*args):
@@ -75,40 +75,46 @@ def _patch(owner, name: str, spent: list) -> object:
         try:
             return original(*args)
         finally:
-            spent[0] += time.perf_counter() - t0
+            spent[name] += time.perf_counter() - t0
 
     async def timed_async(*args):
         t0 = time.perf_counter()
         try:
             return await original(*args)
         finally:
-            spent[0] += time.perf_counter() - t0
+            spent[name] += time.perf_counter() - t0
 
     setattr(owner, name, timed_async if inspect.iscoroutinefunction(original) else timed)
     return original
 
 
-async def measure(dev, call, calls: int, rounds: int) -> tuple[float, float | None, int, float]:
-    """(per call us, of it outside the calls timed apart us or None, dispatches per call, per call us with the
-    round's closing sync) of `await call()`, its output left on the device, best round by the rest of `rounds`
-    rounds of `calls` calls; the device synced after each round (outside the first two figures: on a GPU they
-    are the host's cost of issuing a call, its kernels may still run)."""
+async def measure(dev, call, calls: int, rounds: int) -> dict:
+    """`await call()` (its output left on the device) in `rounds` rounds of `calls` calls, the device synced after
+    each round; the best round by the rest, in us per call: "call" the whole call, "apart" {name: us} of each call
+    timed apart, "rest" the call less those (None where none is), "synced" the call with the round's closing sync
+    (on a GPU "call" is the host's cost of issuing a call, whose kernels may still run), "dispatches" per call."""
     for _ in range(3):
         await tw.synchronize(await call())
-    apart, spent = _timed_apart(dev), [0.0]
+    apart = _timed_apart(dev)
+    spent = {name: 0.0 for _, name in apart}
     originals = [_patch(owner, name, spent) for owner, name in apart]
-    best, key = None, lambda row: row[0] if row[1] is None else row[1]
+    best, key = None, lambda row: row["call"] if row["rest"] is None else row["rest"]
     try:
         for _ in range(rounds):
-            spent[0], before = 0.0, dev.stats.dispatches
+            spent.update({name: 0.0 for name in spent})
+            before = dev.stats.dispatches
             t0 = time.perf_counter()
             for _ in range(calls):
                 out = await call()
-            total = time.perf_counter() - t0
+            total, taken = time.perf_counter() - t0, {name: t / calls * 1e6 for name, t in spent.items()}
             await tw.synchronize(out)
-            synced = time.perf_counter() - t0
-            rest = (total - spent[0]) / calls * 1e6 if apart else None
-            row = (total / calls * 1e6, rest, (dev.stats.dispatches - before) // calls, synced / calls * 1e6)
+            row = {
+                "call": total / calls * 1e6,
+                "apart": taken,
+                "rest": total / calls * 1e6 - sum(taken.values()) if apart else None,
+                "synced": (time.perf_counter() - t0) / calls * 1e6,
+                "dispatches": (dev.stats.dispatches - before) // calls,
+            }
             best = row if best is None or key(row) < key(best) else best
     finally:
         for (owner, name), original in zip(apart, originals):
