@@ -32,23 +32,18 @@ from deep import grid, mandelbrot_numpy  # noqa: E402 - the desktop benchmark's 
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
+SHARED = Path(__file__).resolve().parent / "mandelbrot.py"  # the program, written into the page
+SHARED_DIR = "/home/pyodide/bench"
 MAX_DIFFER = 1e-2  # counts that may differ from NumPy's (printed; ~1e-3 expected)
 
 PAGE = r"""
-import time
+import sys, time
 import trueno_web as tw
 
+sys.path.insert(0, E2E_ARGS["dir"])
+from mandelbrot import mandelbrot
+
 n, iters, repeat = E2E_ARGS["n"], E2E_ARGS["iters"], E2E_ARGS["repeat"]
-
-
-def mandelbrot(cx, cy, zeros, iters):
-    zx, zy, count = zeros, zeros, zeros
-    for _ in range(iters):
-        zx, zy = zx * zx - zy * zy + cx, 2 * zx * zy + cy
-        inside = (zx * zx + zy * zy) <= 4.0
-        count = count + inside
-        zx, zy = tw.where(inside, zx, 0.0), tw.where(inside, zy, 0.0)
-    return count
 
 
 async def call(dev, cx, cy, zeros):
@@ -101,6 +96,8 @@ def measure(pw, server, n: int, iters: int, repeat: int) -> dict:
         page = PyodidePage(browser, server, echo_output=False)
         try:
             args = {"n": n, "iters": iters, "repeat": repeat, "cx": cx.ravel().tolist(), "cy": cy.ravel().tolist()}
+            args["dir"] = SHARED_DIR
+            page.write_file(f"{SHARED_DIR}/{SHARED.name}", SHARED.read_text())
             res = page.run(PAGE, args=args, timeout_s=600)
             problems = page.log.problems()
         finally:

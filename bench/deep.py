@@ -29,6 +29,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mandelbrot import mandelbrot
 
 import trueno_web as tw
 from trueno_web.kernels.caps import FUSE_BUDGET
@@ -41,17 +44,6 @@ OPS = 14  # ops per iteration of mandelbrot()
 def grid(n: int) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = np.linspace(-2.0, 1.0, n, dtype=np.float32), np.linspace(-1.5, 1.5, n, dtype=np.float32)
     return np.meshgrid(xs, ys)
-
-
-def mandelbrot(dev, cx, cy, zeros, iters: int):
-    """The escape count written with tensors (read once at the end): the program of the issue."""
-    zx, zy, count = zeros, zeros, zeros
-    for _ in range(iters):
-        zx, zy = zx * zx - zy * zy + cx, 2 * zx * zy + cy
-        inside = (zx * zx + zy * zy) <= 4.0
-        count = count + inside
-        zx, zy = tw.where(inside, zx, 0.0), tw.where(inside, zy, 0.0)
-    return count
 
 
 def mandelbrot_numpy(cx: np.ndarray, cy: np.ndarray, iters: int) -> np.ndarray:
@@ -83,7 +75,7 @@ def run(dev, n: int, iters: int, repeat: int) -> tuple[float, float, int, np.nda
     times, out, before = [], None, dev.stats.dispatches
     for r in range(repeat + 1):
         t0 = time.perf_counter()
-        out = block_on(mandelbrot(dev, cx, cy, zeros, iters).numpy())
+        out = block_on(mandelbrot(cx, cy, zeros, iters).numpy())
         times.append(time.perf_counter() - t0)
         if r == 0:
             per_run = dev.stats.dispatches - before
@@ -99,13 +91,13 @@ def phases(dev, n: int, iters: int, repeat: int) -> tuple[float, float, float, f
     split = []
     for _ in range(repeat + 1):
         t0 = time.perf_counter()
-        count = mandelbrot(dev, cx, cy, zeros, iters)
+        count = mandelbrot(cx, cy, zeros, iters)
         t1 = time.perf_counter()
         block_on(tw.realize(count))
         t2 = time.perf_counter()
         block_on(count.numpy())
         split.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
-    jitted = tw.jit(lambda a, b, z: mandelbrot(dev, a, b, z, iters))
+    jitted = tw.jit(lambda a, b, z: mandelbrot(a, b, z, iters))
     for _ in range(3):
         block_on(tw.synchronize(block_on(jitted(cx, cy, zeros))))
     t0 = time.perf_counter()
@@ -159,7 +151,7 @@ def numpy_backend(n: int, iters: int, repeat: int) -> None:
     for _ in range(repeat):  # taking turns
         t0 = time.perf_counter()
         cx, cy, zeros = dev.tensor(cx_h), dev.tensor(cy_h), dev.tensor(np.zeros((n, n), np.float32))
-        got = block_on(mandelbrot(dev, cx, cy, zeros, iters).numpy())
+        got = block_on(mandelbrot(cx, cy, zeros, iters).numpy())
         ours.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         want = mandelbrot_numpy(cx_h, cy_h, iters)
