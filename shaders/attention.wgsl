@@ -1,15 +1,16 @@
 // Fused attention (kernels/attention.py): y = softmax(q k^T * scale, masked) v without the scores in memory.
-// One workgroup per (batch element, tile of BQ query rows), one thread per query row: its q row and its
-// accumulator in registers (QV and VV vec4s, E and Ev zero-padded; one variable per vec4 in the generated
-// text: arrays would be placed in memory), the keys and values walked in tiles of BK
-// staged in workgroup memory by all threads. Online softmax per tile: the tile's scores, the running max m
-// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) once per GROUP keys (their
-// scores kept in registers; 1 where m stays, so -inf
+// One workgroup per (batch element, tile of BQ query rows), SPLIT threads per query row (`part`), each
+// walking its own groups of GROUP keys of every tile: its q row and its accumulator in registers (QV and VV
+// vec4s, E and Ev zero-padded; one variable per vec4 in the generated text: arrays would be placed in
+// memory); the keys and values in tiles of BK staged in workgroup memory by all threads (STAGE: every load
+// in flight first). Online softmax per group: the group's scores in registers, the running max m
+// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) (1 where m stays, so -inf
 // and +inf rows behave as the two-pass formula), then l += p, acc += p v with p = tw_exp(s - m) (0 for a
-// score of -inf: masked, or -inf itself). A row whose max stays -inf (every key masked) is NaN, as the
-// softmax of all -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles
-// wholly above its diagonal. kernels/attention.py fills QV, VV, BQ, BK, the unrolled DOT, RESCALE and
-// ACCUMULATE, and MASK (the mask's binding and its check) for the masked row.
+// score of -inf: masked, or -inf itself). At the end MERGE folds a row's SPLIT states into its first thread
+// through workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all
+// -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its
+// diagonal. kernels/attention.py fills the constants, LOADS, STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and
+// the mask's binding and check for the masked row.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
 //          [7] batch dimensions, [8] scale (f32 bits), [9] mask row stride, [10] mask key stride, then per
 //          batch dimension (outermost first): size, q, k, v and mask strides.

@@ -11,9 +11,8 @@ past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer compute
 
 from __future__ import annotations
 
-import functools
 import struct
-from functools import cache
+from functools import cache, reduce
 
 from ..errors import LimitError
 from ..graph import Node, OpStep
@@ -58,10 +57,10 @@ LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
 }}"""
 
 
-def stage(tile: str, fn: str, count: int, args: str, threads: int) -> str:
-    """WGSL that loads a tile of `count` vec4s with `threads` threads: every load first (in flight together),
-    then the stores into workgroup memory."""
-    at = [(f"lid + {u * threads}u", u * threads + threads > count) for u in range(-(-count // threads))]
+def stage(tile: str, fn: str, count: int, args: str) -> str:
+    """WGSL that loads a tile of `count` vec4s with the workgroup's THREADS threads: every load first (in flight
+    together), then the stores into workgroup memory."""
+    at = [(f"lid + {u * THREADS}u", u * THREADS + THREADS > count) for u in range(-(-count // THREADS))]
     loads = [f"        let {tile}{u} = {fn}(min({t}, {count - 1}u), {args});" for u, (t, _) in enumerate(at)]
     stores = [
         f"        {'if (' + t + f' < {count}u) ' if ragged else ''}{{ {tile}[{t}] = {tile}{u}; }}"
@@ -107,7 +106,7 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False,
         f"s{u} = select(({dot}) * scale, tw_neg_inf(), masked); }}"
         for u in range(GROUP)
     )
-    group_max = functools.reduce(lambda x, y: f"tw_max({x}, {y})", [f"s{u}" for u in range(GROUP)])
+    group_max = reduce(lambda x, y: f"tw_max({x}, {y})", [f"s{u}" for u in range(GROUP)])
     accumulate = "\n".join(
         f"                {{ let b = (j4 + {u}u) * VV; let p = select(tw_exp(s{u} - mn), 0.0, s{u} == tw_neg_inf()); "
         f"l = l + p; " + " ".join(f"acc{c} = acc{c} + p * vs[b + {c}u];" for c in range(vv)) + " }"
@@ -124,9 +123,7 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False,
         GROUP=GROUP,
         T="vec4<f32>" if vec else "f32",
         LOADS="\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv"),
-        STAGE=stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e", THREADS)
-        + "\n"
-        + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev", THREADS),
+        STAGE=stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e") + "\n" + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev"),
         SPLIT=split,
         THREADS=THREADS,
         MERGE_DECL=f"var<workgroup> mg: array<vec4<f32>, {bq * (vv + 1)}>;" if split > 1 else "",

@@ -283,8 +283,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
 REGISTER_SLOTS = 16  # a row a thread reads at most this many columns of: its loads kept in registers across passes
 UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
 PER_THREAD = 16  # elements (the softmax kernel: vectors) of a row per thread, about: short rows share a
-# workgroup, and fewer threads fold each (on the H100, attention's softmax over 65536 rows of 1024 took 0.45 ms
-# at 16, 0.81 at 4; rows of 4096 the same either way)
+# workgroup, and fewer threads fold each (measured: docs/benchmarks.md, "#26's workloads")
 
 
 def threads_per_row(cols: int) -> int:
@@ -319,9 +318,9 @@ COLUMN_GROUPS_MIN = 32  # workgroups a column layout that is not folded in chunk
 
 def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> int:
     """COLUMN_ROWS where the step reads columns (`x.sum(axis=0)`: every element load of it a split view whose
-    rows are adjacent in memory or the same for every row, no element value stored, rows enough to fill a warp, its loops within the
-    adapter's budget with fewer threads a row), so that adjacent threads take adjacent rows; else 1 (a row's
-    threads adjacent, reading along the row)."""
+    rows are adjacent in memory or the same for every row, no element value stored, rows enough to fill a
+    warp, its loops within the adapter's budget with fewer threads a row), so that adjacent threads take
+    adjacent rows; else 1 (a row's threads adjacent, reading along the row)."""
     loads, members, stores, _, _ = key
     if step.rows < COLUMN_ROWS or any(members[r[1]][0] == "e" for r in stores):
         return 1
