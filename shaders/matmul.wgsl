@@ -5,8 +5,10 @@
 //   multiplied: one barrier per slice); each thread keeps TM x TN results in registers as vec4 rows,
 //   rows (ty + i*TY)*4 + r and columns (tx + j*TX)*4 + c, so a warp reads a few broadcast vec4s of A
 //   and consecutive vec4s of B from workgroup memory.
-//   A is read as vec4 along K when K % 4 == 0, B (and C written) as vec4 along N when N % 4 == 0;
-//   otherwise the same tiles are filled by scalar loads. Edges are zero-filled on load and masked on
+//   A is read as vec4 along K when K % 4 == 0, B as vec4 along N when N % 4 == 0, C written as vec4 along N
+//   when N % 4 == 0; an operand given as its transpose (the kind's ta, tb: A^T is (K, M), B^T is (N, K),
+//   read in place) as vec4 along its own rows (M, K) when those are whole vec4s; otherwise the same tiles
+//   are filled by scalar loads. Edges are zero-filled on load and masked on
 //   store: any M, K, N, and tiles fully inside the matrices take the same path at full speed.
 // A batch of products C[i] = A[i] @ B[i] runs in the same dispatch: C's are consecutive (M*N apart), and
 // product i reads A and B at element offsets from the batch dimensions' strides (0 where an operand is
