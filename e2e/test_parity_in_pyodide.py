@@ -20,6 +20,7 @@ SUITE = [
     "test_ops.py",
     "test_batch.py",
     "test_errors.py",
+    "test_float16.py",
     "test_host.py",
     "test_ndresult.py",
     "test_tensor.py",

@@ -13,7 +13,7 @@ import math
 import weakref
 
 from .calls import install
-from .dtypes import DType, check_held, dtype_of, input_dtypes, signature
+from .dtypes import DType, check_held, dtype_of, input_dtypes, signature, written
 from .errors import BatchError, TruenoTypeError, TruenoValueError
 from .graph import Node, storage
 from .host import HostData, from_host, to_host
@@ -231,7 +231,8 @@ class GpuCommandBatch:
                 check_held(d, self.executor.backend, self.executor.dtypes, f"{op.name} here: ")
             wanted = input_dtypes(op, [b.dtype for b in ids], compute)
             ids = [b if b.dtype == d else self._cast(b, d) for b, d in zip(ids, wanted)]
-            return self.record_checked(op, ids, params, shape, options, out)
+            buf = self.record_checked(op, ids, params, shape, options, written(op, out))
+            return buf if buf.dtype is out else self._cast(buf, out)  # a float16 result: rounded by astype
         except BaseException:
             del self._nodes[first_new:]  # a rejected call leaves no uploads behind
             for nid in [n for n in self._handles if n >= first_new]:
@@ -290,7 +291,7 @@ class GpuCommandBatch:
         shape = self._own(buf).shape
         node = self._computed(buf, "read()")
         data = await self.executor.read(
-            node.buffer, math.prod(shape), (self.stats, self.device.stats), take=self.private
+            node.buffer, node.dtype.itemsize * math.prod(shape), (self.stats, self.device.stats), take=self.private
         )
         if shape == ():
             return from_host(data, (1,), node.dtype).tolist()[0]

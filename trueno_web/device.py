@@ -162,7 +162,7 @@ class GpuDevice:
         """Download a DeviceArray."""
         self.check_open()
         array.check_alive()
-        data = await self.executor.read(array.buffer, array.size, (self.stats,))
+        data = await self.executor.read(array.buffer, array.dtype.itemsize * array.size, (self.stats,))
         return from_host(data, array.shape, array.dtype)
 
     async def synchronize(self) -> None:

@@ -8,7 +8,7 @@ from .graph import MapStep, Node, OpStep, RowStep, storage
 
 def reuse_donated(nodes: list[Node], planned, slots: list[int | None], outs: list[int], donated) -> dict[int, int]:
     """Output node -> index of a donated argument its result may be written into: the first unused one of its
-    shape (JAX's matching), where that is safe: every step that reads the argument runs before the step that
+    shape and of 32-bit elements (JAX's matching; a float16 result writes halves of words), where that is safe: every step that reads the argument runs before the step that
     writes the output, or is that step itself, where it reads the argument plainly at the index it writes: a
     fused elementwise step or a row step (the kernel then binds the buffer once, read_write: `inplace` of
     kernels/map.py and kernels/rows.py)."""
@@ -30,7 +30,10 @@ def reuse_donated(nodes: list[Node], planned, slots: list[int | None], outs: lis
             (
                 k
                 for k in donated
-                if k not in used and slots[k] is not None and nodes[slots[k]].shape == nodes[out].shape
+                if k not in used
+                and slots[k] is not None
+                and nodes[slots[k]].shape == nodes[out].shape
+                and nodes[slots[k]].dtype.itemsize == nodes[out].dtype.itemsize == 4  # float16's halves: no
             ),
             None,
         )

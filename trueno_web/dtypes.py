@@ -1,7 +1,10 @@
 """Data types: the dtype objects, the array API standard's promotion rules, and each op's signature.
 
 The four 32-bit dtypes are stored in 32-bit words on the devices (WGSL and WASM have no narrower loads, and
-no 64-bit numbers): float32 as f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). float64 and int64
+no 64-bit numbers): float32 as f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). float16 is a storage
+dtype on every backend: two bytes an element (two to a 32-bit word on the GPU), computed in float32: an op
+of float16 inputs computes in float32 and rounds its result to float16 (`narrowed`), as NumPy's float16 loops
+do, so only astype reads or writes float16 storage. float64 and int64
 (`WIDE`) exist where a backend holds them (its executor's `dtypes`: the NumPy backend, with NumPy's own
 dtypes, and complex64 and complex128: `COMPLEX`); `check_held` refuses them elsewhere. Promotion follows the
 standard's lattice (bool apart, signed and unsigned integers, floats, complex; int32 and uint32 together are
@@ -55,9 +58,14 @@ class DType:
 
     @property
     def itemsize(self) -> int:
-        """Bytes of one element in device memory: 4 (32-bit words), 8 for float64, int64 and complex64, 16
-        for complex128."""
-        return max(4, self.bits // 8)
+        """Bytes of one element in device memory: 4 (32-bit words), 2 for float16, 8 for float64, int64 and
+        complex64, 16 for complex128."""
+        return 2 if self.bits == 16 else max(4, self.bits // 8)
+
+    def nbytes(self, count: int) -> int:
+        """Bytes of `count` elements in device memory, in whole 32-bit words (a float16 tensor of odd size
+        fills its last word's low half)."""
+        return -(-count * self.itemsize // 4) * 4
 
     @property
     def wide(self) -> bool:
@@ -73,17 +81,27 @@ bool_ = DType("bool", "bool", 8, "u32", "I", "_bool")
 int32 = DType("int32", "signed", 32, "i32", "i", "_i32")
 uint32 = DType("uint32", "unsigned", 32, "u32", "I", "_u32")
 float32 = DType("float32", "float", 32, "f32", "f", "")
+float16 = DType("float16", "float", 16, "f16", "H", "_f16")  # wgsl "f16": two halves a u32 word (map.py)
 int64 = DType("int64", "signed", 64, "", "q", "_i64")
 float64 = DType("float64", "float", 64, "", "d", "_f64")
 complex64 = DType("complex64", "complex", 64, "", "f", "_c64")
 complex128 = DType("complex128", "complex", 128, "", "d", "_c128")
 
-DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)  # every backend holds these
+DTYPES: tuple[DType, ...] = (bool_, int32, uint32, float32)  # every backend computes in these
+HALF: tuple[DType, ...] = (float16,)  # every backend holds it; ops compute it in float32
 WIDE: tuple[DType, ...] = (int64, float64)  # the CPU backends' own (the NumPy backend holds them)
 COMPLEX: tuple[DType, ...] = (complex64, complex128)  # the NumPy backend's too
-BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES + WIDE + COMPLEX}
+BY_NAME: dict[str, DType] = {d.name: d for d in DTYPES + HALF + WIDE + COMPLEX}
 DEFAULT_INT, DEFAULT_FLOAT, DEFAULT_COMPLEX, INDEX = int32, float32, complex64, int32
-SHORT = {bool_: "bool", int32: "i32", uint32: "u32", float32: "f32", int64: "i64", float64: "f64"}  # in cast
+SHORT = {
+    bool_: "bool",
+    int32: "i32",
+    uint32: "u32",
+    float32: "f32",
+    float16: "f16",
+    int64: "i64",
+    float64: "f64",
+}  # in cast
 # functions' names: tw_astype_i32_f32
 _PARTS = {complex64: float32, complex128: float64}  # a complex dtype's components
 
@@ -246,7 +264,7 @@ def finfo(d) -> FInfo:
     d = real_dtype(dtype_of(d if isinstance(d, type) else getattr(d, "dtype", d)))  # an array's, or a scalar type
     if d.kind != "float":
         raise TruenoTypeError(f"finfo() takes a floating dtype; got {d.name} (use iinfo)")
-    mant, emin = (52, -1022) if d.bits == 64 else (23, -126)
+    mant, emin = {64: (52, -1022), 32: (23, -126), 16: (10, -14)}[d.bits]
     top = (2 - 2.0**-mant) * 2.0 ** (-emin + 1)
     return FInfo(d.bits, 2.0**-mant, top, -top, 2.0**emin, d)
 
@@ -305,7 +323,13 @@ def signature(op, dtypes: list[DType], target: DType | None = None) -> tuple[DTy
         raise TruenoTypeError(f"{op.name} is not defined for {wanted.name} inputs; it takes {have}")
     returns = {"bool": bool_, "index": INDEX, "real": real_dtype(compute), "complex": complex_dtype(compute)}
     returns = returns.get(op.returns, compute)
-    return compute, returns
+    return compute, float16 if wanted is float16 and returns is float32 else returns  # computed in float32
+
+
+def written(op, out: DType) -> DType:
+    """The dtype `op`'s own kernel writes for a result of dtype `out`: float32 for a float16 result (an
+    astype after it rounds it), else `out`. Only astype reads and writes float16 storage."""
+    return float32 if out is float16 and op.returns != "target" else out
 
 
 def _index_dtype(op, d: DType) -> None:
@@ -317,13 +341,13 @@ def _index_dtype(op, d: DType) -> None:
 
 def input_dtypes(op, dtypes: list[DType], compute: DType) -> list[DType]:
     """The dtype each input of `op` is converted to when it computes in `compute`: a where's condition to bool,
-    indices and take's data stay as they are, the rest to `compute`."""
+    indices and take's data stay as they are (float16 data read as float32), the rest to `compute`."""
     if op.name == "where":
         return [bool_, *[compute] * (len(dtypes) - 1)]
     if "indices" in op.inputs:
         _index_dtype(op, dtypes[op.inputs.index("indices")])
         keep = {"indices", "x"} if op.returns == "data" else {"indices"}
-        return [d if name in keep else compute for name, d in zip(op.inputs, dtypes)]
+        return [(float32 if d is float16 else d) if name in keep else compute for name, d in zip(op.inputs, dtypes)]
     return [compute] * len(dtypes)
 
 
@@ -336,7 +360,7 @@ def _holds(to: DType, from_: DType) -> bool:
     """May an op that lacks `from_` compute in `to` instead? bool in anything; 32-bit integers in float32,
     int64 in float64 (as NumPy's float functions of integers); a float in the complex of its precision or wider
     (a complex-only op of real numbers: fft's)."""
-    if from_.kind == "float" and to.kind == "complex":
+    if from_.kind == "float" and to.kind in ("float", "complex"):  # float16 in float32 (then `narrowed`)
         return real_dtype(to).bits >= from_.bits
     return from_ is bool_ or (from_.integral and to.kind == "float" and to.bits >= from_.bits)
 

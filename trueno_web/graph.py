@@ -160,6 +160,11 @@ def map_only(node: Node) -> bool:
     return node.op.generator or gathers(node)
 
 
+def halves(node: Node, nodes: list[Node]) -> bool:
+    """Does `node` read or write float16 storage (an astype from or to it)? Only the map kernel does."""
+    return node.dtype.itemsize == 2 or any(nodes[i].dtype.itemsize == 2 for i in node.inputs)
+
+
 def full_reduction(node: Node) -> bool:
     """A reduction of all of its input (no option rows): it runs as a ReduceStep or an OpStep."""
     return node.op is not None and node.op.row.template == "reduce" and node.options.get("rows") is None

@@ -14,20 +14,21 @@ from __future__ import annotations
 import array
 import importlib.util
 import math
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from numbers import Number, Real
 
-from .dtypes import DType, bool_, complex64, dtype_of, float32, iinfo, int32, uint32
+from .dtypes import DType, bool_, complex64, dtype_of, float16, float32, iinfo, int32, uint32
 from .errors import TruenoTypeError, TruenoValueError
-from .ndresult import NDResult
+from .ndresult import NDResult, half_round, half_values
 
 
 @dataclass(frozen=True)
 class HostData:
     """32-bit words of a dtype plus a shape: what a backend uploads."""
 
-    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i', 'I', 'd', 'q'; bool: 'I' of 0 and 1;
+    data: memoryview  # 1-D, contiguous, format the dtype's typecode ('f', 'i', 'I', 'd', 'q'; float16: 'H' of its bits; bool: 'I' of 0 and 1;
     # complex: 'f' or 'd' of its components, real and imaginary in turn)
     shape: tuple[int, ...]
     borrowed: bool = False  # unchanged while its buffer lives (a one-shot call's input, or a conversion nobody
@@ -46,7 +47,7 @@ def numpy_available() -> bool:
 
 
 NUMPY_KINDS = {"f": float32, "i": int32, "u": uint32, "b": bool_, "c": complex64}  # a NumPy dtype's kind -> its dtype
-FORMATS = {"f": float32, "d": float32, "e": float32, "?": bool_, "Zf": complex64, "Zd": complex64}  # a buffer's format
+FORMATS = {"f": float32, "d": float32, "e": float16, "?": bool_, "Zf": complex64, "Zd": complex64}  # a buffer's format
 FORMATS.update({c: int32 for c in "bhilq"} | {c: uint32 for c in "BHILQ"})
 
 
@@ -55,7 +56,7 @@ def _from_numpy(x, dtype: DType | None = None) -> HostData:
 
     if x.dtype.kind not in NUMPY_KINDS:
         raise TruenoTypeError(f"cannot use a NumPy array of dtype {x.dtype}; pass numbers or bools")
-    dtype = dtype or NUMPY_KINDS[x.dtype.kind]
+    dtype = dtype or (float16 if x.dtype == np.float16 else NUMPY_KINDS[x.dtype.kind])
     if x.dtype.kind == "c" and dtype.kind != "complex":
         raise TruenoTypeError(
             f"a {x.dtype} array as {dtype.name} would drop a component; pass np.real(x) or np.imag(x)"
@@ -145,6 +146,9 @@ def _from_flat(flat, shape: tuple[int, ...], dtype: DType = float32) -> HostData
         )
     if dtype is bool_:
         flat = [v != 0 for v in flat]
+    elif dtype is float16:  # its bits, rounded as NumPy's astype (struct's 'e' refuses values past the range)
+        bits = struct.pack(f"{len(flat)}e", *[half_round(float(v)) for v in flat])
+        return HostData(memoryview(bits).cast("H"), shape, borrowed=True, dtype=dtype)
     elif dtype.kind == "complex":  # its components in turn
         flat = [part for v in flat for part in (complex(v).real, complex(v).imag)]
     elif dtype.integral and any(isinstance(v, float) for v in flat):
@@ -172,8 +176,9 @@ def to_host(x, shape: tuple[int, ...] | None = None, dtype=None) -> HostData:
     dtype = None if dtype is None else dtype_of(dtype)
     if isinstance(x, NDResult):  # a read-back: its buffer is flat, its shape is its own
         host = HostData(memoryview(x), x.shape, dtype=dtype_of(x.dtype.name))
-        if dtype is not None and dtype != host.dtype:
-            host = _from_flat(x.tolist() if x.ndim <= 1 else _flatten(x.tolist(), x.shape), x.shape, dtype)
+        if (dtype is not None and dtype != host.dtype) or host.dtype is float16:  # float16: held as float32
+            flat = x.tolist() if x.ndim <= 1 else _flatten(x.tolist(), x.shape)
+            host = _from_flat(flat, x.shape, dtype or host.dtype)
     elif kind == "numpy":
         host = _from_numpy(x, dtype)
     elif kind in ("pyodide", "_pyodide", "js") and hasattr(x, "to_py"):
@@ -204,4 +209,4 @@ def from_host(data, shape: tuple[int, ...], dtype: DType = float32):
             return np.frombuffer(view, dtype=np.uint32).reshape(shape) != 0
         out = np.frombuffer(view, dtype=np.dtype(dtype.name)).reshape(shape)
         return out.copy() if view.readonly else out  # backends hand over fresh memory the caller owns
-    return NDResult(view, shape, dtype.name)
+    return NDResult(half_values(view) if dtype is float16 else view, shape, dtype.name)

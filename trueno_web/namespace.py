@@ -9,7 +9,7 @@ import math
 import operator
 
 from .device import GpuDevice, default_device
-from .dtypes import BY_NAME, INDEX, DType, complex64, dtype_of, float32
+from .dtypes import BY_NAME, INDEX, DType, complex64, dtype_of, float16, float32
 from .dtypes import isdtype as is_kind
 from .errors import TruenoTypeError, TruenoValueError
 from .resident import DeviceArray
@@ -43,10 +43,15 @@ class Info:
         return {"real floating": float32, "complex floating": complex64, "integral": INDEX, "indexing": INDEX}
 
     def dtypes(self, *, device=None, kind=None) -> dict[str, DType]:
-        """The dtypes `device` (default: the default device) holds, of `kind` if given: the four 32-bit ones
-        everywhere, float64, int64, complex64 and complex128 too on backend='numpy' (no 8- or 16-bit types)."""
+        """The standard's dtypes `device` (default: the default device) holds, of `kind` if given: the four
+        32-bit ones everywhere, float64, int64, complex64 and complex128 too on backend='numpy'. float16, held
+        everywhere, is no dtype of the standard: not listed."""
         held = _device(device).executor.dtypes
-        return {d.name: d for d in BY_NAME.values() if d.name in held and (kind is None or is_kind(d, kind))}
+        return {
+            d.name: d
+            for d in BY_NAME.values()
+            if d.name in held and d is not float16 and (kind is None or is_kind(d, kind))
+        }
 
 
 def __array_namespace_info__() -> Info:

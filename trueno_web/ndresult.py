@@ -20,22 +20,39 @@ from .dtypes import dtype_of
 from .errors import TruenoTypeError, TruenoValueError
 
 _F32 = struct.Struct("f")
+_FLOATS = ("float32", "float16")
 _SUMMARY = 1000  # more elements than this: repr shows the first and last EDGE per axis, as NumPy does
 _EDGE = 3
 
 
-TYPECODES = {"float32": "f", "int32": "i", "uint32": "I", "bool": "I"}  # bool: 32-bit words of 0 and 1
+# bool: 32-bit words of 0 and 1; float16: its values as float32 (exact), decoded by `half_values`
+TYPECODES = {"float32": "f", "float16": "f", "int32": "i", "uint32": "I", "bool": "I"}
+_F16 = struct.Struct("e")
 
 
-def f32_repr(v: float) -> str:
-    """The shortest decimal that reads back as the same float32 (4.4 for float32(4.4)), Python-style."""
+def f32_repr(v: float, fmt: struct.Struct = _F32) -> str:
+    """The shortest decimal that reads back as the same float32 (4.4 for float32(4.4)), Python-style;
+    `fmt`: of another width (_F16: float16's)."""
     if math.isnan(v) or math.isinf(v) or v == 0.0:
         return repr(v)
     for digits in range(1, 10):
         text = f"{v:.{digits}g}"
-        if _F32.unpack(_F32.pack(float(text)))[0] == v:
+        if fmt.unpack(fmt.pack(float(text)))[0] == v:
             return repr(float(text))
     return repr(v)
+
+
+def half_round(v: float) -> float:
+    """A Python float rounded to float16 (nearest even; past the range: Inf, as NumPy's astype)."""
+    if not -65520.0 < v < 65520.0 and v == v:
+        return math.copysign(math.inf, v)
+    return _F16.unpack(_F16.pack(v))[0]
+
+
+def half_values(data) -> array.array:
+    """float16 bits (two bytes each, native order) as an array.array('f') of their values."""
+    raw = memoryview(data).cast("B")
+    return array.array("f", struct.unpack(f"{len(raw) // 2}e", raw))
 
 
 def _no_arithmetic(self, other=None):
@@ -73,10 +90,12 @@ class NDResult(array.array):
 
     def _py(self, v):
         """One stored word as the Python scalar of the dtype."""
-        return bool(v) if self._dtype == "bool" else float(v) if self._dtype == "float32" else int(v)
+        return bool(v) if self._dtype == "bool" else float(v) if self._dtype in _FLOATS else int(v)
 
     def _text(self, v) -> str:
-        return f32_repr(v) if self._dtype == "float32" else repr(self._py(v))
+        if self._dtype in _FLOATS:
+            return f32_repr(v, _F16 if self._dtype == "float16" else _F32)
+        return repr(self._py(v))
 
     # ------------------------------------------------------------ NumPy's attributes
 
@@ -193,7 +212,9 @@ class NDResult(array.array):
             if not -d <= k < d:
                 raise IndexError(f"index {k} is out of bounds for an axis of size {d}")
             flat = flat * d + k % d
-        value = float(value) if self._dtype == "float32" else int(value != 0 if self._dtype == "bool" else value)
+        value = float(value) if self._dtype in _FLOATS else int(value != 0 if self._dtype == "bool" else value)
+        if self._dtype == "float16":
+            value = half_round(value)
         array.array.__setitem__(self, flat, value)
 
     def __eq__(self, other):
@@ -203,6 +224,8 @@ class NDResult(array.array):
             flat = _flat_of_shape(other, self._shape)
             if flat is None:
                 return False
+            if self._dtype == "float16":
+                flat = [half_round(float(v)) for v in flat]
             try:
                 return array.array.__eq__(
                     self, array.array(self.typecode, flat)

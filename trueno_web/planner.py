@@ -16,7 +16,8 @@ than the device has, or one more node would pass the budget of op costs (`budget
 `Op.cost`: a long chain runs as several kernels); whatever reads a step's value therefore runs after it. A step writes to memory only
 the values something needs afterwards: values consumed outside it, values nothing consumes (results) and
 values marked `keep`. A generator (no inputs: a tw.random draw) starts a map step that what reads it
-joins; a group holding one stays a map step (row and reduce steps load its values). A gather (take) is a
+joins; a group holding one, or a float16 conversion (an astype from or to float16: only the map kernel
+reads and writes float16 storage), stays a map step (row and reduce steps load its values). A gather (take) is a
 member that reads its data input whole at indices computed from its index input (an element value): it
 never joins the step that computes its data; it joins a row step as an element value only, and no reduce
 step (its group stays a map step there, as a generator's).
@@ -39,6 +40,7 @@ from .graph import (
     consumers,
     full_reduction,
     gathers,
+    halves,
     map_only,
     merged,
     row_broadcast,
@@ -257,6 +259,8 @@ class Planner:
             storage(nodes, node.inputs[0]).id in members or (isinstance(step, RowStep) and row_level(node, step))
         ):
             return False  # a gather reads its data whole from memory, as an element value
+        if isinstance(step, RowStep) and halves(node, nodes):
+            return False  # float16 storage: the map kernel's alone
         return ok and all(
             i in alias or storage(nodes, i).id not in members or nodes[i].view is None for i in node.inputs
         )
@@ -305,10 +309,11 @@ class Planner:
         return trial
 
     def generates(self, step: MapStep) -> bool:
-        """Does a map group hold a generator (a tw.random draw)? It computes its values from the element
-        index, which only the map kernel gives it: such a group never becomes part of a row or reduce step
+        """Does a map group hold a generator (a tw.random draw) or a float16 conversion? A generator computes
+        its values from the element index, and float16 storage is read and written two halves to a word,
+        both of which only the map kernel does: such a group never becomes part of a row or reduce step
         (it runs as a map step first and they load its values)."""
-        return any(self.nodes[m].op.generator for m in step.nodes)
+        return any(self.nodes[m].op.generator or halves(self.nodes[m], self.nodes) for m in step.nodes)
 
     def gathering(self, step: MapStep) -> bool:
         """Does a map group hold a gather (take)? It joins a row step as element values only (the row kernel
@@ -348,7 +353,7 @@ class Planner:
         inside = chain | set(aliases) | {node.id}
         if (
             not chain
-            or any(map_only(self.nodes[m]) for m in chain)
+            or any(map_only(self.nodes[m]) or halves(self.nodes[m], self.nodes) for m in chain)
             or any(self.nodes[m].keep or not all(c in inside for c in self.used[m]) for m in inside - {node.id})
         ):
             return None

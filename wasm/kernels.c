@@ -27,6 +27,7 @@
 #define INLINE static inline __attribute__((always_inline))
 
 typedef unsigned int u32;
+typedef unsigned short u16;
 typedef unsigned long long u64;
 typedef float f4 __attribute__((vector_size(16)));
 typedef int i4 __attribute__((vector_size(16)));
@@ -1039,6 +1040,41 @@ IMAP1(astype_i32_i32, s32, s32, x)
 IMAP1(astype_u32_u32, u32, u32, x)
 IMAP1(astype_bool_bool, u32, u32, x)
 
+/* float16 storage: two bytes an element, computed as float (trueno_web/dtypes.py); both conversions on the
+   bits, as shaders/functions_half.wgsl: to float16 rounds to nearest even, past 65520 to Inf, a NaN keeps
+   its sign and top payload bits */
+INLINE u32 f32_to_f16(float x) {
+    u32 b = bits_of(x), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+    if (a > 0x7f800000u) {
+        u32 nan = 0x7c00u | ((a & 0x7fffffu) >> 13);
+        return sign | (nan == 0x7c00u ? 0x7c01u : nan);
+    }
+    if (a >= 0x477ff000u) return sign | 0x7c00u;
+    if (a >= 0x38800000u) {
+        u32 m = a - 0x38000000u;
+        return sign | ((m + 0xfffu + ((m >> 13) & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return sign;
+    u32 mant = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23);
+    return sign | ((mant + (1u << (shift - 1u)) - 1u + ((mant >> shift) & 1u)) >> shift);
+}
+INLINE float f16_to_f32(u32 h) {
+    u32 sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1fu) return __builtin_bit_cast(float, sign | 0x7f800000u | (m << 13));
+    if (e == 0u) return __builtin_bit_cast(float, sign | bits_of((float)m * 5.9604644775390625e-8f));
+    return __builtin_bit_cast(float, sign | ((e + 112u) << 23) | (m << 13));
+}
+IMAP1(astype_f16_f32, u16, float, f16_to_f32(x))
+IMAP1(astype_f16_i32, u16, s32, f32_to_i32(f16_to_f32(x)))
+IMAP1(astype_f16_u32, u16, u32, f32_to_u32(f16_to_f32(x)))
+IMAP1(astype_f16_bool, u16, u32, (x & 0x7fffu) != 0u)
+IMAP1(astype_f16_f16, u16, u16, x)
+IMAP1(copy_f16, u16, u16, x)
+IMAP1(astype_f32_f16, float, u16, f32_to_f16(x))
+IMAP1(astype_i32_f16, s32, u16, f32_to_f16((float)x))
+IMAP1(astype_u32_f16, u32, u16, f32_to_f16((float)x))
+IMAP1(astype_bool_f16, u32, u16, x ? 0x3c00u : 0u)
+
 /* ------------------------------------------------------------------ counter-based random numbers (tw.random) */
 
 /* Threefry-2x32, 20 rounds, on 4 counters at once (trueno_web/prng.py, shaders/functions.wgsl: tw_threefry). */
@@ -1498,32 +1534,35 @@ EXPORT void tw_attention(const float *q, const float *k, const float *v, const f
 /* y = a strided view of x, row-major: dims holds (size, stride, lo, hi) per dimension in elements, outermost
  * first (ndims >= 1); element (i0, i1, ...) reads x[offset + i0 stride0 + i1 stride1 + ...] where every
  * lo <= i < hi, else is 0.0 (padding; such addresses are never read). One call per view. */
-EXPORT __attribute__((minsize)) void tw_gather(const float *x, int offset, float *y, const int *dims, int ndims) {
-    const int *last = dims + 4 * (ndims - 1);
-    int n = last[0], step = last[1];
-    long rows = 1;
-    for (int d = 0; d < ndims - 1; d++) rows *= dims[4 * d];
-    for (long r = 0; r < rows; r++, y += n) {
-        long rest = r, at = offset;
-        int valid = 1;
-        for (int d = ndims - 2; d >= 0; d--) {
-            const int *w = dims + 4 * d;
-            long i = rest % w[0];
-            rest /= w[0];
-            at += i * w[1];
-            valid &= i >= w[2] && i < w[3];
-        }
-        int lo = valid ? last[2] : n, hi = valid ? last[3] : n;
-        const float *xr = x + at;
-        __builtin_memset(y, 0, 4 * (unsigned long)lo);
-        __builtin_memset(y + hi, 0, 4 * (unsigned long)(n - hi));
-        if (step == 1) {
-            __builtin_memcpy(y + lo, xr + lo, 4 * (unsigned long)(hi - lo));
-        } else {
-            for (long j = lo; j < hi; j++) y[j] = xr[j * step];
-        }
+#define GATHER(NAME, T)                                                                                   \
+    EXPORT __attribute__((minsize)) void NAME(const T *x, int offset, T *y, const int *dims, int ndims) {       \
+        const int *last = dims + 4 * (ndims - 1);                                                          \
+        int n = last[0], step = last[1];                                                                   \
+        long rows = 1;                                                                                     \
+        for (int d = 0; d < ndims - 1; d++) rows *= dims[4 * d];                                           \
+        for (long r = 0; r < rows; r++, y += n) {                                                          \
+            long rest = r, at = offset;                                                                    \
+            int valid = 1;                                                                                 \
+            for (int d = ndims - 2; d >= 0; d--) {                                                         \
+                const int *w = dims + 4 * d;                                                               \
+                long i = rest % w[0];                                                                      \
+                rest /= w[0];                                                                              \
+                at += i * w[1];                                                                            \
+                valid &= i >= w[2] && i < w[3];                                                            \
+            }                                                                                              \
+            int lo = valid ? last[2] : n, hi = valid ? last[3] : n;                                        \
+            const T *xr = x + at;                                                                          \
+            __builtin_memset(y, 0, sizeof(T) * (unsigned long)lo);                                         \
+            __builtin_memset(y + hi, 0, sizeof(T) * (unsigned long)(n - hi));                              \
+            if (step == 1) {                                                                               \
+                __builtin_memcpy(y + lo, xr + lo, sizeof(T) * (unsigned long)(hi - lo));                   \
+            } else {                                                                                       \
+                for (long j = lo; j < hi; j++) y[j] = xr[j * step];                                        \
+            }                                                                                              \
+        }                                                                                                  \
     }
-}
+GATHER(tw_gather, float)
+GATHER(tw_gather16, u16) /* float16's two-byte elements */
 
 /* ------------------------------------------------------------------ take, scatter_add */
 

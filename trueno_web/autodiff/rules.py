@@ -152,8 +152,11 @@ ELEMENTWISE = {
         g * _tie_share(xs[1], xs[0], xs[1] < xs[0]),
     ),
     **{name: (lambda g, xs, y, p: (None, None)) for name in ("lt", "le", "gt", "ge", "eq", "ne")},
-    # a conversion between floats passes the gradient on; to or from integers and bool there is none (JAX)
-    "astype": lambda g, xs, y, p: (g if xs[0].dtype.kind == y.dtype.kind == "float" else None,),
+    # a conversion between floats passes the gradient on in the input's dtype (float16's rounded); to or from
+    # integers and bool there is none (JAX)
+    "astype": lambda g, xs, y, p: (
+        g.astype(xs[0].dtype, copy=False) if xs[0].dtype.kind == y.dtype.kind == "float" else None,
+    ),
     **{name: (lambda g, xs, y, p: (None,) * len(xs)) for name in INTEGRAL},
     "where": lambda g, xs, y, p: (None, xs[0].where(g, 0.0), xs[0].where(0.0, g)),
     **ARRAY_API,

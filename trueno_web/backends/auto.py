@@ -112,8 +112,9 @@ class AutoExecutor:
         for i in used:
             node = nodes[i]
             if node.buffer is not None and self.owner(node.buffer) is not target:
-                data = await self.owner(node.buffer).read(node.buffer, node.size, stats)
-                moved = target.upload(HostData(memoryview(data).cast("B").cast("f"), node.shape), stats)
+                data = await self.owner(node.buffer).read(node.buffer, node.dtype.itemsize * node.size, stats)
+                words = memoryview(data).cast("B").cast(node.dtype.typecode)
+                moved = target.upload(HostData(words, node.shape, dtype=node.dtype), stats)
                 if not node.imported:
                     self.owner(node.buffer).free(node.buffer)
                 node.buffer, node.imported = moved, False  # the batch owns (and frees) the copy
@@ -122,8 +123,8 @@ class AutoExecutor:
     def schedule(self, nodes: list[Node], plan: Plan, varying: set[int], stats: tuple[Stats, ...]) -> None:
         """No schedule: each replay picks its side again through execute()."""
 
-    async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        return await self.owner(buffer).read(buffer, size, stats, take)
+    async def read(self, buffer, nbytes: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+        return await self.owner(buffer).read(buffer, nbytes, stats, take)
 
     def free(self, buffer) -> None:
         self.owner(buffer).free(buffer)

@@ -62,8 +62,9 @@ class Executor(Protocol):
         back); every other node keeps the buffer it has now. None where the executor replays through
         execute() (the CPU executors: their Python per step is the work itself)."""
 
-    async def read(self, buffer: object, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        """The 32-bit words of the first `size` elements of a buffer (bool: 0 or 1; counted as one download). `take`: the
+    async def read(self, buffer: object, nbytes: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+        """The first `nbytes` of a buffer: its elements as stored (bool: 32-bit words of 0 or 1, float16: two
+        bytes each; counted as one download). `take`: the
         buffer is freed right after, unread (a one-shot call's result): a CPU backend may hand it over."""
 
     def free(self, buffer: object) -> None:
@@ -169,7 +170,8 @@ class Driver(Protocol):
         from create_buffer() are the caller's to destroy first. The driver is not used afterwards."""
 
 
-WORD_DTYPES = frozenset({"bool", "int32", "uint32", "float32"})  # 32-bit words: what every backend holds
+WORD_DTYPES = frozenset({"bool", "int32", "uint32", "float32", "float16"})  # what every backend holds: 32-bit
+# words, and float16's halves
 WIDE_DTYPES = WORD_DTYPES | {"int64", "float64", "complex64", "complex128"}  # NumPy's own arrays hold these too
 
 CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as tight as on a GPU

@@ -133,11 +133,14 @@ class GpuExecutor:
         kernels.rows.check_budget(cols, 1, 1, self.caps)
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> GpuBuffer:
-        nbytes = host.size * 4
+        nbytes = host.dtype.nbytes(host.size)
         self.check_size(nbytes, "this input")
         buf = self.pool.take(nbytes)
         if nbytes:
-            self.driver.write_buffer(buf.raw, host.data)
+            data = host.data.cast("B")
+            if len(data) < nbytes:  # float16 of odd size: its last word's high half (writes are whole words)
+                data = memoryview(bytes(data) + bytes(nbytes - len(data)))
+            self.driver.write_buffer(buf.raw, data)
             tally(stats, uploads=1, bytes_up=nbytes)
         return buf
 
@@ -197,7 +200,8 @@ class GpuExecutor:
         try:
             if read is not None:
                 out = storage(nodes, read)
-                self.driver.hold_next(None if out.buffer is None else (out.buffer.raw, out.size * 4))
+                held = None if out.buffer is None else (out.buffer.raw, out.dtype.nbytes(out.size))
+                self.driver.hold_next(held)
             await self.submit(work, stats)
         finally:
             release()
@@ -301,8 +305,9 @@ class GpuExecutor:
                         continue
                     node = storage(nodes, ref)  # a view binds its base
                     if node.buffer is None:
-                        self.check_size(node.size * 4, f"the result of {node.op.name}")
-                        node.buffer = self.pool.take(node.size * 4)
+                        nbytes = node.dtype.nbytes(node.size)
+                        self.check_size(nbytes, f"the result of {node.op.name}")
+                        node.buffer = self.pool.take(nbytes)
                     binds.append(bind(index, node.buffer))
                 work.append((pipeline, tuple(binds), d.grid))
         except BaseException:
@@ -315,13 +320,13 @@ class GpuExecutor:
         (replay.Schedule); every other node bound keeps the buffer it has now."""
         return Schedule(self, nodes, self.dispatches(nodes, plan, stats), varying)
 
-    async def read(self, buffer: GpuBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
-        nbytes = size * 4
+    async def read(self, buffer: GpuBuffer, nbytes: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if nbytes == 0:
             return memoryview(b"")
-        data = await self.driver.read_buffer(buffer.raw, nbytes)
-        tally(stats, downloads=1, bytes_down=nbytes)
-        return data
+        words = -(-nbytes // 4) * 4  # copies are whole words: a float16 result of odd size drops its padding
+        data = await self.driver.read_buffer(buffer.raw, words)
+        tally(stats, downloads=1, bytes_down=words)
+        return data if words == nbytes else memoryview(data).cast("B")[:nbytes]
 
     def free(self, buffer: GpuBuffer) -> None:
         self.pool.give(buffer)

@@ -220,7 +220,7 @@ class NumpyExecutor(CpuExecutor):
             start, shape, tuple(flat.itemsize * s for s in strides), writeable=False
         )
 
-    async def read(self, buffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+    async def read(self, buffer, nbytes: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if (
             take
             and buffer.dtype != bool
@@ -246,5 +246,6 @@ def _float_to_int(np, x, name: str):
     """Float values as integers of dtype `name` the way the kernels convert them: toward zero, saturating
     at the dtype's range, NaN to 0 (NumPy's own cast leaves those undefined)."""
     info = np.iinfo(name)
-    clipped = np.clip(np.nan_to_num(x, nan=0.0), float(info.min), float(info.max))
+    wide = np.asarray(x, dtype=np.float64)  # float16's nan_to_num would make Inf its own 65504
+    clipped = np.clip(np.nan_to_num(wide, nan=0.0), float(info.min), float(info.max))
     return np.where(clipped >= float(info.max), info.max, clipped.astype(np.int64)).astype(name)

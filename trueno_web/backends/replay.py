@@ -48,7 +48,7 @@ class Schedule:
                     binds.append(bind(index, node.buffer))
             self.items.append((pipeline, tuple(binds), d.grid, tuple(subs)))
         # the varying nodes a kernel writes: a replay takes their buffers unless it is given one
-        self.outputs = [(n, nodes[n].size * 4) for n in sorted(varying) if nodes[n].op is not None]
+        self.outputs = [(n, nodes[n].dtype.nbytes(nodes[n].size)) for n in sorted(varying) if nodes[n].op is not None]
 
     async def run(self, given: dict[int, object], stats: tuple[Stats, ...]) -> dict[int, object]:
         """Submit the dispatches with `given` (node id -> buffer) bound; the buffers taken for the outputs

@@ -48,7 +48,7 @@ def run_map(ex: WasmExecutor, nodes: list[Node], step: MapStep) -> None:
             if nid in scratch:
                 return i32(scratch[nid].ptr)
             buf = gathered.get(nid) or storage(nodes, nid).buffer
-            return i32(buf.ptr + 4 * offset)
+            return i32(buf.ptr + nodes[nid].dtype.itemsize * offset)
 
         for offset in range(0, n, chunk):
             count = min(chunk, n - offset)

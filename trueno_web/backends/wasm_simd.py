@@ -87,7 +87,7 @@ class WasmExecutor(CpuExecutor):
         return WasmBuffer(ptr, nbytes)
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> WasmBuffer:
-        buf = self.alloc(host.size * 4, "this input")
+        buf = self.alloc(host.dtype.nbytes(host.size), "this input")
         self.module.write(buf.ptr, host.data)
         return buf
 
@@ -115,14 +115,14 @@ class WasmExecutor(CpuExecutor):
         if plan.steps:
             tally(stats, dispatches=len(plan.steps), submits=1)
 
-    async def read(self, buffer: WasmBuffer, size: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
+    async def read(self, buffer: WasmBuffer, nbytes: int, stats: tuple[Stats, ...], take: bool = False) -> memoryview:
         if self.closed:
             raise DeviceLostError("this wasm-simd device was closed; create a new one with `await GpuDevice.create()`")
-        return self.module.read(buffer.ptr, size * 4)
+        return self.module.read(buffer.ptr, nbytes)
 
     def result_buffer(self, node: Node) -> WasmBuffer:
         if node.buffer is None:
-            node.buffer = self.alloc(node.size * 4, f"the result of {node.op.name}")
+            node.buffer = self.alloc(node.dtype.nbytes(node.size), f"the result of {node.op.name}")
         return node.buffer
 
     def gather(self, nodes: list[Node], i: int) -> WasmBuffer | None:
@@ -133,7 +133,7 @@ class WasmExecutor(CpuExecutor):
             return None
         mask = view.mask or [(0, d) for d in view.shape]
         dims = [(d, s, lo, hi) for d, s, (lo, hi) in zip(view.shape, view.strides, mask)]
-        return self._copy(storage(nodes, i).buffer, view.offset, dims, nodes[i].size)
+        return self._copy(storage(nodes, i).buffer, view.offset, dims, nodes[i].size, nodes[i].dtype.itemsize)
 
     def transposed(self, node: Node) -> WasmBuffer:
         """A row-major copy of node's matrices transposed (its last two dimensions swapped; the caller frees it)."""
@@ -141,11 +141,14 @@ class WasmExecutor(CpuExecutor):
         dims = [(d, s, 0, d) for d, s in zip(lead, contiguous_strides(node.shape))] + [(c, 1, 0, c), (r, c, 0, r)]
         return self._copy(node.buffer, 0, dims, node.size)
 
-    def _copy(self, src: WasmBuffer, offset: int, dims: list, n: int) -> WasmBuffer:
-        """tw_gather of the n elements at `dims` (size, stride, valid range per dimension) from `offset` of src."""
+    def _copy(self, src: WasmBuffer, offset: int, dims: list, n: int, itemsize: int = 4) -> WasmBuffer:
+        """tw_gather of the n elements at `dims` (size, stride, valid range per dimension) from `offset` of src
+        (tw_gather16 of float16's two-byte elements)."""
         dims = dims or [(1, 0, 0, 1)]
-        out = self.alloc(4 * n + 16 * len(dims), "a copy of a strided view")
+        end = -(-itemsize * n // 4) * 4  # the dimension words after the copy, word-aligned
+        out = self.alloc(end + 16 * len(dims), "a copy of a strided view")
         if n:
-            self.module.write(out.ptr + 4 * n, words(dims))
-            self.module.call("tw_gather", i32(src.ptr), offset, i32(out.ptr), i32(out.ptr + 4 * n), len(dims))
+            self.module.write(out.ptr + end, words(dims))
+            name = "tw_gather" if itemsize == 4 else "tw_gather16"
+            self.module.call(name, i32(src.ptr), offset, i32(out.ptr), i32(out.ptr + end), len(dims))
         return out

@@ -108,9 +108,11 @@ def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
     """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
     gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> elem`, the value, 0 outside
     the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid element's
-    address may lie outside the storage)."""
+    address may lie outside the storage). A float16 load (elem HALF) reads through `half_fn`'s helper."""
     if key is None:
         return ""
+    half = elem == HALF
+    elem = "f32" if half else elem
     rank, masked = key
     shape = lambda d: f"tw_meta[{at + 1 + d}u]"  # noqa: E731
     stride = lambda d: f"bitcast<i32>(tw_meta[{at + 1 + rank + d}u])"  # noqa: E731
@@ -128,7 +130,8 @@ def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
             lines.append(f"    at = at + i32(rem % {shape(d)}) * {stride(d)};")
         if d:
             lines.append(f"    rem = rem / {shape(d)};")
-    tail = f"    return select({elem}(0), in{j}[u32(max(at, 0))], ok);" if masked else "    return u32(at);"
+    value = f"tw_h{j}(u32(max(at, 0)))" if half else f"in{j}[u32(max(at, 0))]"
+    tail = f"    return select({elem}(0), {value}, ok);" if masked else "    return u32(at);"
     return "\n".join(lines + [tail, "}"])
 
 
@@ -161,11 +164,32 @@ def take_fn(k: int, at: int, unsigned: bool) -> str:
     )
 
 
-def load_expr(j: int, key, i_expr: str) -> str:
-    """WGSL expression of load j at element `i_expr` of its view (after index_fn's helper)."""
+HALF = "f16"  # float16's DType.wgsl: two halves of a u32 word, computed as f32 (shaders/functions_half.wgsl)
+
+
+def half_fn(j: int) -> str:
+    """WGSL helper of float16 load j (scalar form): tw_h{j}(e) -> f32, element e of its storage."""
+    return f"fn tw_h{j}(e: u32) -> f32 {{ return tw_f16_at(in{j}[e >> 1u], e); }}"
+
+
+def declared(t: str, vec: bool, store: bool) -> str:
+    """The element type a binding of WGSL type `t` is declared with: vec4s or scalars; float16's words two
+    or one at a time, atomic where a scalar kernel stores them (a neighbour writes the word's other half)."""
+    if t == HALF:
+        return "vec2<u32>" if vec else "atomic<u32>" if store else "u32"
+    return f"vec4<{t}>" if vec else t
+
+
+def load_expr(j: int, key, i_expr: str, half: bool = False, vec: bool = False) -> str:
+    """WGSL expression of load j at element `i_expr` of its view (after index_fn's helper); `half`: of
+    float16 storage (half_fn's helper), `vec`: its vec4 at plain index `i_expr`."""
     if key is None:
+        if half:
+            return f"tw_f16_vec4(in{j}[{i_expr}])" if vec else f"tw_h{j}({i_expr})"
         return f"in{j}[{i_expr}]"
-    return f"tw_ld{j}({i_expr})" if key[1] else f"in{j}[tw_at{j}({i_expr})]"
+    if key[1]:
+        return f"tw_ld{j}({i_expr})"
+    return f"tw_h{j}(tw_at{j}({i_expr}))" if half else f"in{j}[tw_at{j}({i_expr})]"
 
 
 @lru_cache(maxsize=512)
@@ -173,18 +197,19 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on scalars."""
     loads, chain, stores, through, (load_types, store_types) = key
     n_loads = len(loads)
-    elem = (lambda t: f"vec4<{t}>") if vec else (lambda t: t)
     access = ["read_write" if j in through else "read" for j in range(n_loads)]
     decls = [
-        f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{elem(load_types[j])}>;"
+        f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{declared(load_types[j], vec, False)}>;"
         for j in range(n_loads)
     ]
     base = n_loads + 1
     outs = [j for j, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{elem(store_types[j])}>;"
+        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{declared(store_types[j], vec, True)}>;"
         for k, j in enumerate(outs)
     ]
+    if not vec:
+        decls += [half_fn(j) for j, t in enumerate(load_types) if t == HALF]
     n_params = sum(p for _, _, p in chain)
     at, index_fns = META_WORDS + n_params, []
     for j, load in enumerate(loads):
@@ -202,7 +227,11 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             at += TAKE_WORDS
     elements = {r[1] for _, inputs, _ in chain for r in inputs if r[0] == "in"}
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
-    body += [f"    let v_in{j} = {load_expr(j, load, 'i')};" for j, load in enumerate(loads) if j in elements]
+    body += [
+        f"    let v_in{j} = {load_expr(j, load, 'i', load_types[j] == HALF, vec)};"
+        for j, load in enumerate(loads)
+        if j in elements
+    ]
     lanes = (".x", ".y", ".z", ".w") if vec else ("",)
 
     def name(ref, lane):
@@ -218,17 +247,23 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
         q += n_p
         if inputs[0][0] == "whole":  # a gather (scalar form only)
             j, at_index = inputs[0][1], f"tw_take{k}(i, {name(inputs[1], '')})"
-            body.append(f"    let t{k} = {load_expr(j, loads[j], at_index)};")
+            body.append(f"    let t{k} = {load_expr(j, loads[j], at_index, load_types[j] == HALF)};")
             continue
         for lane in lanes:
             args = [name(ref, lane) for ref in inputs] + params
             body.append(f"    let t{k}{'_' + lane[1:] if lane else ''} = {fn}({', '.join(args)});")
     for j, ref in enumerate(stores):
-        value = name(ref, "")
+        value, half = name(ref, ""), store_types[j] == HALF
         if vec and ref[0] == "t":
-            value = f"vec4<{store_types[j]}>({', '.join(name(ref, lane) for lane in lanes)})"
+            value = f"vec4<{'f32' if half else store_types[j]}>({', '.join(name(ref, lane) for lane in lanes)})"
         target = f"out{j}" if through[j] is None else f"in{through[j]}"
-        body.append(f"    {target}[i] = {value};")
+        if half and vec:
+            body.append(f"    {target}[i] = tw_f16_pack4({value});")
+        elif half:  # this element's half of its word, the other half left to its neighbour
+            body.append(f"    atomicAnd(&{target}[i >> 1u], ~(0xffffu << ((i & 1u) * 16u)));")
+            body.append(f"    atomicOr(&{target}[i >> 1u], tw_f16_bits({value}) << ((i & 1u) * 16u));")
+        else:
+            body.append(f"    {target}[i] = {value};")
     loop = "\n".join(
         f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
     )

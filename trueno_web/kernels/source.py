@@ -25,9 +25,9 @@ def shader(name: str) -> str:
 
 
 def functions() -> str:
-    """The per-op functions of every dtype (shaders/functions.wgsl and functions_int.wgsl): what the kernels
-    that run elementwise chains (map, rows, reduce) call."""
-    return shader("functions") + shader("functions_int")
+    """The per-op functions of every dtype (shaders/functions.wgsl, functions_int.wgsl and the float16
+    conversions of functions_half.wgsl): what the kernels that run elementwise chains (map, rows, reduce) call."""
+    return shader("functions") + shader("functions_int") + shader("functions_half")
 
 
 def fill(text: str, **parts) -> str:

@@ -19,7 +19,17 @@ from numbers import Number, Real
 
 from .. import ops
 from ..calls import Pending, install
-from ..dtypes import DType, check_held, dtype_of, float32, input_dtypes, result_type, signature, weak_dtype
+from ..dtypes import (
+    DType,
+    check_held,
+    dtype_of,
+    float32,
+    input_dtypes,
+    result_type,
+    signature,
+    weak_dtype,
+    written,
+)
 from ..errors import TruenoTypeError, TruenoValueError
 from ..resident import DeviceArray
 from ..runtime import block_on
@@ -237,10 +247,11 @@ class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
         op's kind (which checks it)."""
         inputs, dtype = _typed(op, inputs)
         shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
-        return Tensor(
-            self.device,
-            Expr(shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options, dtype=dtype),
+        written_dtype = written(op, dtype)
+        expr = Expr(
+            shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options, dtype=written_dtype
         )
+        return _rounded(Tensor(self.device, expr), op, dtype)
 
     @staticmethod
     def _tensors(args) -> list[Tensor]:
@@ -328,7 +339,13 @@ def _method(self, op, inputs, params, options):
         shape = broadcast_shapes(*(t.shape for t in ts))
         ts = [t if t.shape == shape else t.expand(shape) for t in ts]
     # the map kinds' shape rule (equal shapes in, that shape out) holds by construction: no _apply
-    return Tensor(ts[0].device, Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params, dtype=dtype))
+    expr = Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params, dtype=written(op, dtype))
+    return _rounded(Tensor(ts[0].device, expr), op, dtype)
+
+
+def _rounded(t: Tensor, op, out: DType) -> Tensor:
+    """`t` as the dtype `op` returns: an op of float16 inputs computed in float32 and rounded (dtypes.written)."""
+    return t if t.expr.dtype is out else t.astype(out, copy=False)
 
 
 install(Tensor, _method, "Lazy: returns a Tensor; NumPy broadcasting.", self_is_input=True)
