@@ -19,6 +19,7 @@ import trueno_web as tw
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn (the test extra) runs on trueno tensors here")
 from sklearn import config_context  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis  # noqa: E402
 from sklearn.linear_model import Ridge  # noqa: E402
 from sklearn.metrics import mean_squared_error, r2_score  # noqa: E402
 from sklearn.metrics.pairwise import euclidean_distances  # noqa: E402
@@ -90,3 +91,20 @@ def test_standard_scaler_needs_int64_which_webgpu_does_not_hold(gpu):
     with config_context(array_api_dispatch=True), pytest.raises(TruenoTypeError, match="int64 needs backend='numpy'"):
         StandardScaler().fit(tw.asarray(x, gpu))
     assert _read(tw.asarray(x, gpu).mean(axis=0)).dtype == np.float32  # the device is still usable
+
+
+def test_linear_discriminant_analysis(dev2):
+    """LDA's class probabilities on trueno tensors with integer labels (three classes): scikit-learn's own,
+    in float64 on the numpy backend, float32 on webgpu."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((60, 4))
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(np.int64) + (x[:, 2] > 1)
+    wide = dev2.backend == "numpy"
+    dtype, labels, tol = (np.float64, np.int64, 1e-12) if wide else (np.float32, np.int32, 2e-5)
+    xx = x.astype(dtype)
+    want = LinearDiscriminantAnalysis().fit(xx, y).predict_proba(xx)
+    t = tw.asarray(xx, dev2, dtype=dtype)
+    with config_context(array_api_dispatch=True):
+        got = LinearDiscriminantAnalysis().fit(t, tw.asarray(y.astype(labels), dev2)).predict_proba(t)
+    assert isinstance(got, tw.Tensor) and got.device is dev2 and got.dtype == np.dtype(dtype).name
+    np.testing.assert_allclose(_read(got), want, rtol=tol, atol=tol)
