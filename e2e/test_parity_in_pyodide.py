@@ -58,6 +58,7 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
         result,
         at_least=1550,
         per_file={
+            "test_float16.py": 48,
             "test_tensor.py": 200,
             "test_tensor_fusion.py": 50,
             "test_tensor_join.py": 36,
@@ -84,6 +85,7 @@ def test_without_webgpu_auto_falls_back_and_the_suite_passes(pyodide_page):
         result,
         at_least=775,
         per_file={
+            "test_float16.py": 24,
             "test_tensor.py": 100,
             "test_tensor_fusion.py": 25,
             "test_tensor_join.py": 18,
