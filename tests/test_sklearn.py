@@ -1,9 +1,10 @@
 """scikit-learn on trueno tensors (`set_config(array_api_dispatch=True)`): the estimators and metrics give NumPy's
 results, on the webgpu and numpy backends. scikit-learn computes in float64 where the device holds it: on the
 numpy backend StandardScaler, r2_score, mean_squared_error, PCA and Ridge run on float64 tensors and match
-scikit-learn on float64 NumPy arrays to float64's precision; on webgpu they run in float32, except StandardScaler,
-which counts samples in `xp.int64` unconditionally (sklearn/preprocessing/_data.py) and webgpu holds no int64:
-it raises trueno_web's TruenoTypeError naming backend='numpy' (tested below)."""
+scikit-learn on float64 NumPy arrays to float64's precision; on webgpu they run in float32. StandardScaler counts
+samples in `xp.int64` unless given sample weights (sklearn/preprocessing/_data.py), and webgpu holds no int64:
+there it runs with unit weights, and without them raises trueno_web's TruenoTypeError naming backend='numpy'
+(both tested below)."""
 
 from __future__ import annotations
 
@@ -83,6 +84,18 @@ def test_sklearn_in_float32_on_webgpu(gpu, name):
     with config_context(array_api_dispatch=True):
         got = WIDE[name](tw.asarray(x, gpu), tw.asarray(y, gpu))
     assert not isinstance(got, tw.Tensor) or (got.dtype == tw.float32 and got.device is gpu)
+    np.testing.assert_allclose(_read(got), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def test_standard_scaler_on_webgpu_with_unit_sample_weights(gpu):
+    """With sample_weight=, scikit-learn counts samples in X's dtype (float32) instead of int64: StandardScaler
+    then runs on webgpu and gives NumPy's result."""
+    x, _ = _data(np.float32)
+    want = StandardScaler().fit_transform(x)
+    t = tw.asarray(x, gpu)
+    with config_context(array_api_dispatch=True):
+        got = StandardScaler().fit(t, sample_weight=tw.ones(len(x), device=gpu)).transform(t)
+    assert isinstance(got, tw.Tensor) and got.dtype == tw.float32 and got.device is gpu
     np.testing.assert_allclose(_read(got), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
 
 
