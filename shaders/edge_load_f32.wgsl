@@ -1,5 +1,5 @@
     // ARR[OUTER, INNER..INNER+3] of the matrix at element BASE, by four guarded scalar loads; zero outside the matrix
-    var v = vec4<f32>(0.0);
+    var v = vec4<{{S}}>();
     if ({{OUTER}} < {{OUTER_TOTAL}}) {
         let base = {{BASE}} + {{OUTER}} * {{INNER_TOTAL}};
         if ({{INNER}} < {{INNER_TOTAL}}) { v.x = {{ARR}}[base + {{INNER}}]; }

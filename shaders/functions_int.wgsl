@@ -79,6 +79,23 @@ fn tw_remainder_i32(a: i32, b: i32) -> i32 {
 }
 fn tw_floor_divide_u32(a: u32, b: u32) -> u32 { return select(a / max(b, 1u), 0u, b == 0u); }
 fn tw_remainder_u32(a: u32, b: u32) -> u32 { return select(a % max(b, 1u), 0u, b == 0u); }
+// integer pow: squaring and multiplying, wrapping (WGSL's integer arithmetic); a negative exponent gives
+// 1 / a^-b toward zero (1 for a = 1, +-1 for a = -1, else 0)
+fn tw_pow_u32(a: u32, b: u32) -> u32 {
+    var r = 1u;
+    var base = a;
+    var e = b;
+    for (var k = 0u; k < 32u && e != 0u; k = k + 1u) {
+        if ((e & 1u) != 0u) { r = r * base; }
+        base = base * base;
+        e = e >> 1u;
+    }
+    return r;
+}
+fn tw_pow_i32(a: i32, b: i32) -> i32 {
+    if (b < 0) { return select(select(0, select(1, -1, (b & 1) != 0), a == -1), 1, a == 1); }
+    return bitcast<i32>(tw_pow_u32(bitcast<u32>(a), bitcast<u32>(b)));
+}
 // ---------------------------------------------------------------- bool
 fn tw_eq_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a == b); }
 fn tw_ne_bool(a: u32, b: u32) -> u32 { return select(0u, 1u, a != b); }

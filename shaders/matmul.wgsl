@@ -1,4 +1,4 @@
-// C(M,N) = A(M,K) @ B(K,N), row-major, f32. Register-blocked, with a template that kernels.py fills in
+// C(M,N) = A(M,K) @ B(K,N), row-major, of S: f32, or i32 / u32 (exact, wrapping). Register-blocked, with a template that kernels.py fills in
 // (kernels.matmul_source) for a tile configuration and an alignment case:
 //   a workgroup of TX*TY threads computes a BM x BN tile of C from BK-deep slices of A and B staged in
 //   workgroup memory, two slices deep (the next slice's global loads are in flight while this one is
@@ -48,15 +48,15 @@ const SB: u32 = BN / 4u;
 const A_STAGE: u32 = BK * SA;
 const B_STAGE: u32 = BK * SB;
 
-var<workgroup> a_tile: array<vec4<f32>, {{A_TILE}}>;  // [stage][k][m / 4], A transposed
-var<workgroup> b_tile: array<vec4<f32>, {{B_TILE}}>;  // [stage][k][n / 4]
+var<workgroup> a_tile: array<vec4<{{S}}>, {{A_TILE}}>;  // [stage][k][m / 4], A transposed
+var<workgroup> b_tile: array<vec4<{{S}}>, {{B_TILE}}>;  // [stage][k][n / 4]
 
-fn load_a(off: u32, row: u32, k: u32, m_total: u32, k_total: u32) -> vec4<f32> {
+fn load_a(off: u32, row: u32, k: u32, m_total: u32, k_total: u32) -> vec4<{{S}}> {
     // A[row, k..k+3] of the matrix at element `off`, zero outside the matrix
 {{LOAD_A}}
 }
 
-fn load_b(off: u32, k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<f32> {
+fn load_b(off: u32, k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<{{S}}> {
     // B[k, col..col+3] of the matrix at element `off`, zero outside the matrix
 {{LOAD_B}}
 }

@@ -1,5 +1,5 @@
 // The second pass of a matmul split over K (shaders/matmul.wgsl): C = the sum of its S partial products,
-// stored one after another in `parts`, each as long as C. T is vec4<f32> where C's rows are whole vec4s.
+// stored one after another in `parts`, each as long as C. T is a vec4 of its scalar where C's rows are whole vec4s.
 // tw_meta: [0] elements of C (in T), [1] S.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;

@@ -179,6 +179,31 @@ def test_integer_floor_divide_and_remainder_edges(dev):
     assert got.dtype == np.uint32 and got.tolist() == [3, 2**28 - 1, 0]
 
 
+def test_integer_pow_edges(dev):
+    """Exact and wrapping (NumPy's int32), a negative exponent as 1 / a ** -b toward zero (NumPy raises)."""
+    a = np.array([3, -7, 46341, 2, 10, 0, 1, -1, -1, 5, 0, -(2**31)], np.int32)
+    b = np.array([5, 3, 2, 31, 9, 0, -3, -3, -4, -1, -2, 1], np.int32)
+    got = block_on((tw.asarray(a, dev) ** tw.asarray(b, dev)).numpy())
+    with np.errstate(all="ignore"):
+        want = np.where(b < 0, np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)), a ** np.maximum(b, 0))
+    assert got.dtype == np.int32 and got.tolist() == want.astype(np.int32).tolist()
+    assert (tw.asarray(a, dev) ** 2).dtype == tw.int32 and (tw.asarray(a, dev) ** 0.5).dtype == tw.float32
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 4, 2), (65, 130, 33)])
+def test_integer_matmul_is_exact(dev, dtype, m, k, n):
+    """matmul, x.T @ y and tensordot of integers: exact, wrapping as NumPy's int32 and uint32 products do."""
+    rng = np.random.default_rng(m * k * n)
+    a = rng.integers(-(2**31), 2**31, (m, k)).astype(np.int32).view(dtype)
+    b = rng.integers(-(2**31), 2**31, (k, n)).astype(np.int32).view(dtype)
+    ta, tb = tw.asarray(a, dev), tw.asarray(b, dev)
+    got = block_on((ta @ tb).numpy())
+    assert got.dtype == dtype and np.array_equal(got, a @ b)
+    assert np.array_equal(block_on((tw.asarray(a.T.copy(), dev).T @ tb).numpy()), a @ b)
+    assert np.array_equal(block_on(tw.tensordot(ta, tb, axes=1).numpy()), np.tensordot(a, b, axes=1).astype(dtype))
+
+
 REDUCTIONS = [
     pytest.param(op, d, id=f"{op.name}-{d.name}")
     for op in ops.CATALOG

@@ -178,7 +178,7 @@ def test_searchsorted_shapes_sorter_and_promotion(dev):
 # ---------------------------------------------------------------- unique
 
 
-@pytest.mark.parametrize("shape", [(0,), (1,), (4097,), (30, 70)], ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (4097,), (30, 70)], ids=str)  # (): inverse_indices 0-d too
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_unique_all(dev, dtype, shape):
     x = tied(dtype, math.prod(shape), seed=7).reshape(shape)

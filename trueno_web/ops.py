@@ -191,9 +191,10 @@ CATALOG: tuple[Op, ...] = (
        ref.Quiet(ref_api.np_floor_divide), ref_api.floor_divide,
        "floor(a / b) as np.floor_divide and Python's //: (a - fmod(a, b)) / b, floored; the standard's +-inf // "
        "finite = +-inf, finite // +-inf = a zero signed as a / b", **T_EXACT, cost=8, ulp=1, **NUM),
-    Op("pow", Kind.BINARY, "tw_pow", ref.Quiet(lambda a, b: ref.numpy_module().power(a, ref.numpy_module().array(b))), ref.pow,
+    Op("pow", Kind.BINARY, "tw_pow", ref.Quiet(ref.np_pow), ref.pow,
        "a ** b as np.power: pow(a, 0) = 1 and pow(1, b) = 1 even for NaN; a negative a needs an integer b "
-       "(else NaN); 0 ** negative = inf", **T_FLUSH, cost=8, ulp=3, **FLOATC),
+       "(else NaN); 0 ** negative = inf; integers exact (wrapping), a negative b: 1 / a ** -b toward zero",
+       **T_FLUSH, cost=8, ulp=3, **NUMC),
     Op("maximum", Kind.BINARY, "tw_max", ref.Quiet(lambda a, b, out=None: ref.numpy_module().maximum(a, b, out=out)),
        ref.nan_or(max), "the larger of a and b; NaN if either is NaN", **T_BITS, **NUM),
     Op("minimum", Kind.BINARY, "tw_min", ref.Quiet(lambda a, b, out=None: ref.numpy_module().minimum(a, b, out=out)),
@@ -269,8 +270,8 @@ CATALOG: tuple[Op, ...] = (
     Op("cumulative_prod", Kind.SCAN, "x", ref.Quiet(lambda x, axis, dtype: ref.numpy_module().cumprod(x, axis, dtype)),
        ref.running(lambda a, b: a * b), "running product of all of it as one row (a tensor's: along `axis`)", combine="tw_mul",
        identity="1.0", **T_PROD, **NUM),
-    Op("matmul", Kind.MATMUL, "matmul", ref.Quiet(lambda a, b: a @ b), ref.matmul_ref, "(M, K) @ (K, N)",
-       rtol=1e-4, atol=1e-5, options=("m", "k", "n"), **FLOATC),
+    Op("matmul", Kind.MATMUL, "matmul", ref.Quiet(lambda a, b: a @ b), ref.matmul_ref,
+       "(M, K) @ (K, N); integers exact (wrapping)", rtol=1e-4, atol=1e-5, options=("m", "k", "n"), **NUMC),
     Op("take", Kind.GATHER, "tw_take", lambda x, at: x[at], lambda xs, at: xs[at],
        "x's elements at `indices` along axis= (default 0): indices of the output's shape "
        "x.shape[:axis] + J + x.shape[axis+1:] (Tensor.take takes NumPy's); a negative index counts from the "

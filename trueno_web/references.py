@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from builtins import pow as builtins_pow
 from collections.abc import Callable
 
 SELU_ALPHA = 1.6732632423543772
@@ -105,8 +106,31 @@ def odd_integer(y: float) -> bool:
     return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0
 
 
+def pow_mod(x: int, y: int) -> int:
+    """x ** y modulo 2^64 (y >= 0): what a 32- or 64-bit integer holds of it, whatever y's size."""
+    return builtins_pow(x, y, 1 << 64)
+
+
+def np_pow(a, b):
+    """np.power, with an integer's negative exponent as `pow` says (NumPy raises)."""
+    np = numpy_module()
+    b = np.asarray(b)
+    if np.result_type(a, b).kind not in "iu" or not (b < 0).any():
+        return np.power(a, b)
+    neg = b < 0
+    got = np.power(a, np.where(neg, 0, b))
+    one = np.ones_like(got)
+    special = np.where(a == 1, one, np.where(a == -1, np.where(b % 2 == 1, -one, one), 0 * one))
+    return np.where(neg, special, got).astype(got.dtype)
+
+
 def pow(x: float, y: float) -> float:
-    """C99 pow (what np.power gives), in float64."""
+    """C99 pow (what np.power gives), in float64. Integers: exact (the caller wraps), and for a negative y
+    1 / x ** -y toward zero (1 for x = 1, +-1 for x = -1, else 0), where NumPy raises."""
+    if isinstance(x, int) and isinstance(y, int):
+        if y >= 0:
+            return pow_mod(x, y)
+        return 1 if x == 1 else (-1 if y % 2 else 1) if x == -1 else 0
     if y == 0 or x == 1:
         return 1.0  # even for NaN
     if math.isnan(x) or math.isnan(y):

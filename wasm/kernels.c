@@ -990,6 +990,19 @@ IMAP1(sign_u32, u32, u32, x != 0u)
 IMAP2(floor_divide_i32, s32, s32, floordiv_i32(a, b))
 IMAP2(remainder_i32, s32, s32, rem_i32(a, b))
 IMAP2(floor_divide_u32, u32, u32, b ? a / b : 0u)
+/* integer pow: squaring and multiplying, wrapping; a negative exponent: 1 / a^-b toward zero */
+INLINE u32 pow_u32(u32 a, u32 b) {
+    u32 r = 1u;
+    for (; b; b >>= 1, a *= a)
+        if (b & 1u) r *= a;
+    return r;
+}
+INLINE s32 pow_i32(s32 a, s32 b) {
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    return (s32)pow_u32((u32)a, (u32)b);
+}
+IMAP2(pow_i32, s32, s32, pow_i32(a, b))
+IMAP2(pow_u32, u32, u32, pow_u32(a, b))
 IMAP2(remainder_u32, u32, u32, b ? a % b : 0u)
 
 IMAP2(eq_bool, u32, u32, a == b)
@@ -1439,22 +1452,41 @@ EXPORT void tw_matmul(const float *a, const float *b, float *c, int m, int k, in
     }
 }
 
+/* Integer products, exact (wrapping: int32 and uint32 share the bits), row by row: C's row i accumulates
+ * a[i][p] * B's row p */
+static void matmul_words(const u32 *a, const u32 *b, u32 *c, int m, int k, int n) {
+    for (long i = 0; i < m; i++) {
+        u32 *cr = c + i * n;
+        for (int j = 0; j < n; j++) cr[j] = 0u;
+        for (int p = 0; p < k; p++) {
+            u32 x = a[i * k + p];
+            const u32 *br = b + (long)p * n;
+            for (int j = 0; j < n; j++) cr[j] += x * br[j];
+        }
+    }
+}
+EXPORT void tw_matmul_i32(const u32 *a, const u32 *b, u32 *c, int m, int k, int n) { matmul_words(a, b, c, m, k, n); }
+EXPORT void tw_matmul_u32(const u32 *a, const u32 *b, u32 *c, int m, int k, int n) { matmul_words(a, b, c, m, k, n); }
+
 /* A batch of products C[p] = A[p] @ B[p], C's consecutive (m * n apart): product p's index over the `ndims`
  * batch dimensions (dims: size, A stride, B stride per dimension, in elements, outermost first; a stride of
  * 0 is a broadcast operand) gives the offsets of its A and B. One call for the whole batch. */
-EXPORT void tw_matmul_batch(const float *a, const float *b, float *c, int m, int k, int n, int count,
-                            const int *dims, int ndims) {
-    for (long p = 0; p < count; p++) {
-        long rest = p, oa = 0, ob = 0;
-        for (int d = ndims - 1; d >= 0; d--) {
-            long size = dims[3 * d], i = rest % size;
-            rest /= size;
-            oa += i * dims[3 * d + 1];
-            ob += i * dims[3 * d + 2];
-        }
-        tw_matmul(a + oa, b + ob, c + p * m * n, m, k, n);
+#define MATMUL_BATCH(NAME, T, ONE)                                                                          \
+    EXPORT void NAME(const T *a, const T *b, T *c, int m, int k, int n, int count, const int *dims, int ndims) { \
+        for (long p = 0; p < count; p++) {                                                                  \
+            long rest = p, oa = 0, ob = 0;                                                                  \
+            for (int d = ndims - 1; d >= 0; d--) {                                                          \
+                long size = dims[3 * d], i = rest % size;                                                   \
+                rest /= size;                                                                               \
+                oa += i * dims[3 * d + 1];                                                                  \
+                ob += i * dims[3 * d + 2];                                                                  \
+            }                                                                                               \
+            ONE(a + oa, b + ob, c + p * m * n, m, k, n);                                                    \
+        }                                                                                                   \
     }
-}
+MATMUL_BATCH(tw_matmul_batch, float, tw_matmul)
+MATMUL_BATCH(tw_matmul_batch_i32, u32, matmul_words)
+MATMUL_BATCH(tw_matmul_batch_u32, u32, matmul_words)
 
 /* ------------------------------------------------------------------ attention */
 

@@ -190,7 +190,8 @@ def run_matmul(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
         dims = ex.alloc(batch_dims.nbytes, "the batch dimensions")
         try:
             ex.module.write(dims.ptr, batch_dims)
-            ex.module.call("tw_matmul_batch", a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
+            batched = "tw_matmul_batch" + node.dtype.suffix  # float32's, or an integer's (tw_matmul_batch_i32)
+            ex.module.call(batched, a, b, c, *mkn, o["batch"], i32(dims.ptr), len(o["dims"]))
         finally:
             ex.free(dims)
     finally:

@@ -104,11 +104,15 @@ def fit_splits(want: int, chosen: bool, slices: int, size: int, caps: Caps) -> i
     return -(-slices // -(-slices // splits)) if slices else 1  # no empty split
 
 
-def edge_load(arr: str, base: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool) -> str:
-    """WGSL body loading 4 consecutive floats at (outer, inner) of the row-major matrix at element `base`
-    of `arr`, zero past its edges: one vec4 load where rows are whole vec4s, else 4 guarded scalar loads."""
+def edge_load(
+    arr: str, base: str, outer: str, outer_total: str, inner: str, inner_total: str, vec: bool, scalar: str = "f32"
+) -> str:
+    """WGSL body loading 4 consecutive elements (of WGSL type `scalar`) at (outer, inner) of the row-major
+    matrix at element `base` of `arr`, zero past its edges: one vec4 load where rows are whole vec4s, else 4
+    guarded scalar loads."""
     return fill(
         shader("edge_load_vec4" if vec else "edge_load_f32"),
+        S=scalar,
         ARR=arr,
         BASE=base,
         OUTER=outer,
@@ -131,6 +135,7 @@ def matmul_source(
     ta: bool = False,
     tb: bool = False,
     vec_c: bool | None = None,
+    scalar: str = "f32",
 ) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
     of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
@@ -138,7 +143,8 @@ def matmul_source(
     longer than `slices` (later dispatches add to what earlier ones stored). `ta` / `tb`: that operand's
     storage is its transpose, read in place (A^T's rows are A's columns: vec4s along M, stored into the
     A tile as they are; B^T's rows give vec4s along K, spread over four rows of the B tile). `vec_a`,
-    `vec_b`: the operands' storage rows are whole vec4s; `vec_c` (default `vec_b`): C's."""
+    `vec_b`: the operands' storage rows are whole vec4s; `vec_c` (default `vec_b`): C's. `scalar`: the WGSL
+    type of the elements (f32; i32 and u32 multiply and add exactly, wrapping)."""
     vec_c = vec_b if vec_c is None else vec_c
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
@@ -148,9 +154,9 @@ def matmul_source(
     xyzw = "xyzw"
 
     acc = [
-        f"    var acc_{i}_{r}_{j} = vec4<f32>(0.0);" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)
+        f"    var acc_{i}_{r}_{j} = vec4<{scalar}>();" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)
     ]
-    acc += [f"    var pa{l}: vec4<f32>;" for l in range(la)] + [f"    var pb{l}: vec4<f32>;" for l in range(lb)]
+    acc += [f"    var pa{l}: vec4<{scalar}>;" for l in range(la)] + [f"    var pb{l}: vec4<{scalar}>;" for l in range(lb)]
 
     at_a = (  # (row, k) of the vec4 that load idx of the A tile reads: along K, or along M where A^T is given
         f"row0 + (idx % {bm // 4}u) * 4u, k0 + idx / {bm // 4}u"
@@ -211,7 +217,12 @@ def matmul_source(
             for r in range(4):
                 for j in range(tn // 4):
                     v = f"acc_{i}_{r}_{j}"
-                    compute.append(f"        {v} = fma(vec4<f32>(a{kk}_{i}.{xyzw[r]}), b{kk}_{j}, {v});")
+                    a = f"vec4<{scalar}>(a{kk}_{i}.{xyzw[r]})"
+                    compute.append(
+                        f"        {v} = fma({a}, b{kk}_{j}, {v});"
+                        if scalar == "f32"
+                        else f"        {v} = {v} + {a} * b{kk}_{j};"  # integers: no fma, exact
+                    )
 
     store = []
     for i in range(tm // 4):
@@ -237,21 +248,22 @@ def matmul_source(
             store.append("    }")
 
     load_a = (
-        edge_load("a", "off", "k", "k_total", "row", "m_total", vec_a)
+        edge_load("a", "off", "k", "k_total", "row", "m_total", vec_a, scalar)
         if ta
-        else edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a)
+        else edge_load("a", "off", "row", "m_total", "k", "k_total", vec_a, scalar)
     )
     load_b = (
-        edge_load("b", "off", "col", "n_total", "k", "k_total", vec_b)
+        edge_load("b", "off", "col", "n_total", "k", "k_total", vec_b, scalar)
         if tb
-        else edge_load("b", "off", "k", "k_total", "col", "n_total", vec_b)
+        else edge_load("b", "off", "k", "k_total", "col", "n_total", vec_b, scalar)
     )
 
     return fill(
         shader("matmul"),
-        A_TYPE="vec4<f32>" if vec_a else "f32",
-        B_TYPE="vec4<f32>" if vec_b else "f32",
-        C_TYPE="vec4<f32>" if vec_c else "f32",
+        A_TYPE=f"vec4<{scalar}>" if vec_a else scalar,
+        B_TYPE=f"vec4<{scalar}>" if vec_b else scalar,
+        C_TYPE=f"vec4<{scalar}>" if vec_c else scalar,
+        S=scalar,
         BM=bm,
         BN=bn,
         BK=bk,
@@ -299,6 +311,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     m, k, n, batch = o["m"], o["k"], o["n"], o["batch"]
     size_a, size_b = (storage(nodes, i).size for i in ins)
     cfg, pad, splits, group, vec = matmul_config(m, k, n, caps, batch)
+    scalar = node.dtype.wgsl  # f32, or an integer's i32 / u32
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
     ta, tb = bool(o.get("ta")), bool(o.get("tb"))
     vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
@@ -309,7 +322,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     per = caps.loop_trips - len(o["dims"])
     # no batch dimensions: one product (or a batch folded into M)
     source = matmul_source(
-        cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c
+        cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c, scalar
     )
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
     out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
@@ -328,7 +341,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         count = node.size // 4 if vec_c else node.size
         runs.append(
             Dispatch(
-                fill(shader("matmul_sum"), T="vec4<f32>" if vec_c else "f32"),
+                fill(shader("matmul_sum"), T=f"vec4<{scalar}>" if vec_c else scalar),
                 "main",
                 ((1, "partials"), (2, node.id)),
                 grid_for(-(-count // WORKGROUP), caps.max_per_dim),

@@ -126,7 +126,7 @@ def _unique(t, name: str) -> UniqueAll:
         inverse[j] = group
 
     def new(data, dtype, shape=None):
-        return t._new(leaf(t.device, data, shape or (len(data),), dtype))
+        return t._new(leaf(t.device, data, (len(data),) if shape is None else shape, dtype))  # () for a 0-d x
 
     return UniqueAll(
         new([vals[s] for s in starts], t.dtype),
