@@ -156,7 +156,9 @@ def matmul_source(
     acc = [
         f"    var acc_{i}_{r}_{j} = vec4<{scalar}>();" for i in range(tm // 4) for r in range(4) for j in range(tn // 4)
     ]
-    acc += [f"    var pa{l}: vec4<{scalar}>;" for l in range(la)] + [f"    var pb{l}: vec4<{scalar}>;" for l in range(lb)]
+    acc += [f"    var pa{l}: vec4<{scalar}>;" for l in range(la)] + [
+        f"    var pb{l}: vec4<{scalar}>;" for l in range(lb)
+    ]
 
     at_a = (  # (row, k) of the vec4 that load idx of the A tile reads: along K, or along M where A^T is given
         f"row0 + (idx % {bm // 4}u) * 4u, k0 + idx / {bm // 4}u"
