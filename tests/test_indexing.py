@@ -148,6 +148,20 @@ def test_item_assignment_rebinds_and_leaves_others(dev, dtype):
     same(x, want)
 
 
+def test_zero_d_masks_and_assignments(dev):
+    """x[mask] with a 0-d mask adds an axis of 1 (True) or 0 (False), as NumPy; x[()] = v and x[...] = v of a
+    0-d x replace its value."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for m in (True, False):
+        for mask in (np.bool_(m), tw.asarray(np.bool_(m), dev)):
+            assert np.array_equal(block_on(tw.asarray(x, dev)[mask].numpy()), x[np.bool_(m)])
+            assert block_on(tw.asarray(np.float32(2), dev)[mask].numpy()).shape == np.float32(2)[np.bool_(m)].shape
+    for key in ((), Ellipsis):
+        t = tw.asarray(np.float32(3.0), dev)
+        t[key] = 5
+        assert t.shape == () and block_on(t.numpy()).tolist() == 5.0
+
+
 def test_a_mask_assigned_an_array_of_values_and_device_indices_out_of_range(dev):
     xn = data(float32, (3, 4), seed=12)
     mask = xn > 0

@@ -86,6 +86,10 @@ class Indexing:
     # ------------------------------------------------------------ x[index]
 
     def __getitem__(self, index):
+        lone = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+        if _is_mask(lone, self) and _shape_of(lone) == ():  # x[True]: a new axis of 1 (False: of 0), as NumPy
+            mask = lone.reshape((1,)) if _is_tensor(lone) else [bool(lone)]
+            return self.reshape((1, *self.shape))[mask]
         entries = _expand(self, index if isinstance(index, tuple) else (index,))
         if entries is None:
             return super().__getitem__(index)
@@ -278,6 +282,8 @@ def _host_bool(mask):
 def _region_assign(x, index, value):  # value: a tensor
     """x[basic index] = value: value broadcast to the region, shaped as its box in x (ints: 1), padded out
     to x (a masked view), and a where on the box's ones padded the same way: nothing of x is copied."""
+    if not x.ndim:  # x[()] = v, x[...] = v: all of it
+        return value.astype(x.dtype, copy=False).reshape(())
     region = x[index].shape
     entries = index if isinstance(index, tuple) else (index,)
     if Ellipsis not in entries:
