@@ -109,6 +109,9 @@ def test_flip_roll_repeat_tile(dev, n):
     same(tw.repeat(t, 2, axis=1), np.repeat(x, 2, axis=1))
     same(tw.repeat(t, 3), np.repeat(x, 3))
     same(tw.repeat(t, 0, axis=0), np.repeat(x, 0, axis=0))
+    counts = np.array([2, 0, 3], np.int32)  # per element: read from the device, a data-dependent shape
+    same(tw.repeat(t, dev.tensor(counts), axis=1), np.repeat(x, counts, axis=1))
+    same(tw.repeat(t, [1] * n, axis=0), np.repeat(x, [1] * n, axis=0))
     for reps in [(2,), (2, 1), (1, 3, 2), (0, 1)]:
         same(tw.tile(t, reps), np.tile(x, reps))
     same(tw.expand_dims(t, axis=-1), np.expand_dims(x, -1))
@@ -123,7 +126,13 @@ def test_flip_roll_repeat_tile(dev, n):
 def test_repeat_and_roll_mistakes(cpu):
     t = cpu.tensor(arr(3))
     with pytest.raises(tw.TruenoTypeError, match="repeats is an int"):
-        tw.repeat(t, cpu.tensor(np.array([1, 2, 3], np.int32)))
+        tw.repeat(t, 2.5)
+    with pytest.raises(tw.TruenoTypeError, match="counts must be integers"):
+        tw.repeat(t, cpu.tensor(np.array([1.0, 2.0, 3.0], np.float32)))
+    with pytest.raises(tw.TruenoValueError, match="2 counts for an axis of 3"):
+        tw.repeat(t, [1, 2])
+    with pytest.raises(tw.TruenoValueError, match=">= 0"):
+        tw.repeat(t, [1, -2, 0])
     with pytest.raises(tw.TruenoValueError, match=">= 0"):
         tw.repeat(t, -1)
     with pytest.raises(tw.TruenoValueError, match="same length"):

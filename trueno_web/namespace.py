@@ -177,14 +177,33 @@ def tile(x, repetitions, /) -> Tensor:
 
 
 def repeat(x, repeats, /, *, axis=None) -> Tensor:
-    """Each element repeated `repeats` (an int) times along `axis` (None: of the flattened tensor)."""
-    if not isinstance(repeats, int) or isinstance(repeats, bool):
-        raise TruenoTypeError("repeat: repeats is an int here (per-element counts give data-dependent shapes)")
-    if repeats < 0:
-        raise TruenoValueError(f"repeat: repeats must be >= 0, got {repeats}")
+    """Each element repeated `repeats` times along `axis` (None: of the flattened tensor): an int, or per-element
+    counts (a sequence or an integer tensor, one count or one per element; a tensor's are read: the result's
+    shape depends on them, as boolean masks' do)."""
     if axis is None:
         x, axis = x.reshape(-1), 0
     a = axis_index(axis, x.ndim, "repeat")
+    if isinstance(repeats, Tensor) or isinstance(repeats, (list, tuple)):
+        if isinstance(repeats, Tensor) and not repeats.dtype.integral:
+            raise TruenoTypeError(f"repeat: counts must be integers, got a {repeats.dtype} tensor")
+        given = repeats.numpy_sync().reshape(-1).tolist() if isinstance(repeats, Tensor) else list(repeats)
+        if any(isinstance(c, (bool, float)) or not hasattr(c, "__index__") for c in given):
+            raise TruenoTypeError(f"repeat: counts must be ints, got {repeats!r:.60}")
+        counts = [operator.index(c) for c in given]
+        if len(counts) == 1:
+            return repeat(x, counts[0], axis=a)
+        if len(counts) != x.shape[a] or any(c < 0 for c in counts):
+            raise TruenoValueError(
+                f"repeat: {len(counts)} counts for an axis of {x.shape[a]}: give one count, or one int >= 0 per element"
+            )
+        at = [i for i, c in enumerate(counts) for _ in range(c)]
+        return x.take(tensor_asarray(at, device=x.device, dtype=INDEX), axis=a)
+    if not isinstance(repeats, int) or isinstance(repeats, bool):
+        raise TruenoTypeError(
+            f"repeat: repeats is an int, a sequence of ints or an integer tensor; got {repeats!r:.40}"
+        )
+    if repeats < 0:
+        raise TruenoValueError(f"repeat: repeats must be >= 0, got {repeats}")
     wide = x.unsqueeze(a + 1).expand(x.shape[: a + 1] + (repeats,) + x.shape[a + 1 :])
     return wide.reshape(x.shape[:a] + (x.shape[a] * repeats,) + x.shape[a + 1 :])
 
