@@ -160,6 +160,12 @@ def test_pinv_rank_and_norms(dev):
     assert (L.matrix_rank(t(dev, a))).dtype is tw.int32
     want = np.linalg.pinv(a64, rtol=6 * EPS)  # the standard's default cutoff, max(M, N) * eps: float32 rounding dropped
     near(read(L.pinv(t(dev, a))), want, 64 * EPS * np.abs(want).max())
+    cut = np.array([1e-3, 0.9], np.float32)  # per matrix (the standard's array rtol): the second keeps its largest
+    np.testing.assert_array_equal(
+        read(L.matrix_rank(t(dev, a), rtol=t(dev, cut))), np.linalg.matrix_rank(a64, rtol=cut)
+    )
+    want = np.linalg.pinv(a64, rtol=cut)
+    near(read(L.pinv(t(dev, a), rtol=t(dev, cut))), want, 64 * EPS * np.abs(want).max())
     for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
         want = np.linalg.norm(a64, ord=ord, axis=(-2, -1))
         scale = np.abs(a64).sum((-2, -1)).max()  # above every norm: absolute error of order eps * ||A||

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..dtypes import real_dtype
 from ..errors import TruenoTypeError, TruenoValueError
 from ..tensor import Tensor
 from .args import eps, floats
@@ -31,10 +32,16 @@ async def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
 
 
 def _rtol(a: Tensor, rtol):
+    """The cutoff factor of each matrix, to multiply its largest singular value (keepdims): a number, or a
+    tensor broadcast against the batch shape (the standard's per-matrix rtol)."""
     if rtol is None:
         return max(a.shape[-2:]) * eps(a)
+    if isinstance(rtol, Tensor):
+        if rtol.dtype.kind != "float" and not rtol.dtype.integral:
+            raise TruenoTypeError(f"linalg: rtol must be real numbers, got a {rtol.dtype} tensor")
+        return rtol.astype(real_dtype(a.dtype))[..., None]  # the singular values' dtype
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
-        raise TruenoTypeError("linalg: rtol must be a number (a Tensor rtol is not supported here)")
+        raise TruenoTypeError(f"linalg: rtol must be a number or a tensor, got {rtol!r:.40}")
     return float(rtol)
 
 
