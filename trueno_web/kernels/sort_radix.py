@@ -27,20 +27,21 @@ SCAN_PER = 8  # counts a thread of the scan's workgroup
 
 
 @cache
-def radix_source() -> str:
-    radix = 1 << BITS
+def radix_source(bits: int, threads: int, per: int, scan_per: int) -> str:
+    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER)."""
+    radix = 1 << bits
     return shader("sort_key") + fill(
         shader("sort_radix"),
-        BITS=BITS,
-        PASSES=32 // BITS,
+        BITS=bits,
+        PASSES=32 // bits,
         RADIX=radix,
-        THREADS=THREADS,
-        PER=PER,
-        TILE=THREADS * PER,
-        WORDS=THREADS // 32,
-        MASKS=radix * THREADS // 32,
-        SCAN_PER=SCAN_PER,
-        SCAN_TILE=THREADS * SCAN_PER,
+        THREADS=threads,
+        PER=per,
+        TILE=threads * per,
+        WORDS=threads // 32,
+        MASKS=radix * threads // 32,
+        SCAN_PER=scan_per,
+        SCAN_TILE=threads * scan_per,
     )
 
 
@@ -56,6 +57,7 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
             f"{caps.binding_limit}; sort shorter rows (reshape) or use the numpy or wasm-simd backend"
         )
     per_chunk = min(rows, caps.binding_limit // row_bytes)
+    source = radix_source(BITS, THREADS, PER, SCAN_PER)
     out_list = []
     for row0 in range(0, rows, per_chunk):
         count = min(per_chunk, rows - row0)
@@ -66,9 +68,9 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
         for p in range(32 // BITS):
             meta = pack_meta([count, n, tiles, flags, p, row0, chunks, 0])
             out_list += [
-                Dispatch(radix_source(), "radix_count", ((1, src), (3, "partials")), by_tile, meta, scratch),
-                Dispatch(radix_source(), "radix_scan", ((3, "partials"),), by_chunk, meta, scratch),
-                Dispatch(radix_source(), "radix_carry", ((3, "partials"),), by_row, meta, scratch),
-                Dispatch(radix_source(), "radix_move", ((1, src), (2, out), (3, "partials")), by_tile, meta, scratch),
+                Dispatch(source, "radix_count", ((1, src), (3, "partials")), by_tile, meta, scratch),
+                Dispatch(source, "radix_scan", ((3, "partials"),), by_chunk, meta, scratch),
+                Dispatch(source, "radix_carry", ((3, "partials"),), by_row, meta, scratch),
+                Dispatch(source, "radix_move", ((1, src), (2, out), (3, "partials")), by_tile, meta, scratch),
             ]
     return out_list
