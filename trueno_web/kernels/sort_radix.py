@@ -24,11 +24,12 @@ BITS = 8  # key bits a pass (4 or 8): 32 / BITS passes, 2^BITS digits
 THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's default invocations limit)
 PER = 8  # keys a thread of a tile: TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
+STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
 
 
 @cache
-def radix_source(bits: int, threads: int, per: int, scan_per: int) -> str:
-    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER)."""
+def radix_source(bits: int, threads: int, per: int, scan_per: int, staged: bool) -> str:
+    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED)."""
     radix = 1 << bits
     return shader("sort_key") + fill(
         shader("sort_radix"),
@@ -40,6 +41,9 @@ def radix_source(bits: int, threads: int, per: int, scan_per: int) -> str:
         TILE=threads * per,
         WORDS=threads // 32,
         MASKS=radix * threads // 32,
+        STAGE=max(radix * threads // 32, threads * per),
+        SPAN=-(-radix // threads),
+        STAGED=str(staged).lower(),
         SCAN_PER=scan_per,
         SCAN_TILE=threads * scan_per,
     )
@@ -57,7 +61,7 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
             f"{caps.binding_limit}; sort shorter rows (reshape) or use the numpy or wasm-simd backend"
         )
     per_chunk = min(rows, caps.binding_limit // row_bytes)
-    source = radix_source(BITS, THREADS, PER, SCAN_PER)
+    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED)
     out_list = []
     for row0 in range(0, rows, per_chunk):
         count = min(per_chunk, rows - row0)
