@@ -6,7 +6,9 @@ indices. A pass over BITS bits: each tile of TILE keys of a row counts its digit
 row's counts, digit-major (every tile's count of digit 0, then of digit 1, ...), are scanned, which gives
 each tile the first place of each digit in the row; each tile then ranks its keys among equal digits in
 input order (each thread sets its bit in its digit's mask; the bits below it, counted, are the keys of that
-digit before it in this round) and writes key and payload to their places. A fixed 32 / BITS passes and no
+digit before it in this round) and writes key and payload to their places: STAGED, first into workgroup
+memory in digit order, so that neighbouring threads write neighbouring places (a run of each digit a tile)
+rather than one place per digit a round. A fixed 32 / BITS passes and no
 read back: the dispatches are known before the keys are. The payload is the value's bits (sort: -0.0 and
 NaN come back as they were) or the element's index (argsort). Only WebGPU core is used (no subgroups), so
 the kernels run on every adapter. The scratch holds two (key, payload) arrays a row (8 bytes an element
@@ -25,6 +27,8 @@ THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's de
 PER = 8  # keys a thread of a tile: TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
 STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
+# Workgroup memory of radix_move: max(2^BITS * THREADS / 32, TILE) + 3 * 2^BITS + THREADS words, within
+# caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
 
 
 @cache
@@ -62,7 +66,7 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
         )
     per_chunk = min(rows, caps.binding_limit // row_bytes)
     source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED)
-    out_list = []
+    passes = []
     for row0 in range(0, rows, per_chunk):
         count = min(per_chunk, rows - row0)
         scratch = row_bytes * count
@@ -71,10 +75,10 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
         by_row = grid_for(count, caps.max_per_dim)
         for p in range(32 // BITS):
             meta = pack_meta([count, n, tiles, flags, p, row0, chunks, 0])
-            out_list += [
+            passes += [
                 Dispatch(source, "radix_count", ((1, src), (3, "partials")), by_tile, meta, scratch),
                 Dispatch(source, "radix_scan", ((3, "partials"),), by_chunk, meta, scratch),
                 Dispatch(source, "radix_carry", ((3, "partials"),), by_row, meta, scratch),
                 Dispatch(source, "radix_move", ((1, src), (2, out), (3, "partials")), by_tile, meta, scratch),
             ]
-    return out_list
+    return passes
