@@ -14,6 +14,7 @@ import pytest
 import trueno_web as tw
 from trueno_web.dtypes import DTYPES, bool_, float32, int32, uint32
 from trueno_web.errors import LimitError, TruenoTypeError, TruenoValueError, UnavailableError
+from trueno_web.kernels import sort_radix
 from trueno_web.runtime import block_on
 from trueno_web.sort_kinds import np_argsort, np_sort, py_argsort, py_sort
 from trueno_web.tensor import sorting
@@ -37,6 +38,18 @@ def tied(dtype, n: int, seed: int = 0):
     special = np.array(EXTREMES[dtype], dtype=NP[dtype])
     if n:
         x[rng.integers(0, n, min(n, 3 * len(special)))] = np.resize(special, min(n, 3 * len(special)))
+    return x
+
+
+def words(dtype, shape, seed: int = 0):
+    """Random values of `dtype` over its whole range (float32: every bit pattern, so NaNs of many payloads and
+    signs, subnormals), the extremes spread through them: every digit of every radix pass varies."""
+    rng = np.random.default_rng(seed)
+    if dtype is bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    x = rng.integers(0, 2**32, shape, dtype=np.uint32).view(NP[dtype])
+    special = np.resize(np.array(EXTREMES[dtype], NP[dtype]), 3 * len(EXTREMES[dtype]))
+    x.flat[rng.integers(0, x.size, special.size)] = special
     return x
 
 
@@ -131,6 +144,35 @@ def test_long_rows_in_chunks_on_a_small_grid(gpu, monkeypatch):
     with pytest.raises(LimitError, match="past this GPU's binding limit"):
         read(tw.asarray(tied(float32, 9000), gpu).sort())
     assert same(read(t.sort(axis=0)), np_sort(x.T).T)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_long_rows_of_every_bit_pattern(dev, dtype):
+    """Rows past the GPU's 2048-pair block (its radix sort): two rows of 5000 (no whole number of tiles), a row
+    of 4097 equal keys (float32: -0.0 and 0.0 mixed, which come back as they were, in input order) and one
+    row of 65537, ascending and descending."""
+    equal = np.full((1, 4097), words(dtype, 1, 2)[0])
+    if dtype is float32:
+        equal = np.where(np.arange(4097) % 3 == 0, -0.0, 0.0).astype(np.float32)[None]
+    for x in (words(dtype, (2, 5000), 1), equal, words(dtype, 65537, 3)):
+        t = tw.asarray(x, dev)
+        for descending in (False, True):
+            assert same(read(t.sort(descending=descending)), np_sort(x, descending)), (x.shape, descending)
+            assert same(read(t.argsort(descending=descending)), np_argsort(x, descending)), (x.shape, descending)
+
+
+@pytest.mark.parametrize("bits, threads, per, staged", [(4, 64, 3, True), (8, 32, 5, True), (8, 64, 2, False)], ids=str)
+def test_radix_sort_constants(gpu, monkeypatch, bits, threads, per, staged):
+    """The radix sort's tuning constants other than the defaults (kernels/sort_radix.py): 4-bit digits (8
+    passes), fewer threads than digits, keys a thread and counts a scan thread that divide nothing, rows of
+    more scan chunks than one carry tile holds, and keys written straight to their places (not staged)."""
+    for name, value in (("BITS", bits), ("THREADS", threads), ("PER", per), ("SCAN_PER", 3), ("STAGED", staged)):
+        monkeypatch.setattr(sort_radix, name, value)
+    x = words(float32, (2, 6001), seed=bits)
+    t = tw.asarray(x, gpu)
+    for descending in (False, True):
+        assert same(read(t.sort(descending=descending)), np_sort(x, descending)), descending
+        assert same(read(t.argsort(descending=descending)), np_argsort(x, descending)), descending
 
 
 # ---------------------------------------------------------------- topk

@@ -1,0 +1,84 @@
+"""Sort and argsort of rows longer than kernels/sort.py's BLOCK (shaders/sort_radix.wgsl): an LSD radix sort.
+
+The keys are sort_key.wgsl's unsigned keys (descending: their complement), so an ascending sort of them is
+the sort order of every dtype; each pass is stable, so ties keep their input order without comparing
+indices. A pass over BITS bits: each tile of TILE keys of a row counts its digits (workgroup atomics); the
+row's counts, digit-major (every tile's count of digit 0, then of digit 1, ...), are scanned, which gives
+each tile the first place of each digit in the row; each tile then ranks its keys among equal digits in
+input order (each thread sets its bit in its digit's mask; the bits below it, counted, are the keys of that
+digit before it in this round) and writes key and payload to their places: STAGED, first into workgroup
+memory in digit order, so that neighbouring threads write neighbouring places (a run of each digit a tile)
+rather than one place per digit a round. A fixed 32 / BITS passes and no
+read back: the dispatches are known before the keys are. The payload is the value's bits (sort: -0.0 and
+NaN come back as they were) or the element's index (argsort). Only WebGPU core is used (no subgroups), so
+the kernels run on every adapter. The scratch holds two (key, payload) arrays a row (8 bytes an element
+each, ping-pong between passes) and the counts; rows run in chunks that keep it within one binding."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ..errors import LimitError
+from .caps import Caps
+from .source import Dispatch, fill, grid_for, pack_meta, shader
+
+BITS = 8  # key bits a pass (4 or 8): 32 / BITS passes, 2^BITS digits
+THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's default invocations limit)
+PER = 8  # keys a thread of a tile: TILE = THREADS * PER keys counted and moved by one workgroup
+SCAN_PER = 8  # counts a thread of the scan's workgroup
+STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
+# Workgroup memory of radix_move: max(2^BITS * THREADS / 32, TILE) + 3 * 2^BITS + THREADS words, within
+# caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
+
+
+@cache
+def radix_source(bits: int, threads: int, per: int, scan_per: int, staged: bool) -> str:
+    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED)."""
+    radix = 1 << bits
+    return shader("sort_key") + fill(
+        shader("sort_radix"),
+        BITS=bits,
+        PASSES=32 // bits,
+        RADIX=radix,
+        THREADS=threads,
+        PER=per,
+        TILE=threads * per,
+        WORDS=threads // 32,
+        MASKS=radix * threads // 32,
+        STAGE=max(radix * threads // 32, threads * per),
+        SPAN=-(-radix // threads),
+        STAGED=str(staged).lower(),
+        SCAN_PER=scan_per,
+        SCAN_TILE=threads * scan_per,
+    )
+
+
+def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) -> list[Dispatch]:
+    """The passes over `rows` rows of `n` keys of node `src` into node `out` (flags: sort.wgsl's tw_meta[3])."""
+    tiles = -(-n // (THREADS * PER))
+    counts = (1 << BITS) * tiles
+    chunks = -(-counts // (THREADS * SCAN_PER))
+    row_bytes = 4 * (4 * n + counts + chunks)
+    if row_bytes > caps.binding_limit:
+        raise LimitError(
+            f"sort: a row of {n} elements needs {row_bytes} bytes of scratch, past this GPU's binding limit of "
+            f"{caps.binding_limit}; sort shorter rows (reshape) or use the numpy or wasm-simd backend"
+        )
+    per_chunk = min(rows, caps.binding_limit // row_bytes)
+    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED)
+    passes = []
+    for row0 in range(0, rows, per_chunk):
+        count = min(per_chunk, rows - row0)
+        scratch = row_bytes * count
+        by_tile = grid_for(count * tiles, caps.max_per_dim)
+        by_chunk = grid_for(count * chunks, caps.max_per_dim)
+        by_row = grid_for(count, caps.max_per_dim)
+        for p in range(32 // BITS):
+            meta = pack_meta([count, n, tiles, flags, p, row0, chunks, 0])
+            passes += [
+                Dispatch(source, "radix_count", ((1, src), (3, "partials")), by_tile, meta, scratch),
+                Dispatch(source, "radix_scan", ((3, "partials"),), by_chunk, meta, scratch),
+                Dispatch(source, "radix_carry", ((3, "partials"),), by_row, meta, scratch),
+                Dispatch(source, "radix_move", ((1, src), (2, out), (3, "partials")), by_tile, meta, scratch),
+            ]
+    return passes
