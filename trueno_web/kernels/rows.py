@@ -15,7 +15,8 @@ from functools import lru_cache
 from ..errors import LimitError
 from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
-from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_fn, take_words, view_key, view_words
+from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_words, view_key, view_words
+from .map_gather import take_fn
 from .rows_split import chunks_per_row, split_dispatches
 from .source import (
     META_WORDS,
