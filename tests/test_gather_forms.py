@@ -1,0 +1,129 @@
+"""The map kernel's gather forms (kernels/map_gather.py) bit for bit against NumPy on every backend, with device
+indices negative and out of range (the kernels' rule: a negative index wraps once, then it is clamped into the
+axis): the vec4 "lanes" form (an index per output element), the vec4 "row" form (one index and one aligned vec4
+of data per vec4 of output: an embedding's ids, inner sizes a multiple of 4) and the scalar form they fall
+back to (inner 3, a strided index or data view), alone and fused with elementwise ops. On webgpu each case
+also checks the form it ran in (at 3 vec4s per thread, so that its plans are fresh: no cached dispatches)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_indexing import DT, NP, data, same
+
+from trueno_web.dtypes import float32, int32
+from trueno_web.kernels import map as map_kernel
+
+
+def wrapped(idx, n: int):
+    """The position along an axis of n that a device index reads (gathers.take_positions' rule)."""
+    j = idx.astype(np.int64)
+    return np.clip(np.where(j < 0, j + n, j), 0, n - 1)
+
+
+GATHERS = {  # how a gather is written -> (the tensor's, NumPy's of the kernels' positions) for axis a
+    "take": lambda a: (lambda x, i: x.take(i, axis=a), lambda x, i: np.take(x, wrapped(i, x.shape[a]), axis=a)),
+    "along": lambda a: (
+        lambda x, i: x.take_along_axis(i, a),
+        lambda x, i: np.take_along_axis(x, wrapped(i, x.shape[a]), a),
+    ),
+    "along i.T": lambda a: (  # the indices a strided view
+        lambda x, i: x.take_along_axis(i.T, a),
+        lambda x, i: np.take_along_axis(x, wrapped(i.T, x.shape[a]), a),
+    ),
+}
+CASES = {  # name -> (x's shape, the indices' shape, the gather, its axis, the form on webgpu)
+    "x[idx] inner 1": ((37,), (23,), "take", 0, "lanes"),
+    "x[idx] one index": ((5,), (1,), "take", 0, "lanes"),
+    "x[empty]": ((37,), (0,), "take", 0, None),
+    "w[ids] inner 3": ((11, 3), (2, 5), "take", 0, "scalar"),
+    "w[ids] inner 4": ((11, 4), (2, 5), "take", 0, "row"),
+    "w[ids] inner 64": ((11, 64), (7,), "take", 0, "row"),
+    "w[ids] inner 68": ((11, 68), (3, 3), "take", 0, "row"),
+    "take axis 1 inner 4": ((3, 9, 4), (5,), "take", 1, "row"),
+    "take axis 1 inner 1 (a strided index)": ((3, 9), (2, 5), "take", 1, "scalar"),
+    "take_along_axis 0 inner 4": ((6, 4), (5, 4), "along", 0, "lanes"),
+    "take_along_axis 1 inner 1": ((3, 6), (3, 5), "along", 1, "lanes"),
+    "take_along_axis 1 inner 68": ((2, 5, 68), (2, 3, 68), "along", 1, "lanes"),
+    "take_along_axis 0 inner 4, indices transposed": ((6, 4), (4, 5), "along i.T", 0, "scalar"),
+}
+
+
+@pytest.fixture
+def forms(dev, monkeypatch):
+    """The forms the map kernels of the test ran in, on webgpu ("scalar", "lanes", "row" per gather member)."""
+    seen = []
+    if dev.backend != "webgpu":
+        return None
+    monkeypatch.setattr(dev.executor.caps, "map_vpt", 3)
+    source = map_kernel.map_source
+
+    def spy(key, vec, vpt):
+        index = [refs[1][0] for _, refs, _ in key[1] if refs and refs[0][0] == "whole"]
+        seen.extend(("row" if kind == "row" else "lanes") if vec else "scalar" for kind in index)
+        return source(key, vec, vpt)
+
+    monkeypatch.setattr(map_kernel, "map_source", spy)
+    return seen
+
+
+def indices(shape, n: int, dtype, seed: int):
+    """Indices of `shape` over an axis of n: in range, negative and out of range both ways (uint32: past n)."""
+    rng = np.random.default_rng(seed)
+    low = 0 if dtype == np.uint32 else -2 * n - 1
+    return rng.integers(low, 2 * n + 2, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DT)
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_gather_form_matches_numpy(dev, forms, dtype, name):
+    shape, ishape, how, axis, form = CASES[name]
+    gather, ref = GATHERS[how](axis)
+    xn, idx = data(dtype, shape, seed=len(name)), indices(ishape, shape[axis], np.int32, seed=len(shape))
+    same(gather(dev.tensor(xn), dev.tensor(idx)), ref(xn, idx))
+    if forms is not None and form is not None:
+        assert forms == [form], forms
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if CASES[n][4] != "scalar"])
+def test_uint32_indices_in_the_vec4_forms(dev, forms, name):
+    shape, ishape, how, axis, form = CASES[name]
+    gather, ref = GATHERS[how](axis)
+    xn, idx = data(float32, shape, seed=3), indices(ishape, shape[axis], np.uint32, seed=4)
+    same(gather(dev.tensor(xn), dev.tensor(idx)), ref(xn, idx))
+    if forms is not None and form is not None:
+        assert forms == [form], forms
+
+
+@pytest.mark.parametrize("dtype", [float32, int32], ids=["float32", "int32"])
+def test_gathers_fused_with_elementwise_ops(dev, forms, dtype):
+    """One kernel each: two row gathers added; two lanes gathers added; a gather of a computed index; a chain
+    with constants (broadcast leaves: the scalar form)."""
+    wn, xn = data(dtype, (13, 8), seed=5), data(dtype, (29,), seed=6)
+    ids, i1, i2 = indices((3, 2), 13, np.int32, 7), indices((10,), 29, np.int32, 8), indices((10,), 29, np.int32, 9)
+    w, x, t1, t2 = dev.tensor(wn), dev.tensor(xn), dev.tensor(i1), dev.tensor(i2)
+    for got, want, form in (
+        (
+            w[dev.tensor(ids)] + w[t1[:6].reshape(3, 2)],
+            wn[wrapped(ids, 13)] + wn[wrapped(i1[:6], 13)].reshape(3, 2, 8),
+            ["row", "row"],
+        ),
+        (x[t1] + x[t2], xn[wrapped(i1, 29)] + xn[wrapped(i2, 29)], ["lanes", "lanes"]),
+        (x[t1 + t2], xn[wrapped(i1 + i2, 29)], ["lanes"]),
+        (x[t1 * 2 - 5] - 1, xn[wrapped(i1 * 2 - 5, 29)] - NP[dtype](1), None),
+    ):
+        if forms is not None:
+            forms.clear()
+        same(got, want)
+        if forms is not None and form is not None:
+            assert forms == form, forms
+
+
+def test_vec4_gathers_on_a_two_d_grid(gpu, monkeypatch):
+    """Both vec4 forms past max_per_dim workgroups in one dimension (here 3, as past 65535 on a GPU)."""
+    monkeypatch.setattr(gpu.executor.caps, "max_per_dim", 3)
+    rng = np.random.default_rng(12)
+    xn, idx = rng.standard_normal(9001, dtype=np.float32), indices((7001,), 9001, np.int32, 13)
+    same(gpu.tensor(xn)[gpu.tensor(idx)], xn[wrapped(idx, 9001)])
+    wn, ids = rng.standard_normal((50, 12), dtype=np.float32), indices((700,), 50, np.int32, 14)
+    same(gpu.tensor(wn)[gpu.tensor(ids)], wn[wrapped(ids, 50)])
