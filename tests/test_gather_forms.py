@@ -1,8 +1,8 @@
 """The map kernel's gather forms (kernels/map_gather.py) bit for bit against NumPy on every backend, with device
 indices negative and out of range (the kernels' rule: a negative index wraps once, then it is clamped into the
-axis): the vec4 "lanes" form (an index per output element), the vec4 "row" form (one index and one aligned vec4
-of data per vec4 of output: an embedding's ids, inner sizes a multiple of 4) and the scalar form they fall
-back to (inner 3, a strided index or data view), alone and fused with elementwise ops. On webgpu each case
+axis): the vec4 "lanes" form (an index per output element, plain or through its view), the vec4 "row" form (one index
+and one aligned vec4 of data per vec4 of output: an embedding's ids, inner sizes a multiple of 4) and the scalar
+form they fall back to (a strided data view, a constant in the chain), alone and fused with elementwise ops. On webgpu each case
 also checks the form it ran in (at 3 vec4s per thread, so that its plans are fresh: no cached dispatches)."""
 
 from __future__ import annotations
@@ -21,32 +21,38 @@ def wrapped(idx, n: int):
     return np.clip(np.where(j < 0, j + n, j), 0, n - 1)
 
 
-GATHERS = {  # how a gather is written -> (the tensor's, NumPy's of the kernels' positions) for axis a
-    "take": lambda a: (lambda x, i: x.take(i, axis=a), lambda x, i: np.take(x, wrapped(i, x.shape[a]), axis=a)),
-    "along": lambda a: (
-        lambda x, i: x.take_along_axis(i, a),
-        lambda x, i: np.take_along_axis(x, wrapped(i, x.shape[a]), a),
-    ),
-    "along i.T": lambda a: (  # the indices a strided view
-        lambda x, i: x.take_along_axis(i.T, a),
-        lambda x, i: np.take_along_axis(x, wrapped(i.T, x.shape[a]), a),
-    ),
+GATHERS = {  # how a gather is written: the view of x and of the indices it applies to, take or take_along_axis
+    "take": (lambda x: x, lambda i: i, "take"),
+    "along": (lambda x: x, lambda i: i, "along"),
+    "along i.T": (lambda x: x, lambda i: i.T, "along"),  # the indices a strided view
+    "x.T take": (lambda x: x.T, lambda i: i, "take"),  # the data a strided view
 }
 CASES = {  # name -> (x's shape, the indices' shape, the gather, its axis, the form on webgpu)
     "x[idx] inner 1": ((37,), (23,), "take", 0, "lanes"),
     "x[idx] one index": ((5,), (1,), "take", 0, "lanes"),
     "x[empty]": ((37,), (0,), "take", 0, None),
-    "w[ids] inner 3": ((11, 3), (2, 5), "take", 0, "scalar"),
+    "w[ids] inner 3": ((11, 3), (2, 5), "take", 0, "lanes"),
     "w[ids] inner 4": ((11, 4), (2, 5), "take", 0, "row"),
     "w[ids] inner 64": ((11, 64), (7,), "take", 0, "row"),
     "w[ids] inner 68": ((11, 68), (3, 3), "take", 0, "row"),
     "take axis 1 inner 4": ((3, 9, 4), (5,), "take", 1, "row"),
-    "take axis 1 inner 1 (a strided index)": ((3, 9), (2, 5), "take", 1, "scalar"),
+    "take axis 1 inner 1": ((3, 9), (2, 5), "take", 1, "lanes"),
     "take_along_axis 0 inner 4": ((6, 4), (5, 4), "along", 0, "lanes"),
     "take_along_axis 1 inner 1": ((3, 6), (3, 5), "along", 1, "lanes"),
     "take_along_axis 1 inner 68": ((2, 5, 68), (2, 3, 68), "along", 1, "lanes"),
-    "take_along_axis 0 inner 4, indices transposed": ((6, 4), (4, 5), "along i.T", 0, "scalar"),
+    "take_along_axis 0 inner 4, indices transposed": ((6, 4), (4, 5), "along i.T", 0, "lanes"),
+    "x.T[ids] inner 3": ((3, 7), (4,), "x.T take", 0, "scalar"),
 }
+
+
+def gather(how: str, axis: int, x, i):
+    """The gather `how` of a tensor x at tensor indices i, or its NumPy reference (arrays: the kernels' positions)."""
+    view, iview, kind = GATHERS[how]
+    x, i = view(x), iview(i)
+    if isinstance(x, np.ndarray):
+        i = wrapped(i, x.shape[axis])
+        return np.take(x, i, axis=axis) if kind == "take" else np.take_along_axis(x, i, axis)
+    return x.take(i, axis=axis) if kind == "take" else x.take_along_axis(i, axis)
 
 
 @pytest.fixture
@@ -78,9 +84,9 @@ def indices(shape, n: int, dtype, seed: int):
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_gather_form_matches_numpy(dev, forms, dtype, name):
     shape, ishape, how, axis, form = CASES[name]
-    gather, ref = GATHERS[how](axis)
-    xn, idx = data(dtype, shape, seed=len(name)), indices(ishape, shape[axis], np.int32, seed=len(shape))
-    same(gather(dev.tensor(xn), dev.tensor(idx)), ref(xn, idx))
+    xn = data(dtype, shape, seed=len(name))
+    idx = indices(ishape, GATHERS[how][0](xn).shape[axis], np.int32, seed=len(shape))
+    same(gather(how, axis, dev.tensor(xn), dev.tensor(idx)), gather(how, axis, xn, idx))
     if forms is not None and form is not None:
         assert forms == [form], forms
 
@@ -88,9 +94,9 @@ def test_each_gather_form_matches_numpy(dev, forms, dtype, name):
 @pytest.mark.parametrize("name", [n for n in CASES if CASES[n][4] != "scalar"])
 def test_uint32_indices_in_the_vec4_forms(dev, forms, name):
     shape, ishape, how, axis, form = CASES[name]
-    gather, ref = GATHERS[how](axis)
-    xn, idx = data(float32, shape, seed=3), indices(ishape, shape[axis], np.uint32, seed=4)
-    same(gather(dev.tensor(xn), dev.tensor(idx)), ref(xn, idx))
+    xn = data(float32, shape, seed=3)
+    idx = indices(ishape, GATHERS[how][0](xn).shape[axis], np.uint32, seed=4)
+    same(gather(how, axis, dev.tensor(xn), dev.tensor(idx)), gather(how, axis, xn, idx))
     if forms is not None and form is not None:
         assert forms == [form], forms
 
@@ -98,10 +104,12 @@ def test_uint32_indices_in_the_vec4_forms(dev, forms, name):
 @pytest.mark.parametrize("dtype", [float32, int32], ids=["float32", "int32"])
 def test_gathers_fused_with_elementwise_ops(dev, forms, dtype):
     """One kernel each: two row gathers added; two lanes gathers added; a gather of a computed index; a chain
-    with constants (broadcast leaves: the scalar form)."""
+    with constants (broadcast leaves: the scalar form); a strided index also read as a value (scalar form)."""
     wn, xn = data(dtype, (13, 8), seed=5), data(dtype, (29,), seed=6)
     ids, i1, i2 = indices((3, 2), 13, np.int32, 7), indices((10,), 29, np.int32, 8), indices((10,), 29, np.int32, 9)
     w, x, t1, t2 = dev.tensor(wn), dev.tensor(xn), dev.tensor(i1), dev.tensor(i2)
+    mn, i3 = data(dtype, (6, 4), seed=10), indices((4, 5), 6, np.int32, 11)
+    m, it = dev.tensor(mn), dev.tensor(i3).T  # it: a strided index that the chain also reads as a value
     for got, want, form in (
         (
             w[dev.tensor(ids)] + w[t1[:6].reshape(3, 2)],
@@ -111,6 +119,11 @@ def test_gathers_fused_with_elementwise_ops(dev, forms, dtype):
         (x[t1] + x[t2], xn[wrapped(i1, 29)] + xn[wrapped(i2, 29)], ["lanes", "lanes"]),
         (x[t1 + t2], xn[wrapped(i1 + i2, 29)], ["lanes"]),
         (x[t1 * 2 - 5] - 1, xn[wrapped(i1 * 2 - 5, 29)] - NP[dtype](1), None),
+        (
+            m.take_along_axis(it, 0) + it.astype(dtype),
+            np.take_along_axis(mn, wrapped(i3.T, 6), 0) + i3.T.astype(NP[dtype]),
+            ["scalar"],
+        ),
     ):
         if forms is not None:
             forms.clear()

@@ -231,7 +231,7 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             continue
         if inputs[0][0] == "whole":
             j, index = inputs[0][1], inputs[1]
-            v = load_expr(index[1], loads[index[1]], "i") if index[0] == "row" else name(index, "")
+            v = load_expr(index[1], loads[index[1]], "i") if index[0] in ("row", "lane") else name(index, "")
             body.append(f"    let t{k} = {load_expr(j, loads[j], f'tw_take{k}(i, {v})', load_types[j] == HALF)};")
             continue
         for lane in lanes:
@@ -267,7 +267,7 @@ CODE_BUDGET = 64
 
 def form(step: MapStep, nodes: list[Node], caps: Caps, key: tuple) -> tuple[bool, int]:
     """(vec4 access?, vec4s per thread) of a map step (`key`: its chain_key): vec4 where every load is plain
-    (or a gather's index read once per vec4, map_gather.vec4_ok), every gather's data a plain 32-bit load,
+    (or a gather's index read through its view, map_gather.vec4_ok), every gather's data a plain 32-bit load,
     and the chain's copies fit CODE_BUDGET, else f32 with strided loads indexed."""
     if not caps.vec_ok(step.size) or not vec4_ok(key):
         return False, 1

@@ -1,9 +1,9 @@
 """A gather (take) as a member of the fused map kernel (kernels/map.py): its ref in the chain key with the
 flags of its geometry (sizes stay in tw_meta, never in the WGSL text), its index helper tw_take{k}, and its
 lines in the vec4 form. The vec4 form reads one index per output lane and the data element it names
-("lanes"); where the inner size (elements after the axis) is a multiple of 4 and the index is a view
-constant over each aligned run of 4 output elements (an embedding's ids broadcast along its rows), one
-index and one aligned vec4 of data per vec4 of output ("row")."""
+("lanes"; an index that is a strided view is read through it per lane); where the inner size (elements after
+the axis) is a multiple of 4 and the index is a view constant over each aligned run of 4 output elements (an
+embedding's ids broadcast along its rows), one index and one aligned vec4 of data per vec4 of output ("row")."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ FLAT = "flat"  # the data is a plain 32-bit load: the vec4 form may read its ele
 
 
 def take_refs(node, refs: tuple, views: list, nodes) -> tuple:
-    """A gather's refs in a chain key: (("whole", data load, flags), index ref); the index ref becomes
-    ("row", load) where one index serves each vec4 of output (`row_view`)."""
+    """A gather's refs in a chain key: (("whole", data load, flags), index ref); an index load that is an
+    unmasked strided view becomes ("row", load) where one index serves each vec4 of output (`row_view`), else
+    ("lane", load): read through its view, per lane in the vec4 form."""
     (_, j), index = refs
     o = node.options
     flags = tuple(
@@ -26,27 +27,29 @@ def take_refs(node, refs: tuple, views: list, nodes) -> tuple:
         )
         if on
     )
-    if FLAT in flags and o["inner"] % 4 == 0 and index[0] == "in" and row_view(views[index[1]]):
-        index = ("row", index[1])
+    view = views[index[1]] if index[0] == "in" else None
+    if FLAT in flags and view is not None and view.mask is None:
+        index = ("row" if o["inner"] % 4 == 0 and row_view(view) else "lane", index[1])
     return ("whole", j, flags), index
 
 
 def row_view(view) -> bool:
-    """Is an index load's view (None: plain) the same over each aligned run of 4 elements: unmasked, its last
-    dimension a multiple of 4 long and of stride 0 (an index broadcast along the data's trailing axes)?"""
-    return view is not None and view.mask is None and view.strides[-1] == 0 and view.shape[-1] % 4 == 0
+    """Is an unmasked view of an index the same over each aligned run of 4 elements: its last dimension a
+    multiple of 4 long and of stride 0 (an index broadcast along the data's trailing axes)?"""
+    return view.strides[-1] == 0 and view.shape[-1] % 4 == 0
 
 
 def vec4_ok(key: tuple) -> bool:
-    """May a chain key run in the vec4 form: every load plain, or a strided one read only as a "row" index,
-    and every gather's data a plain 32-bit load?"""
+    """May a chain key run in the vec4 form: every load plain, or a strided one read only as a gather's "row"
+    or "lane" index, and every gather's data a plain 32-bit load?"""
     loads, chain = key[0], key[1]
-    rows = {refs[1][1] for _, refs, _ in chain if refs and refs[0][0] == "whole" and refs[1][0] == "row"}
-    if any(refs[0][0] == "whole" and FLAT not in refs[0][2] for _, refs, _ in chain if refs):
+    gathers = [refs for _, refs, _ in chain if refs and refs[0][0] == "whole"]
+    viewed = {refs[1][1] for refs in gathers if refs[1][0] in ("row", "lane")}
+    if any(FLAT not in refs[0][2] for refs in gathers):
         return False
-    if any(r[0] == "in" and r[1] in rows for _, refs, _ in chain for r in refs):
+    if any(r[0] == "in" and r[1] in viewed for _, refs, _ in chain for r in refs):
         return False
-    return all(view is None or j in rows for j, view in enumerate(loads))
+    return all(view is None or j in viewed for j, view in enumerate(loads))
 
 
 def take_fn(k: int, at: int, unsigned: bool, flags: tuple = ()) -> str:
@@ -82,5 +85,11 @@ def vec4_take(k: int, refs: tuple, name) -> list[str]:
             f"    let t{k}v = in{j}[tw_take{k}(i * 4u, in{src}[a{k} >> 2u][a{k} & 3u]) >> 2u];",
         ]
         return lines + [f"    let t{k}_{c} = t{k}v.{c};" for c in "xyzw"]
-    at = [f"    let e{k}_{c} = tw_take{k}(i * 4u + {q}u, {name(refs[1], '.' + c)});" for q, c in enumerate("xyzw")]
-    return at + [f"    let t{k}_{c} = in{j}[e{k}_{c} >> 2u][e{k}_{c} & 3u];" for c in "xyzw"]
+    lines = []
+    for q, c in enumerate("xyzw"):
+        index = name(refs[1], "." + c)
+        if kind == "lane":  # element 4i+q of the index's view
+            lines.append(f"    let a{k}_{c} = tw_at{src}(i * 4u + {q}u);")
+            index = f"in{src}[a{k}_{c} >> 2u][a{k}_{c} & 3u]"
+        lines.append(f"    let e{k}_{c} = tw_take{k}(i * 4u + {q}u, {index});")
+    return lines + [f"    let t{k}_{c} = in{j}[e{k}_{c} >> 2u][e{k}_{c} & 3u];" for c in "xyzw"]
