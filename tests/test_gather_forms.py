@@ -21,11 +21,17 @@ def wrapped(idx, n: int):
     return np.clip(np.where(j < 0, j + n, j), 0, n - 1)
 
 
+def pad(x, widths):
+    """x zero-padded: the tensor's (a masked view) or NumPy's."""
+    return np.pad(x, widths) if isinstance(x, np.ndarray) else x.pad(widths)
+
+
 GATHERS = {  # how a gather is written: the view of x and of the indices it applies to, take or take_along_axis
     "take": (lambda x: x, lambda i: i, "take"),
     "along": (lambda x: x, lambda i: i, "along"),
     "along i.T": (lambda x: x, lambda i: i.T, "along"),  # the indices a strided view
     "x.T take": (lambda x: x.T, lambda i: i, "take"),  # the data a strided view
+    "x padded take": (lambda x: pad(x, ((1, 2), (0, 1))), lambda i: i, "take"),  # the data a masked view
 }
 CASES = {  # name -> (x's shape, the indices' shape, the gather, its axis, the form on webgpu)
     "x[idx] inner 1": ((37,), (23,), "take", 0, "lanes"),
@@ -41,7 +47,9 @@ CASES = {  # name -> (x's shape, the indices' shape, the gather, its axis, the f
     "take_along_axis 1 inner 1": ((3, 6), (3, 5), "along", 1, "lanes"),
     "take_along_axis 1 inner 68": ((2, 5, 68), (2, 3, 68), "along", 1, "lanes"),
     "take_along_axis 0 inner 4, indices transposed": ((6, 4), (4, 5), "along i.T", 0, "lanes"),
-    "x.T[ids] inner 3": ((3, 7), (4,), "x.T take", 0, "scalar"),
+    "x.T[ids] inner 3": ((3, 7), (4,), "x.T take", 0, "lanes"),
+    "x.T[ids] inner 4": ((4, 7), (2, 3), "x.T take", 0, "lanes"),
+    "x padded [ids] (a masked view)": ((7, 3), (5,), "x padded take", 0, "scalar"),
 }
 
 
