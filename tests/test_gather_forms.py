@@ -148,3 +148,14 @@ def test_vec4_gathers_on_a_two_d_grid(gpu, monkeypatch):
     same(gpu.tensor(xn)[gpu.tensor(idx)], xn[wrapped(idx, 9001)])
     wn, ids = rng.standard_normal((50, 12), dtype=np.float32), indices((700,), 50, np.int32, 14)
     same(gpu.tensor(wn)[gpu.tensor(ids)], wn[wrapped(ids, 50)])
+
+
+def test_gathers_in_a_row_step(dev):
+    """A gather as a row step's element value (kernels/rows.py, the same tw_take and its geometry's flags): one
+    outer block with inner 1, several blocks with inner 1, inner 5; int32 data (sums exact, wrapping, in any order)."""
+    xn, wn = data(int32, (3, 9), seed=15), data(int32, (7, 5), seed=16)
+    flat, ids = indices((4, 6), 27, np.int32, 17), indices((2, 5), 9, np.int32, 18)
+    x, w = dev.tensor(xn), dev.tensor(wn)
+    same(x.reshape(-1)[dev.tensor(flat)].max(axis=-1), xn.reshape(-1)[wrapped(flat, 27)].max(-1))
+    same(x.take(dev.tensor(ids), axis=1).sum(axis=-1), np.take(xn, wrapped(ids, 9), axis=1).sum(-1, dtype=np.int32))
+    same(w[dev.tensor(ids)].min(axis=-1), wn[wrapped(ids, 7)].min(-1))

@@ -19,20 +19,18 @@ def take_refs(node, refs: tuple, views: list, nodes) -> tuple:
     ("lane", load): read through its view, per lane in the vec4 form."""
     (_, j), index = refs
     o, words = node.options, nodes[node.inputs[0]].dtype.wgsl in ("f32", "i32", "u32")
-    flags = tuple(
-        name
-        for name, on in (
-            (SINGLE, o["outer"] == node.size),
-            (UNIT, o["inner"] == 1),
-            (FLAT, views[j] is None and words),
-            (VIEWED, views[j] is not None and views[j].mask is None and words),
-        )
-        if on
-    )
+    data = (FLAT, views[j] is None and words), (VIEWED, views[j] is not None and views[j].mask is None and words)
+    flags = geometry(node) + tuple(name for name, on in data if on)
     view = views[index[1]] if index[0] == "in" else None
     if (FLAT in flags or VIEWED in flags) and view is not None and view.mask is None:
         index = ("row" if FLAT in flags and o["inner"] % 4 == 0 and row_view(view) else "lane", index[1])
     return ("whole", j, flags), index
+
+
+def geometry(node) -> tuple:
+    """The flags of a gather's geometry (SINGLE, UNIT) that simplify tw_take's arithmetic."""
+    o = node.options
+    return tuple(name for name, on in ((SINGLE, o["outer"] == node.size), (UNIT, o["inner"] == 1)) if on)
 
 
 def row_view(view) -> bool:
