@@ -1,8 +1,8 @@
 """A gather (take) as a member of the fused map kernel (kernels/map.py): its ref in the chain key with the
 flags of its geometry (sizes stay in tw_meta, never in the WGSL text), its index helper tw_take{k}, and its
-lines in the vec4 form. The vec4 form reads one index per output lane and the data element it names
-("lanes"; an index or data that is a strided view is read through it per lane); where the inner size (elements after
-the axis) is a multiple of 4 and the index is a view constant over each aligned run of 4 output elements (an
+lines in the vec4 form. The vec4 form reads one index per output lane and the data element it names ("lanes";
+an index or data that is a strided view is read through it per lane); where the inner size (elements after the
+axis) is a multiple of 4 and the index is a view constant over each aligned run of 4 output elements (an
 embedding's ids broadcast along its rows), one index and one aligned vec4 of data per vec4 of output ("row")."""
 
 from __future__ import annotations
@@ -88,10 +88,9 @@ def vec4_take(k: int, refs: tuple, name) -> list[str]:
         return lines + [f"    let t{k}_{c} = t{k}v.{c};" for c in "xyzw"]
     lines = []
     for q, c in enumerate("xyzw"):
-        index = name(refs[1], "." + c)
         if kind == "lane":  # element 4i+q of the index's view
             lines.append(f"    let a{k}_{c} = tw_at{src}(i * 4u + {q}u);")
-            index = f"in{src}[a{k}_{c} >> 2u][a{k}_{c} & 3u]"
+        index = f"in{src}[a{k}_{c} >> 2u][a{k}_{c} & 3u]" if kind == "lane" else name(refs[1], "." + c)
         at = f"tw_take{k}(i * 4u + {q}u, {index})"
         lines.append(f"    let e{k}_{c} = {f'tw_at{j}({at})' if VIEWED in flags else at};")
     return lines + [f"    let t{k}_{c} = in{j}[e{k}_{c} >> 2u][e{k}_{c} & 3u];" for c in "xyzw"]
