@@ -1,9 +1,10 @@
 """The map kernel's gather forms (kernels/map_gather.py) bit for bit against NumPy on every backend, with device
 indices negative and out of range (the kernels' rule: a negative index wraps once, then it is clamped into the
-axis): the vec4 "lanes" form (an index per output element, plain or through its view), the vec4 "row" form (one index
-and one aligned vec4 of data per vec4 of output: an embedding's ids, inner sizes a multiple of 4) and the scalar
-form they fall back to (a strided data view, a constant in the chain), alone and fused with elementwise ops. On webgpu each case
-also checks the form it ran in (at 3 vec4s per thread, so that its plans are fresh: no cached dispatches)."""
+axis): the vec4 "lanes" form (an index per output element, index and data plain or through their views), the vec4
+"row" form (one index and one aligned vec4 of data per vec4 of output: an embedding's ids, inner sizes a multiple
+of 4) and the scalar form they fall back to (a masked data view, a strided index also read as a value, a constant
+in the chain), alone and fused with elementwise ops; gathers in a row step. On webgpu each case also checks the
+form it ran in (at 3 vec4s per thread, so that its plans are fresh: no cached dispatches)."""
 
 from __future__ import annotations
 
@@ -65,11 +66,15 @@ def gather(how: str, axis: int, x, i):
 
 @pytest.fixture
 def forms(dev, monkeypatch):
-    """The forms the map kernels of the test ran in, on webgpu ("scalar", "lanes", "row" per gather member)."""
+    """The forms the map kernels of the test ran in, on webgpu (else None)."""
+    return recorded(dev, monkeypatch) if dev.backend == "webgpu" else None
+
+
+def recorded(gpu, monkeypatch) -> list[str]:
+    """A list that the map kernels compiled from now on add their gathers' forms to ("scalar", "lanes", "row"
+    per gather member), at 3 vec4s per thread."""
     seen = []
-    if dev.backend != "webgpu":
-        return None
-    monkeypatch.setattr(dev.executor.caps, "map_vpt", 3)
+    monkeypatch.setattr(gpu.executor.caps, "map_vpt", 3)
     source = map_kernel.map_source
 
     def spy(key, vec, vpt):
@@ -141,18 +146,20 @@ def test_gathers_fused_with_elementwise_ops(dev, forms, dtype):
 
 
 def test_vec4_gathers_on_a_two_d_grid(gpu, monkeypatch):
-    """Both vec4 forms past max_per_dim workgroups in one dimension (here 3, as past 65535 on a GPU)."""
+    """Both vec4 forms past max_per_dim workgroups in one dimension (here 3, as past 65535 on a GPU): 4 each."""
     monkeypatch.setattr(gpu.executor.caps, "max_per_dim", 3)
+    forms = recorded(gpu, monkeypatch)
     rng = np.random.default_rng(12)
-    xn, idx = rng.standard_normal(9001, dtype=np.float32), indices((7001,), 9001, np.int32, 13)
+    xn, idx = rng.standard_normal(9001, dtype=np.float32), indices((12001,), 9001, np.int32, 13)
     same(gpu.tensor(xn)[gpu.tensor(idx)], xn[wrapped(idx, 9001)])
-    wn, ids = rng.standard_normal((50, 12), dtype=np.float32), indices((700,), 50, np.int32, 14)
+    wn, ids = rng.standard_normal((50, 12), dtype=np.float32), indices((1000,), 50, np.int32, 14)
     same(gpu.tensor(wn)[gpu.tensor(ids)], wn[wrapped(ids, 50)])
+    assert forms == ["lanes", "row"], forms
 
 
 def test_gathers_in_a_row_step(dev):
     """A gather as a row step's element value (kernels/rows.py, the same tw_take and its geometry's flags): one
-    outer block with inner 1, several blocks with inner 1, inner 5; int32 data (sums exact, wrapping, in any order)."""
+    outer block with inner 1, several blocks with inner 1, inner 5; int32 data (sums exact, wrapping, any order)."""
     xn, wn = data(int32, (3, 9), seed=15), data(int32, (7, 5), seed=16)
     flat, ids = indices((4, 6), 27, np.int32, 17), indices((2, 5), 9, np.int32, 18)
     x, w = dev.tensor(xn), dev.tensor(wn)
