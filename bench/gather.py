@@ -1,12 +1,13 @@
 """Benchmark: gathers, synced (`await tw.synchronize(t)`), against torch on the same device.
 
-    python bench/gather.py --backend webgpu --n 16777216 [--repeat 20]
+    python bench/gather.py --backend webgpu --n 16777216 [--repeat 20] [--vpt 4]
 
 Prints the median ms and GB/s (bytes read and written) of
   take:      x[idx] of n random int32 indices into n float32 values (torch: x[idx]);
   embedding: w[ids] of n / 64 random token ids into a (50257, 64) float32 table (n values out; torch:
              torch.nn.functional.embedding),
 each on resident inputs (the timing leaves the uploads out); torch on CUDA where there is one, else the CPU.
+--vpt: the map kernel's vec4s per thread (Caps.map_vpt; default: the adapter's) on webgpu.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ def cases(n: int, rng) -> dict:
     return {"take": (x, idx, 12 * n), "embedding": (w, ids, 8 * n + 4 * (n // WIDTH))}
 
 
-def ours(backend: str, data, index, repeat: int) -> float:
+def ours(backend: str, data, index, repeat: int, vpt: int) -> float:
     dev = block_on(tw.GpuDevice.create(backend))
+    if vpt and backend == "webgpu":
+        dev.executor.caps.map_vpt = vpt
     t, i = tw.asarray(data, dev), tw.asarray(index, dev)
     block_on(tw.realize(t, i))
     try:
@@ -62,9 +65,10 @@ def main() -> None:
     ap.add_argument("--backend", default="webgpu")
     ap.add_argument("--n", type=int, default=1 << 24)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--vpt", type=int, default=0, help="vec4s per thread of the map kernel (0: the default)")
     args = ap.parse_args()
     for name, (data, index, nbytes) in cases(args.n, np.random.default_rng(0)).items():
-        ms = ours(args.backend, data, index, args.repeat)
+        ms = ours(args.backend, data, index, args.repeat, args.vpt)
         line = f"{name:10s} n={args.n}: trueno_web {args.backend} {ms:8.3f} ms ({nbytes / ms / 1e6:7.1f} GB/s)"
         ref = torch_ms(name, data, index, args.repeat)
         if ref is not None:

@@ -207,6 +207,19 @@ def test_donated_arguments_are_updated_in_place_on_a_gpu(dev2):
     np.testing.assert_allclose(block_on(out.numpy()), block_on((a @ b).numpy()), rtol=1e-5)  # a still alive
 
 
+def test_a_donated_gathers_data_is_not_written_in_place(dev2):
+    """x[perm] + 1 with x donated: the gather reads x at other indices than the kernel writes, so the result
+    needs its own buffer (written into x's, later threads read values already overwritten)."""
+    n = 4099
+    xn, perm = data(n), np.arange(n, dtype=np.int32)[::-1].copy()
+    step = tw.jit(lambda x, i: x[i] + 1.0, donate_argnums=0)
+    for _ in range(3):  # the trace, a replay, the schedule's replay
+        x, i = dev2.tensor(xn), dev2.tensor(perm)
+        block_on(tw.realize(x, i))
+        got = block_on(block_on(step(x, i)).numpy())
+        np.testing.assert_array_equal(got, xn[perm] + np.float32(1))
+
+
 def test_the_trainer_allocates_nothing_once_it_runs(fresh_gpu):
     dev = fresh_gpu
     params, batches = _mlp(dev)

@@ -4,8 +4,8 @@ that is a strided view (a broadcast, transpose or slice) is read through index a
 one with strides= other than row-major (an iota broadcast) its strided index (("at", k, rank): the helper
 tw_atg{k}, node k of the chain, its shape and strides in tw_meta after the loads' views). A gather (take) reads
 its data load whole at the index tw_take{k} computes from the element index and its index value (the ref
-("whole", j); its geometry in tw_meta after the generators'): that load is not read at the element index unless
-another member reads it so."""
+("whole", j, flags); its geometry in tw_meta after the generators'; kernels/map_gather.py): that load is not read
+at the element index unless another member reads it so."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from functools import lru_cache
 from ..graph import MapStep, Node, function, gathers, storage
 from ..layout import contiguous_strides
 from .caps import Caps
+from .map_gather import take_fn, take_refs, vec4_ok, vec4_take
 from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
 
 
@@ -34,8 +35,8 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
     for k, nid in enumerate(step.nodes):
         node = nodes[nid]
         refs = tuple(local[i] for i in node.inputs) if node.inputs else (generator_ref(node, k),)
-        if gathers(node):  # its data: a load read whole, at the index tw_take{k} computes
-            refs = (("whole", refs[0][1]), refs[1])
+        if gathers(node):  # its data: a load read whole, at the index tw_take{k} computes (map_gather.py)
+            refs = take_refs(node, refs, views, nodes)
         chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
@@ -144,26 +145,6 @@ def take_words(step, nodes: list[Node]) -> list[int]:
     return [nodes[m].options[w] for m in step.nodes if gathers(nodes[m]) for w in TAKE_GEOMETRY]
 
 
-def take_fn(k: int, at: int, unsigned: bool) -> str:
-    """WGSL helper of gather member k, its geometry in tw_meta from `at`: tw_take{k}(i, index) -> u32, the
-    element of its data that output element i reads; a negative index wraps once, then it is clamped
-    into the axis (an out-of-range index reads the nearest end: the standard leaves it unspecified)."""
-    index = "i32(min(v, 2147483647u))" if unsigned else "v"
-    return "\n".join(
-        [
-            f"fn tw_take{k}(i: u32, v: {'u32' if unsigned else 'i32'}) -> u32 {{",
-            f"    let outer = tw_meta[{at}u];",
-            f"    let n = tw_meta[{at + 1}u];",
-            f"    let inner = tw_meta[{at + 2}u];",
-            f"    var j = {index};",
-            "    if (j < 0) { j = j + i32(n); }",
-            "    j = clamp(j, 0, max(i32(n) - 1, 0));",
-            "    return (i / outer) * n * inner + u32(j) * inner + i % inner;",
-            "}",
-        ]
-    )
-
-
 HALF = "f16"  # float16's DType.wgsl: two halves of a u32 word, computed as f32 (shaders/functions_half.wgsl)
 
 
@@ -223,7 +204,7 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
                 at += meta_len((ref[2], False))
     for k, (fn, inputs, _) in enumerate(chain):  # gathers' index helpers
         if inputs[0][0] == "whole":
-            index_fns.append(take_fn(k, at, fn.endswith("_u32")))
+            index_fns.append(take_fn(k, at, fn.endswith("_u32"), inputs[0][2]))
             at += TAKE_WORDS
     elements = {r[1] for _, inputs, _ in chain for r in inputs if r[0] == "in"}
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
@@ -245,9 +226,13 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     for k, (fn, inputs, n_p) in enumerate(chain):
         params = [f"p{q + r}" for r in range(n_p)]
         q += n_p
-        if inputs[0][0] == "whole":  # a gather (scalar form only)
-            j, at_index = inputs[0][1], f"tw_take{k}(i, {name(inputs[1], '')})"
-            body.append(f"    let t{k} = {load_expr(j, loads[j], at_index, load_types[j] == HALF)};")
+        if inputs[0][0] == "whole" and vec:  # a gather (map_gather.py)
+            body += vec4_take(k, inputs, name)
+            continue
+        if inputs[0][0] == "whole":
+            j, index = inputs[0][1], inputs[1]
+            v = load_expr(index[1], loads[index[1]], "i") if index[0] in ("row", "lane") else name(index, "")
+            body.append(f"    let t{k} = {load_expr(j, loads[j], f'tw_take{k}(i, {v})', load_types[j] == HALF)};")
             continue
         for lane in lanes:
             args = [name(ref, lane) for ref in inputs] + params
@@ -280,10 +265,11 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
 CODE_BUDGET = 64
 
 
-def form(step: MapStep, nodes: list[Node], caps: Caps) -> tuple[bool, int]:
-    """(vec4 access?, vec4s per thread) of a map step: vec4 where every load is plain, no member gathers and
-    the chain's copies fit CODE_BUDGET, else f32 with strided loads indexed."""
-    if any(strided(step, nodes)) or not caps.vec_ok(step.size) or any(gathers(nodes[m]) for m in step.nodes):
+def form(step: MapStep, nodes: list[Node], caps: Caps, key: tuple) -> tuple[bool, int]:
+    """(vec4 access?, vec4s per thread) of a map step (`key`: its chain_key): vec4 where every load is plain
+    (or a gather's index read through its view, map_gather.vec4_ok), every gather's data a plain 32-bit load,
+    and the chain's copies fit CODE_BUDGET, else f32 with strided loads indexed."""
+    if not caps.vec_ok(step.size) or not vec4_ok(key):
         return False, 1
     weight = sum(nodes[nid].op.cost for nid in step.nodes)
     for vpt in dict.fromkeys((max(1, caps.map_vpt), 1)):
@@ -295,8 +281,9 @@ def form(step: MapStep, nodes: list[Node], caps: Caps) -> tuple[bool, int]:
 def dispatches(step: MapStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     """One dispatch of the step's chain, in the form `form` picks."""
     views = strided(step, nodes)
-    vec, vpt = form(step, nodes, caps)
-    source = map_source(chain_key(step, nodes), vec, vpt)
+    key = chain_key(step, nodes)
+    vec, vpt = form(step, nodes, caps, key)
+    source = map_source(key, vec, vpt)
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     loads = [storage(nodes, i).id for i in step.loads]
     stores = [nid for nid, t in zip(step.stores, inplace(step, nodes, views)) if t is None]  # others: through a load

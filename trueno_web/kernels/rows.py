@@ -15,7 +15,8 @@ from functools import lru_cache
 from ..errors import LimitError
 from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
-from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_fn, take_words, view_key, view_words
+from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_words, view_key, view_words
+from .map_gather import geometry, take_fn
 from .rows_split import chunks_per_row, split_dispatches
 from .source import (
     META_WORDS,
@@ -51,7 +52,7 @@ def rows_key(step: RowStep, nodes: list[Node]) -> tuple:
         node = nodes[nid]
         refs = tuple(ref(i) for i in node.inputs)
         if gathers(node):  # an element value (planner: never a row value)
-            refs = (("whole", refs[0][1]), refs[1])
+            refs = (("whole", refs[0][1], geometry(node)), refs[1])
         if row_reduction(node):
             members.append(("red", fold(node.op, node.dtype), refs, 0))
         else:
@@ -166,7 +167,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
         at += meta_len(vk)
     for k, (_, fn, refs, _) in enumerate(members):
         if refs and refs[0][0] == "whole":
-            decls.append(take_fn(k, at, fn.endswith("_u32")))
+            decls.append(take_fn(k, at, fn.endswith("_u32"), refs[0][2]))
             at += TAKE_WORDS
     first_param, q = {}, 0
     for k, m in enumerate(members):
