@@ -265,9 +265,6 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
 CODE_BUDGET = 64
 
 
-GATHER_VPT = 4  # vec4s a thread of a step that gathers: more of its dependent loads (index, then data) in flight
-
-
 def form(step: MapStep, nodes: list[Node], caps: Caps, key: tuple) -> tuple[bool, int]:
     """(vec4 access?, vec4s per thread) of a map step (`key`: its chain_key): vec4 where every load is plain
     (or a gather's index read through its view, map_gather.vec4_ok), every gather's data a plain 32-bit load,
@@ -275,8 +272,7 @@ def form(step: MapStep, nodes: list[Node], caps: Caps, key: tuple) -> tuple[bool
     if not caps.vec_ok(step.size) or not vec4_ok(key):
         return False, 1
     weight = sum(nodes[nid].op.cost for nid in step.nodes)
-    most = GATHER_VPT if any(gathers(nodes[m]) for m in step.nodes) else caps.map_vpt
-    for vpt in dict.fromkeys((max(1, most), 1)):
+    for vpt in dict.fromkeys((max(1, caps.map_vpt), 1)):
         if 4 * vpt * weight <= CODE_BUDGET:
             return True, vpt
     return False, 1
