@@ -3,7 +3,7 @@
 The four 32-bit dtypes are stored in 32-bit words on the devices (WGSL and WASM have no narrower loads, and
 no 64-bit numbers): float32 as f32, int32 as i32, uint32 and bool as u32 (bool 0 or 1). float16 is a storage
 dtype on every backend: two bytes an element (two to a 32-bit word on the GPU), computed in float32: an op
-of float16 inputs computes in float32 and rounds its result to float16 (`narrowed`), as NumPy's float16 loops
+of float16 inputs computes in float32 and rounds its result to float16 (`written`), as NumPy's float16 loops
 do, so only astype reads or writes float16 storage. float64 and int64
 (`WIDE`) exist where a backend holds them (its executor's `dtypes`: the NumPy backend, with NumPy's own
 dtypes, and complex64 and complex128: `COMPLEX`); `check_held` refuses them elsewhere. Promotion follows the
@@ -360,7 +360,7 @@ def _holds(to: DType, from_: DType) -> bool:
     """May an op that lacks `from_` compute in `to` instead? bool in anything; 32-bit integers in float32,
     int64 in float64 (as NumPy's float functions of integers); a float in the complex of its precision or wider
     (a complex-only op of real numbers: fft's)."""
-    if from_.kind == "float" and to.kind in ("float", "complex"):  # float16 in float32 (then `narrowed`)
+    if from_.kind == "float" and to.kind in ("float", "complex"):  # float16 in float32 (then `written`)
         return real_dtype(to).bits >= from_.bits
     return from_ is bool_ or (from_.integral and to.kind == "float" and to.bits >= from_.bits)
 

@@ -247,11 +247,9 @@ class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
         op's kind (which checks it)."""
         inputs, dtype = _typed(op, inputs)
         shape, options = op.row.shape(op, [t.shape for t in inputs], options or {})
-        written_dtype = written(op, dtype)
-        expr = Expr(
-            shape, op=op, inputs=tuple([t.expr for t in inputs]), params=params, options=options, dtype=written_dtype
-        )
-        return _rounded(Tensor(self.device, expr), op, dtype)
+        ins = tuple([t.expr for t in inputs])
+        expr = Expr(shape, op=op, inputs=ins, params=params, options=options, dtype=written(op, dtype))
+        return _rounded(Tensor(self.device, expr), dtype)
 
     @staticmethod
     def _tensors(args) -> list[Tensor]:
@@ -340,11 +338,11 @@ def _method(self, op, inputs, params, options):
         ts = [t if t.shape == shape else t.expand(shape) for t in ts]
     # the map kinds' shape rule (equal shapes in, that shape out) holds by construction: no _apply
     expr = Expr(shape, op=op, inputs=tuple([t.expr for t in ts]), params=params, dtype=written(op, dtype))
-    return _rounded(Tensor(ts[0].device, expr), op, dtype)
+    return _rounded(Tensor(ts[0].device, expr), dtype)
 
 
-def _rounded(t: Tensor, op, out: DType) -> Tensor:
-    """`t` as the dtype `op` returns: an op of float16 inputs computed in float32 and rounded (dtypes.written)."""
+def _rounded(t: Tensor, out: DType) -> Tensor:
+    """`t` as the dtype its op returns: an op of float16 inputs computed in float32, rounded (dtypes.written)."""
     return t if t.expr.dtype is out else t.astype(out, copy=False)
 
 
