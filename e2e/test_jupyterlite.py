@@ -256,8 +256,8 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         "a + b    array([1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5], dtype=float32)",
         "a . b    18.0",
         "softmax  [0.09003, 0.24473, 0.66524]",
-        "matmul   shape (2, 2) row 1: [10.0, 11.0]",
-        "array([[ 4.0,  5.0],\n       [10.0, 11.0]], dtype=float32)",
+        "matmul   shape (2, 2) row 1: [10, 11]",  # int lists: an int32 product, exact
+        "array([[ 4,  5],\n       [10, 11]])",
         "without await: <pending relu(...): await it>",
         "in the browser: True",
         "numpy backend: NumPy is not installed here",

@@ -114,7 +114,7 @@ def pow_mod(x: int, y: int) -> int:
 def np_pow(a, b):
     """np.power, with an integer's negative exponent as `pow` says (NumPy raises)."""
     np = numpy_module()
-    b = np.asarray(b)
+    b = np.array(b)  # a copy: a broadcast exponent would take NumPy's sqrt fast path (sqrt(-inf) is NaN)
     if np.result_type(a, b).kind not in "iu" or not (b < 0).any():
         return np.power(a, b)
     neg = b < 0
