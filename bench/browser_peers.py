@@ -228,7 +228,7 @@ def main(argv=None) -> int:
     ensure_peers()
     from playwright.sync_api import sync_playwright
 
-    load_before = os.getloadavg()
+    load_before, sources = os.getloadavg(), source_state()  # the wheel's sources, before anything is committed
     t0 = time.perf_counter()
     cases = [("matmul", int(s)) for s in args.matmul.split(",") if s] + [
         ("chain", int(p)) for p in args.chain.split(",") if p
@@ -265,7 +265,7 @@ def main(argv=None) -> int:
         f"({time.perf_counter() - t0:.0f} s; {os.cpu_count()} CPUs, 1-min load average {load_before[0]:.2f} before, "
         f"{os.getloadavg()[0]:.2f} after)\n"
     )
-    print(f"Sources: {source_state()}. Chromium {version} headless, --enable-unsafe-webgpu; Pyodide {pyodide}.")
+    print(f"Sources: {sources}. Chromium {version} headless, --enable-unsafe-webgpu; Pyodide {pyodide}.")
     print(
         f"Adapter (ours): {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')}; "
         + ", ".join(f"{k} {v}" for k, v in setup["versions"].items())

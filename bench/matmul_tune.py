@@ -30,6 +30,7 @@ from devices import HoldingExecutor, TimedDriver, webgpu
 from grid import Resident, cuda_time, torch_cuda
 
 from trueno_web.kernels import matmul
+from trueno_web.kernels.matmul_direct import TILE, direct_fits
 from trueno_web.runtime import block_on
 
 # (batch, m, k, n): the target squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
@@ -123,6 +124,8 @@ def main() -> None:
             label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + (
                 "" if picked.vec else " scalar"
             )
+            if direct_fits(k, int(batch > 1), False, False, caps):  # a software adapter's pick (never forced)
+                label = f"direct {TILE.tm}x{TILE.tn} per thread, {TILE.tx}x{TILE.ty} threads"
             if cand and picked.splits != splits:
                 continue  # clamped to another candidate
             with res.ex.holding():

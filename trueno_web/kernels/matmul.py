@@ -322,7 +322,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     vec_c = vec and n % 4 == 0 and caps.vec_ok(node.size)
     if direct_fits(k, len(o["dims"]), ta, tb, caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
-        source = direct_source(TILE, vec_a, vec_b, vec_c, bool(o["dims"]))
+        source = direct_source(TILE, vec_a, bool(o["dims"]))
         meta = matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1)
         return [
             Dispatch(

@@ -12,7 +12,7 @@ from .source import fill, shader
 
 
 class DirectTile(NamedTuple):
-    """TM x TN outputs per thread (TN a multiple of 4), TX x TY threads per workgroup."""
+    """TM x TN outputs per thread, TX x TY threads per workgroup."""
 
     tm: int
     tn: int
@@ -28,8 +28,7 @@ class DirectTile(NamedTuple):
         return self.tn * self.tx
 
 
-TILE = DirectTile(4, 4, 8, 8)
-XYZW = "xyzw"
+TILE = DirectTile(8, 8, 8, 8)
 
 
 def direct_fits(k: int, dims: int, ta: bool, tb: bool, caps: Caps) -> bool:
@@ -38,72 +37,50 @@ def direct_fits(k: int, dims: int, ta: bool, tb: bool, caps: Caps) -> bool:
     return caps.matmul_direct and not caps.matmul and not (ta or tb) and k // 4 + 3 + dims <= caps.loop_trips
 
 
-def direct_source(tile: DirectTile, vec_a: bool, vec_b: bool, vec_c: bool, batched: bool) -> str:
-    """The kernel for one alignment case: `vec_a` (K % 4 == 0: A's rows as vec4s along K), `vec_b`, `vec_c`
-    (N % 4 == 0: B's and C's rows as vec4s along N); `batched`: a batch of products (else one)."""
-    tm, tnv = tile.tm, tile.tn // 4
-    decl = [f"    let ra{i} = a_off + min(row + {i}u, m_total - 1u) * k_total;" for i in range(tm)]
-    if vec_b:  # a column of vec4s past N reads the last one (N >= 4 where N % 4 == 0)
-        decl += [f"    let cb{j} = b_off + min(col + {4 * j}u, n_total - 4u);" for j in range(tnv)]
-    else:
-        decl += [
-            f"    let cb{j}{XYZW[q]} = b_off + min(col + {4 * j + q}u, n_total - 1u);"
-            for j in range(tnv)
-            for q in range(4)
-        ]
-    decl += [f"    var acc{i}_{j} = vec4<f32>(0.0);" for i in range(tm) for j in range(tnv)]
+def direct_source(tile: DirectTile, vec_a: bool, batched: bool) -> str:
+    """The kernel for `vec_a` (K % 4 == 0: A's rows read as vec4s along K, else as scalars) and `batched`
+    (a batch of products, else one)."""
+    tm, tn, tx = tile.tm, tile.tn, tile.tx
+    decl = [
+        f"    let ra{i} = (a_off + min(row + {i}u, m_total - 1u) * k_total){' / 4u' if vec_a else ''};"
+        for i in range(tm)
+    ]
+    decl += [f"    let cb{j} = b_off + min(col + {j * tx}u, n_total - 1u);" for j in range(tn)]
+    decl += [f"    var acc{i}_{j} = 0.0;" for i in range(tm) for j in range(tn)]
 
-    def b_row(kk: str, name: str) -> list[str]:
-        if vec_b:
-            return [f"        let {name}_{j} = b[(cb{j} + ({kk}) * n_total) / 4u];" for j in range(tnv)]
-        return [
-            f"        let {name}_{j} = vec4<f32>("
-            + ", ".join(f"b[cb{j}{XYZW[q]} + ({kk}) * n_total]" for q in range(4))
-            + ");"
-            for j in range(tnv)
-        ]
-
-    step4 = []
-    for i in range(tm):
-        if vec_a:
-            step4.append(f"        let a{i} = a[(ra{i} + k) / 4u];")
-        else:
-            step4.append(f"        let a{i} = vec4<f32>(" + ", ".join(f"a[ra{i} + k + {q}u]" for q in range(4)) + ");")
+    step4 = [
+        f"        let a{i} = a[ra{i} + k / 4u];"
+        if vec_a
+        else f"        let a{i} = vec4<f32>(" + ", ".join(f"a[ra{i} + k + {q}u]" for q in range(4)) + ");"
+        for i in range(tm)
+    ]
     for q in range(4):
-        step4 += b_row(f"k + {q}u", f"b{q}")
-    for q in range(4):
-        for i in range(tm):
-            for j in range(tnv):
-                step4.append(f"        acc{i}_{j} = fma(vec4<f32>(a{i}.{XYZW[q]}), b{q}_{j}, acc{i}_{j});")
+        step4 += [f"        let b{q}_{j} = b[kb + cb{j}{f' + n{q}' if q else ''}];" for j in range(tn)]
+    step4 += [
+        f"        acc{i}_{j} += a{i}.x * b0_{j} + a{i}.y * b1_{j} + a{i}.z * b2_{j} + a{i}.w * b3_{j};"
+        for i in range(tm)
+        for j in range(tn)
+    ]
 
     # the last K % 4 steps: none where K % 4 == 0 (vec_a), so A is read by scalars there
-    step1 = [f"        let a{i} = a[ra{i} + k];" for i in range(tm)] + b_row("k", "b0")
-    step1 += [f"        acc{i}_{j} = fma(vec4<f32>(a{i}), b0_{j}, acc{i}_{j});" for i in range(tm) for j in range(tnv)]
+    step1 = [f"        let a{i} = a[ra{i} + k];" for i in range(tm)]
+    step1 += [f"        let b0_{j} = b[kb + cb{j}];" for j in range(tn)]
+    step1 += [f"        acc{i}_{j} += a{i} * b0_{j};" for i in range(tm) for j in range(tn)]
 
     store = []
     for i in range(tm):
         store.append(f"    if (row + {i}u < m_total) {{ let at = c_off + (row + {i}u) * n_total + col;")
-        for j in range(tnv):
-            if vec_c:
-                store.append(f"        if (col + {4 * j}u < n_total) {{ c[(at + {4 * j}u) / 4u] = acc{i}_{j}; }}")
-            else:
-                store += [
-                    f"        if (col + {4 * j + q}u < n_total) {{ c[at + {4 * j + q}u] = acc{i}_{j}.{XYZW[q]}; }}"
-                    for q in range(4)
-                ]
+        store += [f"        if (col + {j * tx}u < n_total) {{ c[at + {j * tx}u] = acc{i}_{j}; }}" for j in range(tn)]
         store.append("    }")
 
     return fill(
         shader("matmul_direct"),
         A_TYPE="vec4<f32>" if vec_a else "f32",
-        B_TYPE="vec4<f32>" if vec_b else "f32",
-        C_TYPE="vec4<f32>" if vec_c else "f32",
         BM=tile.bm,
         BN=tile.bn,
-        TX=tile.tx,
-        TM=tile.tm,
-        TN=tile.tn,
-        THREADS=tile.tx * tile.ty,
+        TX=tx,
+        TM=tm,
+        THREADS=tx * tile.ty,
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
         ORDER=shader("matmul_order_rows"),
         DECL="\n".join(decl),
