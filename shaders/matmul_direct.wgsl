@@ -1,22 +1,21 @@
-// C(M,N) = A(M,K) @ B(K,N), row-major, f32, with no workgroup memory and no barrier: the matmul of software
-// adapters (kernels/matmul_direct.py fills the template in). A CPU rasterizer runs a workgroup's
-// invocations as SIMD lanes, one group of lanes after another on one core, so a barrier costs a switch of
-// every group's context, and workgroup memory is the same cache as global memory: each thread here reads
-// its operands straight from the buffers. A thread keeps TM rows x TN columns of C in registers: rows
-// row .. row + TM - 1, columns col + j * TX, so that neighbouring threads (the lanes of one SIMD group)
-// read neighbouring floats of B and store neighbouring floats of C, and share their rows of A. K is walked
-// four at a time (a vec4 of each A row where K % 4 == 0, else four scalars; four rows of B, `kb` the
-// first's offset), then the last K % 4 one at a time. Rows and columns past the edges read a clamped
-// index (always in bounds, no branch in the loop) and are not stored. Workgroups of TX x TY threads
-// cover BM x BN tiles of C; a batch of products runs in the same dispatch, located as in
-// shaders/matmul.wgsl (LOCATE: shaders/matmul_batch.wgsl or matmul_one.wgsl; ORDER: matmul_order_rows.wgsl),
-// with its tw_meta words. Loop trips: K / 4 + 3 (plus the batch's dimensions): kernels/matmul_direct.py
-// keeps them within the loop budget.
+// C(M,N) = A(M,K) @ B(K,N), row-major, of S (f32; i32 and u32 wrap), with no workgroup memory and no barrier:
+// the matmul of software adapters (kernels/matmul_direct.py fills the template in). A CPU rasterizer runs a
+// workgroup's invocations as SIMD lanes, one group of lanes after another on one core, so a barrier costs a
+// switch of every group's context, and workgroup memory is the same cache as global memory: each thread here
+// reads its operands straight from the buffers. A thread keeps TM rows x TN columns of C in registers: rows row
+// .. row + TM - 1, columns col + j * TX, so that neighbouring threads (the lanes of one SIMD group) read
+// neighbouring floats of B and store neighbouring floats of C, and share their rows of A. K is walked four at a
+// time (a vec4 of each A row where K % 4 == 0, else four scalars; four rows of B, `kb` the first's offset), then
+// the last K % 4 one at a time. Rows and columns past the edges read a clamped index (always in bounds, no
+// branch in the loop) and are not stored. Workgroups of TX x TY threads cover BM x BN tiles of C; a batch of
+// products runs in the same dispatch, located as in shaders/matmul.wgsl (LOCATE: shaders/matmul_batch.wgsl or
+// matmul_one.wgsl; ORDER: matmul_order_rows.wgsl), with its tw_meta words. Loop trips: K / 4 + 3 (plus the
+// batch's dimensions): kernels/matmul_direct.py keeps them within the loop budget.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<{{S}}>;
+@group(0) @binding(3) var<storage, read_write> c: array<{{S}}>;
 
 const BM: u32 = {{BM}}u;  // rows of C per workgroup: TY threads of TM rows
 const BN: u32 = {{BN}}u;  // columns of C per workgroup: TX threads of TN columns, TX apart

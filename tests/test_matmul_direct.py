@@ -66,6 +66,18 @@ def test_direct_batches_and_broadcasts(direct_gpu):
     assert compiled(direct_gpu, "LOCATE for a batch of products") and not compiled(direct_gpu, TILED)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_direct_integers_wrap_as_numpy(direct_gpu, dtype):
+    """Integer products, exact and wrapping as NumPy's: A by scalars (K = 5) and by vec4s (K = 132)."""
+    rng = np.random.default_rng(7)
+    for m, k, n in ((7, 5, 9), (65, 132, 33)):
+        a = rng.integers(-(2**31), 2**31, (m, k)).astype(np.int32).view(dtype)
+        b = rng.integers(-(2**31), 2**31, (k, n)).astype(np.int32).view(dtype)
+        got = block_on((direct_gpu.tensor(a) @ direct_gpu.tensor(b)).numpy())
+        assert got.dtype == dtype and np.array_equal(got, a @ b), (m, k, n)
+    assert compiled(direct_gpu, DIRECT) and not compiled(direct_gpu, TILED)
+
+
 def test_transposed_operands_and_long_k_take_the_tiled_kernel(direct_gpu):
     """A transposed operand read in place, and a K past the loop budget, run the tiled kernel, correctly."""
     run_checked(direct_gpu, [((20, 37), (37, 12))], transpose=True)

@@ -322,17 +322,9 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     vec_c = vec and n % 4 == 0 and caps.vec_ok(node.size)
     if direct_fits(k, len(o["dims"]), ta, tb, caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
-        source = direct_source(TILE, vec_a, bool(o["dims"]))
-        meta = matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1)
-        return [
-            Dispatch(
-                source,
-                "main",
-                ((1, ins[0]), (2, ins[1]), (3, node.id)),
-                grid_for(tiles_m * tiles_n * batch, caps.max_per_dim),
-                meta,
-            )
-        ]
+        source = direct_source(TILE, vec_a, bool(o["dims"]), scalar)
+        grid, bindings = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), ((1, ins[0]), (2, ins[1]), (3, node.id))
+        return [Dispatch(source, "main", bindings, grid, matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1))]
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])

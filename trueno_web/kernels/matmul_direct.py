@@ -37,21 +37,22 @@ def direct_fits(k: int, dims: int, ta: bool, tb: bool, caps: Caps) -> bool:
     return caps.matmul_direct and not caps.matmul and not (ta or tb) and k // 4 + 3 + dims <= caps.loop_trips
 
 
-def direct_source(tile: DirectTile, vec_a: bool, batched: bool) -> str:
-    """The kernel for `vec_a` (K % 4 == 0: A's rows read as vec4s along K, else as scalars) and `batched`
-    (a batch of products, else one)."""
+def direct_source(tile: DirectTile, vec_a: bool, batched: bool, scalar: str = "f32") -> str:
+    """The kernel for `vec_a` (K % 4 == 0: A's rows read as vec4s along K, else as scalars), `batched`
+    (a batch of products, else one) and `scalar`, the WGSL type of the elements (f32; i32 and u32 multiply
+    and add exactly, wrapping)."""
     tm, tn, tx = tile.tm, tile.tn, tile.tx
     decl = [
         f"    let ra{i} = (a_off + min(row + {i}u, m_total - 1u) * k_total){' / 4u' if vec_a else ''};"
         for i in range(tm)
     ]
     decl += [f"    let cb{j} = b_off + min(col + {j * tx}u, n_total - 1u);" for j in range(tn)]
-    decl += [f"    var acc{i}_{j} = 0.0;" for i in range(tm) for j in range(tn)]
+    decl += [f"    var acc{i}_{j} = {scalar}();" for i in range(tm) for j in range(tn)]
 
     step4 = [
         f"        let a{i} = a[ra{i} + k / 4u];"
         if vec_a
-        else f"        let a{i} = vec4<f32>(" + ", ".join(f"a[ra{i} + k + {q}u]" for q in range(4)) + ");"
+        else f"        let a{i} = vec4<{scalar}>(" + ", ".join(f"a[ra{i} + k + {q}u]" for q in range(4)) + ");"
         for i in range(tm)
     ]
     for q in range(4):
@@ -75,7 +76,8 @@ def direct_source(tile: DirectTile, vec_a: bool, batched: bool) -> str:
 
     return fill(
         shader("matmul_direct"),
-        A_TYPE="vec4<f32>" if vec_a else "f32",
+        A_TYPE=f"vec4<{scalar}>" if vec_a else scalar,
+        S=scalar,
         BM=tile.bm,
         BN=tile.bn,
         TX=tx,
