@@ -30,6 +30,7 @@ from devices import HoldingExecutor, TimedDriver, webgpu
 from grid import Resident, cuda_time, torch_cuda
 
 from trueno_web.kernels import matmul
+from trueno_web.kernels.matmul_direct import TILE, direct_fits
 from trueno_web.runtime import block_on
 
 # (batch, m, k, n): the target squares and odd shape, the transformer block's six (seq 1024, d_model 1024,
@@ -113,7 +114,9 @@ def main() -> None:
         rows = []
         cands = candidates(batch, m, k, n, caps) if shape not in args.auto.split(",") else []
         if shape in earlier:
-            ranked = sorted((r for r in earlier[shape]["rows"] if r["ms"] == r["ms"]), key=lambda r: r["ms"])
+            ranked = sorted(
+                (r for r in earlier[shape]["rows"] if r["ms"] == r["ms"] and r["choice"]), key=lambda r: r["ms"]
+            )
             cands = [tuple(r["choice"]) for r in ranked[: int(args.top[0])]]
         cands += [tuple(int(v) if v.isdigit() else v for v in c.split(":")) for c in args.also.split(",") if c]
         for cand in [None, *cands]:
@@ -123,6 +126,9 @@ def main() -> None:
             label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + (
                 "" if picked.vec else " scalar"
             )
+            direct = direct_fits(k, int(batch > 1), False, False, caps)  # a software adapter's pick (never forced)
+            if direct:
+                label = f"direct {TILE.tm}x{TILE.tn} per thread, {TILE.tx}x{TILE.ty} threads"
             if cand and picked.splits != splits:
                 continue  # clamped to another candidate
             with res.ex.holding():
@@ -137,7 +143,7 @@ def main() -> None:
             rows.append(
                 {
                     "label": ("auto " if cand is None else "") + label,
-                    "choice": [key, picked.splits, picked.group, picked.vec],
+                    "choice": None if direct else [key, picked.splits, picked.group, picked.vec],
                     "ms": t * 1e3,
                     "tflops": flop / t / 1e12,
                     "err": err,
@@ -189,7 +195,7 @@ def write_table(runs: list[dict]) -> None:
         raise SystemExit("--write: the runs come from different adapters")
     best: dict = {}
     for shape, entry in ((s, e) for r in runs for s, e in r["shapes"].items()):
-        row = min((r for r in entry["rows"] if r["ms"] == r["ms"]), key=lambda r: r["ms"])
+        row = min((r for r in entry["rows"] if r["ms"] == r["ms"] and r["choice"]), key=lambda r: r["ms"])
         if shape not in best or row["ms"] < best[shape]["ms"]:
             best[shape] = row
     table = {shape: tuple(row["choice"]) for shape, row in best.items()}

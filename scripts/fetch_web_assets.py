@@ -8,6 +8,8 @@
                          the UMD builds of @tensorflow/tfjs-core, -backend-webgpu and -backend-wasm
                          (with its .wasm binaries) and the union bundle's tf.min.js (core with its
                          gradients, for training), from the npm registry
+    build/web/jaxjs/     jax-js for the browser peers benchmark (bench/browser_peers.py): the ES modules of
+                         @jax-js/jax (index.js and the chunks it imports), from the npm registry
 
 Usage:
     python scripts/fetch_web_assets.py                 # fetch what is missing, rebuild a stale project wheel
@@ -15,6 +17,7 @@ Usage:
     python scripts/fetch_web_assets.py --no-wheel      # only fetch the third-party assets
     python scripts/fetch_web_assets.py --force         # re-download everything
     python scripts/fetch_web_assets.py --tfjs-only     # only fetch TF.js (build/web/tfjs/)
+    python scripts/fetch_web_assets.py --jaxjs-only    # only fetch jax-js (build/web/jaxjs/)
 
 Every third-party file is pinned by version and hash. The wheels are PyPI's, whose sha256 differs
 from the entries in Pyodide's pyodide-lock.json (Pyodide re-packs its pure wheels), so the browser
@@ -103,6 +106,20 @@ TFJS_PACKAGES = {
     ),
 }
 TFJS_FILES = tuple(f for _sha, files in TFJS_PACKAGES.values() for f in files)
+
+# jax-js, the second peer of the browser benchmark (bench/browser_peers.py). Exact version; the sha512 is the
+# registry's `dist.integrity` of @jax-js/jax@0.1.25. Its ES modules: index.js imports the backend chunk and
+# rolldown's runtime; the backend chunk imports the webgpu and webgl chunks when that device starts.
+JAXJS_VERSION = "0.1.25"
+JAXJS_DIR = WEB / "jaxjs"
+JAXJS_INTEGRITY = "sha512-g6PxWa6ZLjeQdDAM0ImBSqpdYnC6InCUTCCbMLxhMHMsMNu+JbHRjIQZ/anjBcP69of6hiqfGmTl+3gBn1qu/A=="
+JAXJS_FILES = (
+    "index.js",
+    "backend-CnjgxpXq.js",
+    "rolldown-runtime-D7D4PA-g.js",
+    "webgpu-D5edCWOx.js",
+    "webgl-d1MbwhuX.js",
+)
 
 PROJECT_NAME = "trueno_web"
 PROJECT_SOURCES = ("pyproject.toml", "README.md", "trueno_web", "shaders")
@@ -225,6 +242,51 @@ def fetch_tfjs(force: bool = False) -> None:
     shutil.rmtree(TFJS_DIR, ignore_errors=True)
     tmp.rename(TFJS_DIR)
     log(f"tfjs {TFJS_VERSION}: {len(TFJS_FILES)} files in {TFJS_DIR.relative_to(ROOT)}")
+
+
+# ----------------------------------------------------------------------------------------- jax-js
+
+
+def jaxjs_present() -> bool:
+    marker = JAXJS_DIR / ".fetched"
+    return (
+        marker.is_file()
+        and marker.read_text().strip() == JAXJS_VERSION
+        and all((JAXJS_DIR / f).is_file() for f in JAXJS_FILES)
+    )
+
+
+def fetch_jaxjs(force: bool = False) -> None:
+    """The pinned jax-js modules into build/web/jaxjs/ (served at /jaxjs/ by the bench's AssetServer)."""
+    if not force and jaxjs_present():
+        log(f"jax-js {JAXJS_VERSION}: present")
+        return
+    url = f"{NPM_REGISTRY}/@jax-js/jax/-/jax-{JAXJS_VERSION}.tgz"
+    log(f"jax-js {JAXJS_VERSION}: downloading {url}")
+    data = download_npm(url, JAXJS_INTEGRITY, f"@jax-js/jax@{JAXJS_VERSION}")
+    tmp = JAXJS_DIR.with_name("jaxjs.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    wanted = {f"package/dist/{f}": f for f in JAXJS_FILES}
+    wanted["package/package.json"] = "package.json"  # version and licence (MIT)
+    wanted["package/LICENSE"] = "LICENSE"
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tf:
+            for m in tf.getmembers():
+                if m.isfile() and m.name in wanted:
+                    with tf.extractfile(m) as src, open(tmp / wanted.pop(m.name), "wb") as out:
+                        shutil.copyfileobj(src, out)
+        if wanted:
+            raise SystemExit(
+                f"[fetch_web_assets] @jax-js/jax@{JAXJS_VERSION}: not in the tarball: " + ", ".join(sorted(wanted))
+            )
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    (tmp / ".fetched").write_text(JAXJS_VERSION + "\n")
+    shutil.rmtree(JAXJS_DIR, ignore_errors=True)
+    tmp.rename(JAXJS_DIR)
+    log(f"jax-js {JAXJS_VERSION}: {len(JAXJS_FILES)} modules in {JAXJS_DIR.relative_to(ROOT)}")
 
 
 # ----------------------------------------------------------------------------------------- wheels
@@ -386,14 +448,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wheel-only", action="store_true", help="only rebuild the project wheel")
     ap.add_argument("--no-wheel", action="store_true", help="do not build the project wheel")
     ap.add_argument("--tfjs-only", action="store_true", help="only fetch TF.js into build/web/tfjs/")
+    ap.add_argument("--jaxjs-only", action="store_true", help="only fetch jax-js into build/web/jaxjs/")
     args = ap.parse_args(argv)
     if args.tfjs_only:
         fetch_tfjs(args.force)
+        return 0
+    if args.jaxjs_only:
+        fetch_jaxjs(args.force)
         return 0
     if not args.wheel_only:
         fetch_pyodide(args.force)
         fetch_wheels(args.force)
         fetch_tfjs(args.force)
+        fetch_jaxjs(args.force)
     if not args.no_wheel:
         build_project_wheel(force=args.force)
     write_manifest()

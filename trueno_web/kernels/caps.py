@@ -42,6 +42,7 @@ class Caps:
     matmul_group: int = 0  # force the rows of tiles per group of the tile order (0 = pick; 1 = row-major)
     matmul_vec: bool = True  # False: scalar loads and stores always (True: vec4 where rows are whole vec4s,
     # unless the measured choice says scalar)
+    matmul_direct: bool = False  # row-major products run kernels/matmul_direct.py's kernel (software adapters)
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
     fuse_budget: int = FUSE_BUDGET  # op costs one fused step holds at most (planner.plan)
@@ -58,6 +59,7 @@ class Caps:
             enable_subgroups=driver.wgsl_enable_subgroups,
             adapter=str(driver.adapter_info.get("device", "")),
             fuse_budget=FUSE_BUDGET if driver.adapter_info["software"] else HARDWARE_FUSE_BUDGET,
+            matmul_direct=bool(driver.adapter_info["software"]),
         )
 
     def vec_ok(self, elements: int) -> bool:
