@@ -38,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from browser_transformer import TIMED  # noqa: E402 - after the paths above
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium, load_script  # noqa: E402
 
@@ -59,6 +62,7 @@ PEERS = await run_js(f"import({E2E_ARGS['module']!r})")
 VERSIONS = (await PEERS.loadPeers("/jaxjs/", "/tfjs/")).to_py()
 DEV = await tw.GpuDevice.create("webgpu")
 assert DEV.backend == "webgpu", DEV.backend
+MIN_MS = E2E_ARGS["min_ms"]  # this run's arguments: the later runs' E2E_ARGS are their own
 
 
 def ints(count, seed):
@@ -75,28 +79,6 @@ def raw(result):
     return bytes(result.to_bytes()) if hasattr(result, "to_bytes") else result.tobytes()
 
 
-async def timed(fns, repeat, warmup=1, min_ms=E2E_ARGS["min_ms"]):
-    # {name: async fn} -> {name: median ms}, the functions taking turns one timed run each; a timed run
-    # repeats its call until it lasts min_ms (performance.now() is coarse)
-    inner = {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            await fn()
-        inner[name], t = 0, time.perf_counter()
-        while (time.perf_counter() - t) * 1e3 < min_ms:
-            await fn()
-            inner[name] += 1
-    samples = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            for _ in range(inner[name]):
-                await fn()
-            samples[name].append((time.perf_counter() - t) * 1e3 / inner[name])
-    return {name: {"ms": statistics.median(v), "min": min(v), "max": max(v), "inner": inner[name]}
-            for name, v in samples.items()}
-
-
 async def measure(fns, peers, check, repeat):
     # every variant's result checked (all the same bytes, ours by `check`), then timed; peers disposed after
     outs = {name: raw(await fn()) for name, fn in fns.items()}
@@ -105,7 +87,7 @@ async def measure(fns, peers, check, repeat):
     differ = [name for name, out in outs.items() if out != ours]
     assert not differ, f"results differ from ours: {differ}"
     try:
-        return await timed(fns, repeat)
+        return await timed(fns, repeat, 1, MIN_MS)
     finally:
         for p in peers:
             p.dispose()
@@ -113,6 +95,7 @@ async def measure(fns, peers, check, repeat):
 
 {"versions": VERSIONS, "adapter": DEV.adapter_info}
 """
+SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
 
 MATMUL = r"""
 size = E2E_ARGS["size"]
@@ -221,7 +204,6 @@ def main(argv=None) -> int:
     ap.add_argument("--min-ms", type=float, default=25.0, help="a timed run repeats its call for this long (ms)")
     args = ap.parse_args(argv)
 
-    sys.path.insert(0, str(ROOT / "bench"))
     from browser import ensure_assets, source_state
 
     ensure_assets()

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
 from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
-from browser_transformer import TFJS_BASE, ensure_tfjs  # noqa: E402
+from browser_transformer import TFJS_BASE, TIMED, ensure_tfjs  # noqa: E402
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
@@ -179,29 +179,6 @@ def loss_fn(p, x, labels, layers):
     return tw.nn.cross_entropy(tw.nn.linear(h, p[f"w{layers}"], p[f"b{layers}"]), labels)
 
 
-async def atimed(fns, repeat, warmup=2, min_ms=MIN_MS):
-    # {name: fn} -> {name: median ms per call, ...}. The functions take turns, one timed run each per round,
-    # so that a change in the machine's load falls on all of them alike; one timed run repeats its call
-    # until it lasts min_ms (performance.now() is coarse)
-    inner = {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            await fn()
-        inner[name], t = 0, time.perf_counter()
-        while (time.perf_counter() - t) * 1e3 < min_ms:
-            await fn()
-            inner[name] += 1
-    samples = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            for _ in range(inner[name]):
-                await fn()
-            samples[name].append((time.perf_counter() - t) * 1e3 / inner[name])
-    return {name: {"ms": statistics.median(v), "min": min(v), "max": max(v), "inner": inner[name]}
-            for name, v in samples.items()}
-
-
 async def ours(name, jit):
     # a fresh model on DEVICES[name] from the initial weights: an async step() -> loss (float), cycling
     # through the minibatches (uploaded once per device)
@@ -252,6 +229,7 @@ def variants(name):
 {"tfjs": TFJS_VERSIONS, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
+SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
 
 LOAD = r"""
 arrays, meta = read_safetensors(await (await pyfetch(E2E_ARGS["data_url"])).bytes())
@@ -293,7 +271,7 @@ for name, dev in DEVICES.items():
     trainer, _ = await tfjs(TF_BACKENDS[name])
     try:  # ours and TF.js's counterpart take turns
         fns[tf_label] = trainer.step
-        times.update(await atimed(fns, E2E_ARGS["repeat"]))
+        times.update(await timed(fns, E2E_ARGS["repeat"], 2, MIN_MS))
         for label, fn in fns.items():
             if label.startswith("ours"):
                 before = dev.stats.dispatches

@@ -113,6 +113,33 @@ def agreement(outputs: dict, ref) -> dict:
 
 # -------------------------------------------------------------------------------- code run in Pyodide
 
+# The page's timing loop (Python run in Pyodide), shared by the browser benchmarks (browser_train.py,
+# browser_peers.py): put before each page's SETUP.
+TIMED = r"""
+
+async def timed(fns, repeat, warmup, min_ms):
+    # {name: async fn} -> {name: median ms per call, ...}. The functions take turns, one timed run each per
+    # round, so that a change in the machine's load falls on all of them alike; one timed run repeats its call
+    # until it lasts min_ms (performance.now() is coarse)
+    inner = {}
+    for name, fn in fns.items():
+        for _ in range(warmup):
+            await fn()
+        inner[name], t = 0, time.perf_counter()
+        while (time.perf_counter() - t) * 1e3 < min_ms:
+            await fn()
+            inner[name] += 1
+    samples = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            for _ in range(inner[name]):
+                await fn()
+            samples[name].append((time.perf_counter() - t) * 1e3 / inner[name])
+    return {name: {"ms": statistics.median(v), "min": min(v), "max": max(v), "inner": inner[name]}
+            for name, v in samples.items()}
+"""
+
 SETUP = r"""
 import array, base64, statistics, time
 import js
@@ -132,29 +159,6 @@ if E2E_ARGS["wasm"]:
     assert "SIMD128" in DEVICES["wasm-simd"].adapter_info["device"], DEVICES["wasm-simd"].adapter_info
 TF_BACKENDS = {"webgpu": "webgpu", "wasm-simd": "wasm"}  # ours -> TF.js's counterpart
 MIN_MS = E2E_ARGS["min_ms"]
-
-
-async def atimed(fns, repeat, warmup=2, min_ms=MIN_MS):
-    # {name: fn} -> {name: median ms per call, ...}. The functions take turns, one timed run each per round,
-    # so that a change in the machine's load falls on all of them alike; one timed run repeats its call
-    # until it lasts min_ms (performance.now() is coarse)
-    inner = {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            await fn()
-        inner[name], t = 0, time.perf_counter()
-        while (time.perf_counter() - t) * 1e3 < min_ms:
-            await fn()
-            inner[name] += 1
-    samples = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            for _ in range(inner[name]):
-                await fn()
-            samples[name].append((time.perf_counter() - t) * 1e3 / inner[name])
-    return {name: {"ms": statistics.median(v), "min": min(v), "max": max(v), "inner": inner[name]}
-            for name, v in samples.items()}
 
 
 async def ours(dev):
@@ -191,6 +195,7 @@ async def tfjs(backend):
 {"tfjs": TFJS_VERSIONS, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
+SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
 
 LOAD = r"""
 arrays, meta = read_safetensors(await (await pyfetch(E2E_ARGS["data_url"])).bytes())
@@ -226,7 +231,7 @@ for name, dev in DEVICES.items():
     run = await ours(dev)
     blk, _ = await tfjs(TF_BACKENDS[name])
     try:  # ours and TF.js's counterpart take turns
-        times.update(await atimed({"ours " + name: run, "TF.js " + TF_BACKENDS[name]: blk.run}, E2E_ARGS["repeat"]))
+        times.update(await timed({"ours " + name: run, "TF.js " + TF_BACKENDS[name]: blk.run}, E2E_ARGS["repeat"], 2, MIN_MS))
     finally:
         blk.dispose()
     if name == "webgpu":
