@@ -137,16 +137,17 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def fetched(directory: Path, version: str, files) -> bool:
+    """Is `version` of a package fetched into `directory` (its .fetched marker says so) with all of `files`?"""
+    marker = directory / ".fetched"
+    return marker.is_file() and marker.read_text().strip() == version and all((directory / f).is_file() for f in files)
+
+
 # ---------------------------------------------------------------------------------------- pyodide
 
 
 def pyodide_present() -> bool:
-    marker = PYODIDE_DIR / ".fetched"
-    return (
-        marker.is_file()
-        and marker.read_text().strip() == PYODIDE_VERSION
-        and all((PYODIDE_DIR / f).is_file() for f in PYODIDE_REQUIRED)
-    )
+    return fetched(PYODIDE_DIR, PYODIDE_VERSION, PYODIDE_REQUIRED)
 
 
 def fetch_pyodide(force: bool = False) -> None:
@@ -184,12 +185,7 @@ def fetch_pyodide(force: bool = False) -> None:
 
 
 def tfjs_present() -> bool:
-    marker = TFJS_DIR / ".fetched"
-    return (
-        marker.is_file()
-        and marker.read_text().strip() == TFJS_VERSION
-        and all((TFJS_DIR / f).is_file() for f in TFJS_FILES)
-    )
+    return fetched(TFJS_DIR, TFJS_VERSION, TFJS_FILES)
 
 
 def download_npm(url: str, integrity: str, what: str) -> bytes:
@@ -248,12 +244,7 @@ def fetch_tfjs(force: bool = False) -> None:
 
 
 def jaxjs_present() -> bool:
-    marker = JAXJS_DIR / ".fetched"
-    return (
-        marker.is_file()
-        and marker.read_text().strip() == JAXJS_VERSION
-        and all((JAXJS_DIR / f).is_file() for f in JAXJS_FILES)
-    )
+    return fetched(JAXJS_DIR, JAXJS_VERSION, JAXJS_FILES)
 
 
 def fetch_jaxjs(force: bool = False) -> None:
