@@ -9,6 +9,9 @@ Per workload, ms per call (median of --rounds rounds of --calls calls then one s
   ours jit   the same function traced once by tw.jit and replayed
   torch      the same computation in torch eager on CUDA (TF32 off), torch.cuda.synchronize per round
   numpy      the same computation in NumPy float32 on the host (skipped past --numpy-max elements of work)
+--anatomy (webgpu) adds, per workload, where a jitted call's time goes: host us a call (calls issued with no sync,
+each through block_on as above, and awaited in one coroutine), a sync alone once the queue is idle (ms), and
+the kernels' GPU time (ms, timestamps of the dispatches run again on their buffers).
 Each of ours is checked against torch's (or NumPy's) result first (max |err| / max |ref|). --scale s divides
 every dimension of the table's sizes by s (for a quick look on a CPU backend).
 """
@@ -27,7 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from grid import torch_cuda
+from devices import HoldingExecutor, TimedDriver, webgpu
+from grid import Resident, torch_cuda
 from transformer import numpy_block, torch_block, weights_for
 
 import trueno_web as tw
@@ -156,6 +160,34 @@ def timed(run, sync, calls: int, rounds: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def anatomy(dev, jitted, build, tensors, n: int = 200) -> tuple[float, float, float, float]:
+    """(host us a jitted call through block_on, host us awaited in one coroutine, sync ms, kernels ms)."""
+    out = block_on(jitted(*tensors))
+    sync_ours(out)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        out = block_on(jitted(*tensors))
+    host = (time.perf_counter() - t0) / n
+    sync_ours(out)
+
+    async def many():
+        for _ in range(n):
+            last = await jitted(*tensors)
+        return last
+
+    t0 = time.perf_counter()
+    out = block_on(many())
+    awaited = (time.perf_counter() - t0) / n
+    sync_ours(out)
+    t0 = time.perf_counter()
+    sync_ours(out)
+    sync = time.perf_counter() - t0
+    with dev.executor.holding():
+        block_on(tw.realize(build()))
+        kernels = Resident(dev).time(20)
+    return host * 1e6, awaited * 1e6, sync * 1e3, kernels * 1e3
+
+
 def rel_err(got, ref) -> float:
     ref = np.asarray(ref, np.float64)
     return float(np.abs(np.asarray(got, np.float64) - ref).max() / max(np.abs(ref).max(), 1e-30))
@@ -171,8 +203,10 @@ def main() -> None:
     parser.add_argument("--no-numpy", action="store_true")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--numpy-max", type=float, default=2e9, help="skip NumPy past this many flops/elements")
+    parser.add_argument("--anatomy", action="store_true", help="where a jitted call's time goes (webgpu)")
     args = parser.parse_args()
-    dev = block_on(tw.GpuDevice.create(args.backend))
+    dev = webgpu(TimedDriver, HoldingExecutor) if args.anatomy else block_on(tw.GpuDevice.create(args.backend))
+    parts = []
     torch = None if args.no_torch else torch_cuda()
     rng = np.random.default_rng(0)
     print(
@@ -213,6 +247,17 @@ def main() -> None:
             f"| {name} | {eager:.3f} | {jit_ms:.3f} | {torch_ms:.3f} | {numpy_ms:.1f} | {jit_ms / torch_ms:.2f} |"
             f" {err:.1e} |"
         )
+        if args.anatomy:
+            parts.append((name, anatomy(dev, jitted, lambda: ours(*tensors), tensors), jit_ms, torch_ms))
+    if parts:
+        print(
+            "\n| workload (jitted) | host us, block_on | host us, awaited | sync ms | kernels ms | per call ms | torch ms |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for name, (host, awaited, sync, kernels), jit_ms, torch_ms in parts:
+            print(
+                f"| {name} | {host:.1f} | {awaited:.1f} | {sync:.3f} | {kernels:.3f} | {jit_ms:.3f} | {torch_ms:.3f} |"
+            )
     dev.close()
 
 
