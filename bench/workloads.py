@@ -183,7 +183,8 @@ def anatomy(dev, jitted, build, tensors, n: int = 200) -> tuple[float, float, fl
     sync_ours(out)
     sync = time.perf_counter() - t0
     with dev.executor.holding():
-        block_on(tw.realize(build()))
+        kept = build()  # its buffers stay alive while timed
+        block_on(tw.realize(kept))
         kernels = Resident(dev).time(20)
     return host * 1e6, awaited * 1e6, sync * 1e3, kernels * 1e3
 
