@@ -437,6 +437,7 @@ def test_failed_execute_from_a_wgpu_error_is_a_gpu_error(fresh_gpu, monkeypatch)
     b = fresh_gpu.batch()
     out = b.relu(b.upload([-1.0, 2.0]))
     monkeypatch.setattr(driver, "device", Failing())
+    monkeypatch.setattr(driver, "_raw", None)  # wgpu-py's objects (tests/test_wgpu_submit.py: the C path's errors)
     with pytest.raises(tw.GpuError, match="simulated wgpu validation error"):
         run(b.execute())
     monkeypatch.undo()

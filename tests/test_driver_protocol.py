@@ -35,6 +35,7 @@ MEMBERS = {
     "hold_next",
     "read_buffer",
     "settle",
+    "synchronize",
     "destroy",
     "close",
 }

@@ -102,6 +102,15 @@ class DriverBase:
     def hold_next(self, read: tuple[object, int] | None) -> None:
         """Driver.hold_next's default: nothing is held (each submit goes to the queue at once)."""
 
+    async def synchronize(self) -> None:
+        """Driver.synchronize's default: a read of a few bytes waits for every submit before it (the queue
+        runs in order)."""
+        probe = self.create_buffer(16)
+        try:
+            await self.read_buffer(probe, 4)
+        finally:
+            self.destroy_buffer(probe)
+
 
 class Driver(Protocol):
     """What GpuExecutor (backends/gpu.py) needs from a WebGPU implementation: wgpu_native.WgpuNativeDriver
@@ -161,6 +170,10 @@ class Driver(Protocol):
         """Raise GpuError for the first validation or out-of-memory error of the calls since the last
         settle() (where the driver defers them), and DeviceLostError if the device is lost; else return.
         The executor awaits it after every submit."""
+
+    async def synchronize(self) -> None:
+        """Return once every submit so far has run on the GPU (GpuDevice.synchronize). Optional: DriverBase's
+        default reads a few bytes of a new buffer, which waits for the work queued before it."""
 
     def destroy(self) -> None:
         """Destroy the device as a loss would: later calls raise DeviceLostError (GpuDevice.destroy)."""

@@ -332,13 +332,7 @@ class GpuExecutor:
         self.pool.give(buffer)
 
     async def synchronize(self) -> None:
-        """A read of a few bytes waits for all work submitted before it (the queue runs in order): portable,
-        where wgpu-py 0.32's on_submitted_work_done_async does not run."""
-        probe = self.pool.take(16)
-        try:
-            await self.driver.read_buffer(probe.raw, 4)
-        finally:
-            self.pool.give(probe)
+        await self.driver.synchronize()
 
     def destroy(self) -> None:
         self.driver.destroy()

@@ -36,14 +36,15 @@ def settled_within(promise, seconds: float) -> bool:
     return promise._thread_event.wait(seconds)
 
 
-def poll(device) -> None:
+def poll(device) -> bool:
     """Wait here for the device's queued work (callbacks fire on this thread, no hop through wgpu-py's poller
-    thread); without the private FFI, nothing: the caller's sync_wait() waits instead."""
+    thread): True once it has run; without the private FFI, False at once (the caller waits otherwise)."""
     try:
         from wgpu.backends.wgpu_native._api import ffi, libf
     except ImportError:
-        return
+        return False
     libf.wgpuDevicePoll(device._internal, True, ffi.NULL)
+    return True
 
 
 def readonly_address(view: memoryview) -> int:
@@ -55,3 +56,64 @@ def readonly_address(view: memoryview) -> int:
 
         return numpy.frombuffer(view, numpy.uint8).__array_interface__["data"][0]
     return get_memoryview_and_address(view)[1]
+
+
+class RawSubmit:
+    """A dispatch list encoded and submitted through wgpu-native's C functions: what wgpu-py's wrappers do for
+    a command encoder, a compute pass and a queue submit, without a Python object, a descriptor struct and an
+    error capture per call (most of a small submit's host time). Errors are still raised at the call: one
+    capture around the encoding and one around the submit, as wgpu-py's own wrappers capture theirs. Made by
+    `raw_submit(device)`, which gives None where wgpu-py's private FFI is missing (the public API then)."""
+
+    def __init__(self, device, ffi, lib, errors):
+        self.ffi, self.lib, self.errors = ffi, lib, errors
+        self.device, self.queue = device._internal, device.queue._internal
+        self.encoder_desc = ffi.new("WGPUCommandEncoderDescriptor *")
+        self.pass_desc = ffi.new("WGPUComputePassDescriptor *")
+        self.buffer_desc = ffi.new("WGPUCommandBufferDescriptor *")
+        self.buffers = ffi.new("WGPUCommandBuffer[1]")
+
+    def __call__(self, work) -> None:
+        """Submit `work` [(pipeline, bind group, (x, y))] (wgpu-py objects) in one compute pass."""
+        lib, null = self.lib, self.ffi.NULL
+        set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+        set_group = lib.wgpuComputePassEncoderSetBindGroup
+        dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+        self.errors.capture("trueno_web encode")
+        try:
+            encoder = lib.wgpuDeviceCreateCommandEncoder(self.device, self.encoder_desc)
+            compute = lib.wgpuCommandEncoderBeginComputePass(encoder, self.pass_desc)
+            for pipeline, group, grid in work:
+                set_pipeline(compute, pipeline._internal)
+                set_group(compute, 0, group._internal, 0, null)
+                dispatch(compute, grid[0], grid[1], 1)
+            lib.wgpuComputePassEncoderEnd(compute)
+            command_buffer = lib.wgpuCommandEncoderFinish(encoder, self.buffer_desc)
+            lib.wgpuComputePassEncoderRelease(compute)
+            lib.wgpuCommandEncoderRelease(encoder)
+        finally:
+            failed = self.errors.release("trueno_web encode")
+        try:
+            if failed is not None:
+                raise RuntimeError(failed[1])
+            self.errors.capture("trueno_web submit")
+            try:
+                self.buffers[0] = command_buffer
+                lib.wgpuQueueSubmit(self.queue, 1, self.buffers)
+            finally:
+                failed = self.errors.release("trueno_web submit")
+            if failed is not None:
+                raise RuntimeError(failed[1])
+        finally:
+            lib.wgpuCommandBufferRelease(command_buffer)
+
+
+def raw_submit(device) -> RawSubmit | None:
+    """A RawSubmit for this wgpu-py device, or None without wgpu-py 0.32's private FFI, error handler and
+    handles (`_internal`)."""
+    try:
+        from wgpu.backends.wgpu_native._api import error_handler, ffi, lib
+
+        return RawSubmit(device, ffi, lib, error_handler)
+    except (ImportError, AttributeError):
+        return None

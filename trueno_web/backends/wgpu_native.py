@@ -8,6 +8,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import DeviceLostError, UnavailableError
+from . import wgpu_internals
 from .base import LIMIT_NAMES, DriverBase
 from .held_submit import gpu_call
 from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
@@ -77,6 +78,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._hold_next = False  # hold the next submit (hold_next)
         self._read_next = None  # (raw, nbytes) the read after it is expected to ask for
         self._compiler: ThreadPoolExecutor | None = None  # compile_many's worker threads, made on first use
+        self._raw = wgpu_internals.raw_submit(device)
         self.lost = False
 
     @classmethod
@@ -133,14 +135,25 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def submit(self, work) -> None:
         """Every dispatch of `work` [(pipeline, ((binding, raw, offset, size), ...), grid)] in one submit;
-        after hold_next(), held for the read that follows."""
+        after hold_next(), held for the read that follows. Through wgpu-native's C functions where
+        wgpu_internals has them (RawSubmit), else wgpu-py's objects."""
         held, self._hold_next = self._hold_next, False
         read, self._read_next = self._read_next, None
+        if not held and self._raw is not None:
+            self._check()
+            self.send_held()
+            self.unstage(self._staged)  # an earlier one never read: its copy runs, unused
+            self._staged = None
+            gpu_call("running kernels", self._submit_raw, work)
+            return
         command_buffer = self._encode(work, read if held else None)
         if held:
             self.hold(command_buffer)
         else:
             self.send_held([command_buffer])
+
+    def _submit_raw(self, work) -> None:
+        self._raw([(pipeline, self._bind_group(pipeline, binds), grid) for pipeline, binds, grid in work])
 
     def hold_next(self, read: tuple[object, int] | None) -> None:
         """The next submit() is held for the read that follows (Transfers.hold): its copy joins the same queue
@@ -205,6 +218,15 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     async def settle(self) -> None:
         """wgpu-py raises validation errors at the call that caused them: nothing is left to report."""
+        self._check()
+
+    async def synchronize(self) -> None:
+        """The held work submitted, then a blocking device poll (wgpu_internals.poll): it returns once the
+        queue has run, microseconds after the GPU finishes; else DriverBase's read."""
+        self._check()
+        gpu_call("running kernels", self.send_held)
+        if not gpu_call("waiting for the GPU", wgpu_internals.poll, self.device):
+            await super().synchronize()
         self._check()
 
     def destroy(self) -> None:
