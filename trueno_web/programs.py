@@ -51,6 +51,9 @@ class Program:
         self.templates = [(n.op, n.inputs, n.params, n.shape, n.options, n.view, n.keep, n.dtype) for n in nodes]
         self.pending = [n.id for n in nodes if n.op is not None]
         self.slots, self.consts, self.outs = slots, consts, outs
+        taken = {nid: k for k, nid in enumerate(slots) if nid is not None}
+        self.taken = list(taken.items())  # (slot node, the argument it takes)
+        self.returned = [(nid, taken.get(nid)) for nid in outs]  # (output node, the argument it is, or None)
         executor = device.executor
         limit = executor.limits["max_storage_buffers_per_shader_stage"]
         traced = plan(nodes, self.pending, True, limit, executor.fuse_budget)
@@ -75,13 +78,14 @@ class Program:
         executor, stats = self.device.executor, (self.device.stats,)
         given, uploaded, claimed = {}, [], set()
         try:
-            for nid, leaf in self._bound(leaves).items():
-                if isinstance(leaf, HostData):
-                    given[nid] = executor.upload(leaf, stats)
-                    uploaded.append(nid)
-                else:
+            for nid, k in self.taken:
+                leaf = leaves[k]
+                if isinstance(leaf, DeviceArray):
                     leaf.check_alive()
                     given[nid] = leaf.buffer
+                else:  # HostData
+                    given[nid] = executor.upload(leaf, stats)
+                    uploaded.append(nid)
             for out, arg in donors.items():
                 given[out] = arg.buffer
             try:
@@ -89,7 +93,8 @@ class Program:
             except GpuError:
                 self._forget()  # a pipeline may be invalid: planned afresh next time
                 raise
-            return self._results(leaves, donors, {**given, **made}, claimed)
+            given.update(made)
+            return self._results(leaves, donors, given, claimed)
         finally:
             for nid in uploaded:
                 if nid not in claimed:
@@ -144,12 +149,11 @@ class Program:
     def _results(self, leaves: list, donors: dict, buffers: dict, claimed: set) -> list[DeviceArray]:
         """The DeviceArrays of the outputs: an argument or constant returned as it is, else the buffer of
         the output node (`buffers`), claimed (recorded in `claimed`) by its new DeviceArray."""
-        values = {**self.consts, **self._bound(leaves)}
         results: dict[int, DeviceArray] = {}
-        for nid in self.outs:
+        for nid, k in self.returned:
             if nid in results:
                 continue
-            value = values.get(nid)
+            value = self.consts.get(nid) if k is None else leaves[k]
             if isinstance(value, DeviceArray):
                 results[nid] = value
                 continue
@@ -162,7 +166,7 @@ class Program:
 
     def _bound(self, leaves: list) -> dict:
         """Slot node -> the argument it takes (an argument the function never read has no slot)."""
-        return {nid: leaf for nid, leaf in zip(self.slots, leaves) if nid is not None}
+        return {nid: leaves[k] for nid, k in self.taken}
 
     def _forget(self) -> None:
         """Drop the kept schedules (their buffers back to the pool)."""
@@ -186,7 +190,12 @@ def _signature(args, static: set[int]):
         if i in static:
             parts.append(("static", a))
             continue
-        leaves, structure = flatten(a, f"argument {i}", lambda x: True)
+        if type(a) is Tensor:  # the common case, without a walk: what flatten gives for a bare leaf
+            tensors.append(a)
+            positions.append(i)
+            parts.append((None, ((a.shape, a.expr.dtype.name),)))
+            continue
+        leaves, structure = flatten(a, f"argument {i}", _any)
         shapes = []
         for leaf in leaves:
             if isinstance(leaf, Tensor):
@@ -207,6 +216,10 @@ def _signature(args, static: set[int]):
     except TypeError as e:
         raise TruenoTypeError(f"jit: the arguments that are not tensors must be hashable ({e})") from None
     return key, tensors, positions, next(iter(devices.values()))
+
+
+def _any(x) -> bool:
+    return True
 
 
 def _storage(t: Tensor):
@@ -232,10 +245,11 @@ class Jitted:
 
     async def __call__(self, *args):
         key, tensors, positions, device = _signature(args, self.static)
-        if any(_storage(t) is None for t in tensors):  # lazy arguments and views: computed first, in one batch
+        leaves = [_storage(t) for t in tensors]
+        if None in leaves:  # lazy arguments and views: computed first, in one batch
             tensors = [t if _storage(t) is not None or t.expr.view is None else t.copy() for t in tensors]
             await realize(*[t for t in tensors if _storage(t) is None])
-        leaves = [_storage(t) for t in tensors]
+            leaves = [_storage(t) for t in tensors]
         first: dict[int, int] = {}
         aliases = tuple(first.setdefault(id(leaf), j) for j, leaf in enumerate(leaves))
         program, out_structure = self.programs.get((key, aliases), (None, None))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import weakref
+import sys
 
 from .dtypes import DType, float32
 from .errors import TruenoValueError
@@ -17,14 +17,18 @@ class DeviceArray:
         self.shape = shape
         self.dtype = dtype
         self.buffer = buffer  # the executor's storage: opaque above the backends
-        self._finalizer = weakref.finalize(self, device.executor.free, buffer)
+        self._free = device.executor.free  # None once released or donated
+
+    def __del__(self):
+        if not sys.is_finalizing():  # at exit the executor may be gone before its arrays
+            self.release()
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
 
     def check_alive(self) -> None:
-        if not self._finalizer.alive:
+        if self._free is None:
             raise TruenoValueError("this DeviceArray was released; upload the data again")
 
     async def read(self):
@@ -34,11 +38,13 @@ class DeviceArray:
     def donate(self) -> None:
         """Hand the buffer over to another owner (a jitted function's output written into it, in place): this
         array is released without freeing it."""
-        self._finalizer.detach()
+        self._free = None
 
     def release(self) -> None:
         """Give the device memory back now rather than at garbage collection."""
-        self._finalizer()
+        free, self._free = self._free, None
+        if free is not None:
+            free(self.buffer)
 
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, backend={self.device.backend!r})"
