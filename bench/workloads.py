@@ -4,7 +4,8 @@ NumPy on the host, per call with a sync, inputs resident.
     python bench/workloads.py [--backend webgpu] [--scale 1] [--calls 10] [--rounds 5] [--only attention,...]
                               [--no-numpy] [--no-torch]
 
-Per workload, ms per call (median of --rounds rounds of --calls calls then one sync, after warm-up):
+Per workload, ms per call (median of --rounds rounds of --calls calls then one sync, after warm-up; ours are
+awaited one after the other in one coroutine, as an asyncio program calls them):
   ours       the tensor expression built and realised each call (`tw.realize`), the device synced per round
   ours jit   the same function traced once by tw.jit and replayed
   torch      the same computation in torch eager on CUDA (TF32 off), torch.cuda.synchronize per round
@@ -134,9 +135,9 @@ def workloads(s: int):
 def realised(build):
     """A call that builds the expression and realises it (eager: every call runs, none waits for the GPU)."""
 
-    def run():
+    async def run():
         out = build()
-        block_on(tw.realize(out))
+        await tw.realize(out)
         return out
 
     return run
@@ -156,6 +157,25 @@ def timed(run, sync, calls: int, rounds: int) -> float:
         for _ in range(calls):
             out = run()
         sync(out)
+        times.append((time.perf_counter() - t0) / calls)
+    return statistics.median(times) * 1e3
+
+
+def timed_ours(call, calls: int, rounds: int) -> float:
+    """timed() of an async call: each round's calls awaited one after the other in one coroutine, as an
+    asyncio program calls them, then `tw.synchronize`."""
+
+    async def round_of(n):
+        for _ in range(n):
+            out = await call()
+        await tw.synchronize(out)
+
+    for _ in range(3):
+        block_on(round_of(1))
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        block_on(round_of(calls))
         times.append((time.perf_counter() - t0) / calls)
     return statistics.median(times) * 1e3
 
@@ -227,9 +247,9 @@ def main() -> None:
         arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
         tensors = [dev.tensor(a) for a in arrays]
         block_on(tw.realize(*tensors))
-        eager = timed(realised(lambda: ours(*tensors)), sync_ours, args.calls, args.rounds)
+        eager = timed_ours(realised(lambda: ours(*tensors)), args.calls, args.rounds)
         jitted = tw.jit(ours)
-        jit_ms = timed(lambda: block_on(jitted(*tensors)), sync_ours, args.calls, args.rounds)
+        jit_ms = timed_ours(lambda: jitted(*tensors), args.calls, args.rounds)
         got = block_on(ours(*tensors).numpy())
         torch_ms, numpy_ms, ref = float("nan"), float("nan"), None
         if torch is not None:
@@ -272,9 +292,9 @@ def block_rows(dev, torch, args, rng) -> None:
         x = rng.standard_normal((seq, d_model)).astype(np.float32)
         xt = dev.tensor(x)
         block_on(tw.realize(xt))
-        eager = timed(realised(lambda: block(xt)), sync_ours, args.calls, args.rounds)
+        eager = timed_ours(realised(lambda: block(xt)), args.calls, args.rounds)
         jitted = tw.jit(block)
-        jit_ms = timed(lambda: block_on(jitted(xt)), sync_ours, args.calls, args.rounds)
+        jit_ms = timed_ours(lambda: jitted(xt), args.calls, args.rounds)
         got = block_on(block(xt).numpy())
         ref = numpy_block(w, x.astype(np.float64), heads)
         torch_ms = float("nan")
