@@ -32,6 +32,7 @@ MEMBERS = {
     "compile",
     "compile_many",
     "submit",
+    "queue",
     "hold_next",
     "read_buffer",
     "settle",

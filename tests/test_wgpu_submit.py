@@ -1,9 +1,12 @@
 """The desktop driver's submits: through wgpu-native's C functions (wgpu_internals.RawSubmit) and through
-wgpu-py's objects, the same results; an error in the encoding or the submit raised there as GpuError, the driver usable after."""
+wgpu-py's objects, the same results; an error in the encoding or the submit raised there as GpuError, the
+driver usable after; queued work (Driver.queue, a replay's) kept while the GPU is busy and sent, in order,
+by the next use of the queue, the event loop's turn, QUEUE_MAX, or an idle GPU."""
 
 from __future__ import annotations
 
 import array
+import asyncio
 
 import pytest
 
@@ -62,3 +65,83 @@ def test_an_error_in_the_raw_submit_is_raised_there(driver):
 
 def test_raw_submit_needs_the_private_handles():
     assert wgpu_internals.raw_submit(object()) is None
+
+
+class Busy:
+    """The driver's RawSubmit, counted, with a GPU that stays busy (or idle) as the test says."""
+
+    def __init__(self, raw, idle: bool = False):
+        self.raw, self.is_idle, self.sends = raw, idle, []
+
+    def idle(self) -> bool:
+        return self.is_idle
+
+    def __call__(self, work) -> None:
+        self.sends.append(len(work))
+        self.raw(work)
+
+
+def add_one(driver, n: int):
+    pipeline = driver.compile(ADD_ONE, "main")
+    raw = driver.create_buffer(4 * n)
+    driver.write_buffer(raw, memoryview(array.array("f", [0.0] * n)))
+    return raw, [(pipeline, ((0, raw, 0, 4 * n),), (-(-n // 64), 1))]
+
+
+def values(driver, raw, n: int) -> list[float]:
+    return array.array("f", bytes(block_on(driver.read_buffer(raw, 4 * n)))).tolist()
+
+
+def test_queued_work_waits_while_the_gpu_is_busy(driver):
+    raw, work = add_one(driver, 100)
+    driver._raw = busy = Busy(driver._raw)
+
+    async def five_then_read():
+        for _ in range(5):
+            driver.queue(work)
+        assert busy.sends == []  # kept: the GPU is busy
+        return array.array("f", bytes(await driver.read_buffer(raw, 400))).tolist()
+
+    assert block_on(five_then_read()) == [5.0] * 100  # the read sent them first, in one submit
+    assert busy.sends == [5]
+
+
+def test_queued_work_goes_at_the_loop_turn_at_queue_max_and_when_idle(driver):
+    from trueno_web.backends.wgpu_native import QUEUE_MAX
+
+    raw, work = add_one(driver, 64)
+    driver._raw = busy = Busy(driver._raw)
+
+    async def queued_then_turn():
+        driver.queue(work)
+        await asyncio.sleep(0)
+        assert busy.sends == [1]
+        for _ in range(QUEUE_MAX):
+            driver.queue(work)
+        assert busy.sends == [1, QUEUE_MAX]
+        busy.is_idle = True
+        driver.queue(work)
+        assert busy.sends == [1, QUEUE_MAX, 1]
+
+    block_on(queued_then_turn())
+    assert values(driver, raw, 64) == [QUEUE_MAX + 2.0] * 64
+    driver.queue(work)  # no running event loop: at once
+    assert busy.sends[-1] == 1
+
+
+def test_queued_work_runs_before_a_later_write_and_destroy(driver):
+    raw, work = add_one(driver, 32)
+    other, other_work = add_one(driver, 32)
+    driver._raw = busy = Busy(driver._raw)
+
+    async def queued_then_write():
+        driver.queue(work)
+        driver.queue(other_work)
+        driver.write_buffer(raw, memoryview(array.array("f", [7.0] * 32)))  # after the queued add, not before
+        assert busy.sends == [2]
+        driver.queue(other_work)
+        driver.destroy_buffer(other)  # the queued kernel that binds it is sent first
+
+    block_on(queued_then_write())
+    assert busy.sends == [2, 1]
+    assert values(driver, raw, 32) == [7.0] * 32

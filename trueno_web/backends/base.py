@@ -102,6 +102,10 @@ class DriverBase:
     def hold_next(self, read: tuple[object, int] | None) -> None:
         """Driver.hold_next's default: nothing is held (each submit goes to the queue at once)."""
 
+    def queue(self, work) -> None:
+        """Driver.queue's default: submitted at once."""
+        self.submit(work)
+
     async def synchronize(self) -> None:
         """Driver.synchronize's default: a read of a few bytes waits for every submit before it (the queue
         runs in order)."""
@@ -153,6 +157,12 @@ class Driver(Protocol):
         waiting for the GPU. Each entry is (pipeline from compile(), binds, (x, y) workgroups; z is 1);
         binds is a tuple of (binding, raw, byte offset, byte size) tuples in group 0, hashable: a driver
         may cache bind groups by it."""
+
+    def queue(self, work: Sequence[WorkItem]) -> None:
+        """submit() of work that ran before (a jitted program's schedule: validated then): the driver may
+        keep it to go with later work in one submit while the GPU is busy, sent by any other use of the
+        queue (a submit, write, read, destroy, synchronize) or the event loop's next turn; an error of its
+        submit is raised by the call that sends it. Optional: DriverBase's default is submit()."""
 
     def hold_next(self, read: tuple[object, int] | None) -> None:
         """The next submit() is a one-shot call's, its read following at once: a driver that can holds it so

@@ -206,10 +206,14 @@ class GpuExecutor:
         finally:
             release()
 
-    async def submit(self, work: list, stats: tuple[Stats, ...]) -> None:
+    async def submit(self, work: list, stats: tuple[Stats, ...], queued: bool = False) -> None:
         """Submit a dispatch list and settle it; an error there drops the kept plans and pipelines (one
-        pipeline may be invalid: compiled afresh next time)."""
-        self.driver.submit(work)
+        pipeline may be invalid: compiled afresh next time). `queued`: work that ran before (a replay), given
+        to Driver.queue."""
+        if queued:
+            self.driver.queue(work)
+        else:
+            self.driver.submit(work)
         tally(stats, dispatches=len(work), submits=1)
         try:
             await self.driver.settle()

@@ -66,7 +66,7 @@ class Schedule:
                         filled[position] = bind(index, buffers[n])
                     binds = tuple(filled)
                 work.append((pipeline, binds, grid))
-            await executor.submit(work, stats)
+            await executor.submit(work, stats, queued=True)
         except BaseException:
             for buffer in made.values():
                 pool.give(buffer)

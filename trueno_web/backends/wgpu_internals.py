@@ -107,6 +107,11 @@ class RawSubmit:
         finally:
             lib.wgpuCommandBufferRelease(command_buffer)
 
+    def idle(self) -> bool:
+        """Has the queue run everything submitted? wgpu-native's poll without waiting (its result is a one-byte
+        bool where the header declares 32 bits: the low byte counts)."""
+        return bool(self.lib.wgpuDevicePoll(self.device, False, self.ffi.NULL) & 0xFF)
+
 
 def raw_submit(device) -> RawSubmit | None:
     """A RawSubmit for this wgpu-py device, or None without wgpu-py 0.32's private FFI, error handler and

@@ -14,6 +14,7 @@ from .held_submit import gpu_call
 from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
+QUEUE_MAX = 64  # queued dispatches at most (queue()) before they are submitted, the GPU busy or not
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
@@ -99,7 +100,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
         return gpu_call("creating a buffer", self.device.create_buffer, size=nbytes, usage=self.storage_usage)
 
     def destroy_buffer(self, raw) -> None:
-        if self._held and not self.lost:
+        if (self._held or self._pending) and not self.lost:
             self.send_held()  # held work may use it
         for key in self._groups_of.pop(raw, ()):
             self._groups.pop(key, None)
@@ -153,7 +154,24 @@ class WgpuNativeDriver(Transfers, DriverBase):
             self.send_held([command_buffer])
 
     def _submit_raw(self, work) -> None:
-        self._raw([(pipeline, self._bind_group(pipeline, binds), grid) for pipeline, binds, grid in work])
+        self._raw(self._with_groups(work))
+
+    def _with_groups(self, work) -> list:
+        return [(pipeline, self._bind_group(pipeline, binds), grid) for pipeline, binds, grid in work]
+
+    def queue(self, work) -> None:
+        """Driver.queue: while the GPU is busy (wgpu-native's queue has work left), `work` waits to go with
+        later work in one submit (HeldSubmit.keep), each submit costing the GPU a gap; at once where the GPU
+        is idle, past QUEUE_MAX waiting dispatches, or without the C functions (submit())."""
+        if self._raw is None:
+            self.submit(work)
+            return
+        self._check()
+        self.unstage(self._staged)  # an earlier one never read: its copy runs, unused
+        self._staged = None
+        self.keep(gpu_call("running kernels", self._with_groups, work))  # bind groups' errors raised here
+        if len(self._pending) >= QUEUE_MAX or self._raw.idle():
+            self.send_held()
 
     def hold_next(self, read: tuple[object, int] | None) -> None:
         """The next submit() is held for the read that follows (Transfers.hold): its copy joins the same queue
@@ -231,7 +249,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError; held work is dropped."""
-        self._held = []
+        self._held, self._pending = [], []
         self.device.destroy()
         self.lost = True
 
