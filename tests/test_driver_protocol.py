@@ -8,6 +8,7 @@ stand-in wgpu driver.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import sys
@@ -341,3 +342,32 @@ def test_browser_driver_keeps_the_protocol(browser):
     assert driver.limits == {name: LIMIT_VALUE for name in base.LIMIT_NAMES}
     assert driver.features == {"subgroups"}
     assert driver.adapter_info["software"] is True and driver.adapter_info["adapter_type"] == "CPU"
+
+
+def test_browser_driver_queues_replayed_work_until_the_loop_turns(browser):
+    module, _ = browser
+    driver = block_on(module.BrowserDriver.create())
+    sent = []
+    driver.helpers = types.SimpleNamespace(
+        submit=lambda device, work: sent.append(len(work)), write=lambda queue, raw, data: sent.append("write")
+    )
+    driver.device.pushErrorScope = lambda kind: None
+    driver.device.popErrorScope = lambda: asyncio.sleep(0)  # resolves to no error
+    driver.device.queue = None
+    work = [("pipeline", ((0, "buffer", 0, 16),), (1, 1))]
+
+    async def replays():
+        driver.queue(work)
+        driver.queue(work)
+        assert sent == []  # one JS call, submit and error-scope pair for both, at the loop's turn
+        await asyncio.sleep(0)
+        assert sent == [2]
+        driver.queue(work)
+        driver.write_buffer("buffer", memoryview(b"\0" * 16))  # the queued work goes first
+        assert sent == [2, 1, "write"]
+        for _ in range(module.QUEUE_MAX):
+            driver.queue(work)
+        assert sent == [2, 1, "write", module.QUEUE_MAX]
+        await driver.settle()
+
+    block_on(replays())

@@ -8,12 +8,15 @@ DeviceLostError, after which a new GpuDevice can be created.
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import DeviceLostError, GpuError, UnavailableError
 from .base import LIMIT_NAMES, DriverBase, webgpu_limit_name
 
 WANTED_LIMITS = {name: webgpu_limit_name(name) for name in LIMIT_NAMES}  # our name -> WebGPU's
 WANTED_FEATURES = ("subgroups",)  # optional WebGPU features the kernels use where the adapter has them
 STORAGE, COPY_SRC, COPY_DST, MAP_READ = 0x80, 0x04, 0x08, 0x01
+QUEUE_MAX = 64  # queued dispatches at most (queue()) before they are submitted
 
 # JS helpers: a zero-copy write from a Python buffer, and a whole compute pass from flat arrays
 _JS_HELPERS = """
@@ -128,6 +131,9 @@ class BrowserDriver(DriverBase):
         self.features = frozenset(f for f in WANTED_FEATURES if device.features.has(f))
         self.staging: dict[int, list] = {}
         self.errors: list = []  # popErrorScope promises not yet settled
+        self.pending: list = []  # queued dispatches not submitted yet (queue())
+        self._due = False  # a send of them from the event loop is scheduled
+        self._failed: Exception | None = None  # that send's error, raised by the next call
         self.lost = None
         self._on_lost = create_proxy(self._lost)
         device.lost.then(self._on_lost)
@@ -146,6 +152,9 @@ class BrowserDriver(DriverBase):
     def _check(self) -> None:
         if self.lost is not None:
             raise DeviceLostError(f"the WebGPU device was lost ({self.lost}); create a new GpuDevice")
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise failed
 
     def _scoped(self, what: str, fn, *args):
         """Run fn inside validation and out-of-memory error scopes; `settle()` reports what they caught."""
@@ -180,10 +189,13 @@ class BrowserDriver(DriverBase):
         )
 
     def destroy_buffer(self, raw) -> None:
+        if self.lost is None:
+            self._send_pending()  # queued work may bind it
         raw.destroy()
 
     def write_buffer(self, raw, data: memoryview) -> None:
         self._check()
+        self._send_pending()  # the queue's own write would land before it
         self.helpers.write(self.device.queue, raw, data.cast("B"))
 
     def compile(self, source: str, entry: str):
@@ -208,13 +220,51 @@ class BrowserDriver(DriverBase):
 
     def submit(self, work) -> None:
         """Every dispatch of `work` [(pipeline, [(binding, raw, offset, size)], grid)] in one submit."""
+        self._send_pending()
+        self._submit(work)
+
+    def _submit(self, work) -> None:
         js_work = [[pipeline, [list(b) for b in binds], grid[0], grid[1]] for pipeline, binds, grid in work]
         _, _, _, _, to_js = _js()
         self._scoped("running kernels", self.helpers.submit, self.device, to_js(js_work, depth=3))
 
+    def queue(self, work) -> None:
+        """Driver.queue: `work` waits for the event loop's next turn (or QUEUE_MAX dispatches, or any other use
+        of the queue) to go with later work in one JS call, one submit and one pair of error scopes, whose
+        promises the next settle() awaits: a settle per call is a round trip to the GPU process."""
+        self._check()
+        self.pending.extend(work)
+        if len(self.pending) >= QUEUE_MAX:
+            self._send_pending()
+        elif not self._due:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no event loop to wait for
+                self._send_pending()
+                return
+            self._due = True
+            loop.call_soon(self._send_later)
+
+    def _send_pending(self) -> None:
+        if self.pending:
+            work, self.pending = self.pending, []
+            self._submit(work)
+
+    def _send_later(self) -> None:
+        """_send_pending() from the event loop: a failure is kept for the driver's next call to raise."""
+        self._due = False
+        if self.lost is not None:
+            self.pending = []
+            return
+        try:
+            self._send_pending()
+        except Exception as exc:
+            self._failed = exc
+
     async def read_buffer(self, raw, nbytes: int) -> memoryview:
         """The first `nbytes` of a buffer through a pooled MAP_READ staging buffer, copied once."""
         self._check()
+        self._send_pending()
         size = max(256, 1 << (nbytes - 1).bit_length())
         free = self.staging.setdefault(size, [])
         staging = free.pop() if free else self.device.createBuffer(_obj({"size": size, "usage": MAP_READ | COPY_DST}))
@@ -236,6 +286,7 @@ class BrowserDriver(DriverBase):
 
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError."""
+        self.pending = []
         self.device.destroy()
         self.lost = "destroyed"
 
