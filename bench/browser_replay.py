@@ -10,8 +10,9 @@ tenth of them; the device synced after each round, `await tw.synchronize(out)`):
   jit        `await f(x)` replayed (tw.jit)
   (these two are the host's cost of issuing a call, the round's closing sync left out: on WebGPU the kernels
   may still run; "synced" is the same with the round's sync in: the throughput, SwiftShader's kernels included)
-  rest       of each, the Python outside the submit, timed apart: on WebGPU the driver's submit (to_js of the
-             dispatch list, the JS encoding and queueing) and settle (awaiting the submit's two error scopes: a
+  rest       of each, the Python outside the submit, timed apart: on WebGPU the driver's submit and queue (to_js
+             of the dispatch list, the JS encoding and queueing; a replay's queue keeps its work until the event
+             loop's turn, so its figure is mostly that of the calls that send) and settle (awaiting the submit's two error scopes: a
              round trip to the GPU process), on wasm-simd the WASM module's kernel calls
 The page imports bench/replay_workloads.py (written into Pyodide's file system): the same builders and timing
 as bench/replay.py on the desktop. The page is served cross-origin isolated (COOP/COEP), so performance.now()
@@ -126,7 +127,8 @@ def main(argv=None) -> int:
     for r in res["rows"]:
         e, j = r["eager"], r["jit"]
         rest_ratio = "n/a" if e["rest"] is None or j["rest"] is None else f"{e['rest'] / j['rest']:.1f}"
-        submit = j["apart"].get("submit", j["apart"].get("call"))  # on wasm-simd: the kernel calls
+        apart = j["apart"]  # on webgpu submit and queue (a replay's), on wasm-simd the kernel calls
+        submit = apart["submit"] + apart["queue"] if "queue" in apart else apart.get("call")
         print(
             f"| {r['workload']} | {r['backend']} | {j['dispatches']} | {e['call']:.0f} | {cell(e['rest'])}"
             f" | {e['synced']:.0f} | {j['call']:.0f} | {cell(submit)} | {cell(j['apart'].get('settle'))}"

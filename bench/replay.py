@@ -5,7 +5,7 @@ and a transformer block (many).
     python bench/replay.py [--backend webgpu] [--calls 300] [--rounds 5] [--block 128x256x4]
 
 Each call is `await f(x)` (jit) or the expression built and `await tw.realize(out)` (eager: planned every call)
-inside one running event loop, its output left on the device; the driver's submit and settle are timed apart
+inside one running event loop, its output left on the device; the driver's submit, queue and settle are timed apart
 (on wasm-simd the kernel calls), so "rest" is the call's Python: for a replay the argument signature, binding the arguments' and outputs' buffers into the kept
 schedule, the output tensors. The issue's target: jit rest <= 40 us per call whatever the graph's size. Best of
 --rounds rounds of --calls calls (eager: a tenth of them); the GPU is synced after each round. The workloads and
@@ -42,8 +42,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--block", default="128x256x4", help="seq x d_model x heads of the transformer block")
+    parser.add_argument("--no-queue", action="store_true", help="replays submitted at once (Driver.queue as submit)")
     args = parser.parse_args()
     dev = block_on(tw.GpuDevice.create(args.backend))
+    if args.no_queue:
+        dev.executor.driver.queue = dev.executor.driver.submit
     print(
         f"# bench/replay.py on {dev.adapter_info.get('device')} ({dev.backend}), best of {args.rounds} x {args.calls}"
     )
