@@ -273,3 +273,38 @@ def test_a_plans_pipelines_compile_together_and_count_once(fresh_gpu, monkeypatc
     first, second = run(both())
     assert np.array_equal(first, np.abs(x[:5]) + 1) and np.array_equal(second, first)
     assert len(asked) == 2 and fresh_gpu.stats.pipelines_compiled == len(ex.pipelines), asked[1:]
+
+
+def test_a_full_pool_destroys_its_longest_idle_buffers_first():
+    """Past its budget, the pool makes room for the buffer given back by destroying the buffers idle longest
+    (of any capacity), so a loop's output of a new size is reused rather than created every call."""
+    from trueno_web.backends.gpu import POOL_BYTES, BufferPool
+
+    class Driver:
+        limits = {"max_buffer_size": 1 << 40}
+
+        def __init__(self):
+            self.created, self.destroyed = 0, []
+
+        def create_buffer(self, nbytes):
+            self.created += 1
+            return (nbytes, self.created)
+
+        def destroy_buffer(self, raw):
+            self.destroyed.append(raw)
+
+    driver = Driver()
+    pool = BufferPool(driver)
+    small = [pool.take(POOL_BYTES // 8) for _ in range(8)]  # the budget's worth, idle once given back
+    for buf in small:
+        pool.give(buf)
+    assert driver.destroyed == [] and pool.idle_bytes == POOL_BYTES
+    big = pool.take(POOL_BYTES // 2)
+    pool.give(big)  # room made: the four idle longest go, oldest first
+    assert driver.destroyed == [b.raw for b in small[:4]]
+    for _ in range(3):  # the loop that follows takes and gives the new size: no buffer created or destroyed
+        again = pool.take(POOL_BYTES // 2)
+        assert again.raw == big.raw
+        pool.give(again)
+    assert driver.created == 9 and len(driver.destroyed) == 4
+    assert pool.take(POOL_BYTES // 8).raw == small[-1].raw  # the rest still reused, the newest first

@@ -33,11 +33,14 @@ class GpuBuffer:
 
 
 class BufferPool:
-    """Reuses device buffers by power-of-two capacity instead of creating one per call."""
+    """Reuses device buffers by power-of-two capacity instead of creating one per call. Past its budget it
+    destroys the buffers idle longest first, of any capacity: the one just given back is the likeliest to be
+    asked for again (a loop's output of a size the idle buffers of earlier work do not have)."""
 
     def __init__(self, driver):
         self.driver = driver
         self.idle: dict[int, list[object]] = {}
+        self.age: dict[object, int] = {}  # idle buffer -> its capacity, the longest idle first
         self.idle_bytes = 0
         self.live = 0  # buffers handed out and not yet given back (those kept with plans not counted)
         self.kept = 0  # buffers handed out to be kept (a plan's parameters)
@@ -59,7 +62,9 @@ class BufferPool:
         free = self.idle.get(capacity)
         if free:
             self.idle_bytes -= capacity
-            return GpuBuffer(free.pop(), capacity, nbytes)
+            raw = free.pop()
+            del self.age[raw]
+            return GpuBuffer(raw, capacity, nbytes)
         return GpuBuffer(self.driver.create_buffer(capacity), capacity, nbytes)
 
     def give(self, buf: GpuBuffer, kept: bool = False) -> None:
@@ -68,10 +73,18 @@ class BufferPool:
         else:
             self.live -= 1
         self.in_use -= buf.capacity
-        if self.idle_bytes + buf.capacity > max(POOL_BYTES, 2 * self.largest, self.peak):
+        budget = max(POOL_BYTES, 2 * self.largest, self.peak)
+        if buf.capacity > budget:
             self.driver.destroy_buffer(buf.raw)
             return
+        while self.idle_bytes + buf.capacity > budget:
+            raw, capacity = next(iter(self.age.items()))  # the longest idle
+            del self.age[raw]
+            self.idle[capacity].remove(raw)
+            self.idle_bytes -= capacity
+            self.driver.destroy_buffer(raw)
         self.idle.setdefault(buf.capacity, []).append(buf.raw)
+        self.age[buf.raw] = buf.capacity
         self.idle_bytes += buf.capacity
 
     def clear(self) -> None:
@@ -79,6 +92,7 @@ class BufferPool:
             for raw in raws:
                 self.driver.destroy_buffer(raw)
         self.idle.clear()
+        self.age.clear()
         self.idle_bytes = 0
 
 
