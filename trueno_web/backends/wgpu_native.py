@@ -14,7 +14,7 @@ from .held_submit import gpu_call
 from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_native.Tuning
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
-QUEUE_MAX = 64  # queued dispatches at most (queue()) before they are submitted, the GPU busy or not
+QUEUE_MAX = 16  # queued dispatches at most (queue()) before they are submitted, the GPU busy or not
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
