@@ -288,7 +288,7 @@ def test_a_full_pool_destroys_its_longest_idle_buffers_first():
 
         def create_buffer(self, nbytes):
             self.created += 1
-            return (nbytes, self.created)
+            return [nbytes, self.created]  # unhashable, as the browser's JS buffers are
 
         def destroy_buffer(self, raw):
             self.destroyed.append(raw)
@@ -304,7 +304,7 @@ def test_a_full_pool_destroys_its_longest_idle_buffers_first():
     assert driver.destroyed == [b.raw for b in small[:4]]
     for _ in range(3):  # the loop that follows takes and gives the new size: no buffer created or destroyed
         again = pool.take(POOL_BYTES // 2)
-        assert again.raw == big.raw
+        assert again.raw is big.raw
         pool.give(again)
     assert driver.created == 9 and len(driver.destroyed) == 4
-    assert pool.take(POOL_BYTES // 8).raw == small[-1].raw  # the rest still reused, the newest first
+    assert pool.take(POOL_BYTES // 8).raw is small[-1].raw  # the rest still reused, the newest first

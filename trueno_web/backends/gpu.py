@@ -40,7 +40,8 @@ class BufferPool:
     def __init__(self, driver):
         self.driver = driver
         self.idle: dict[int, list[object]] = {}
-        self.age: dict[object, int] = {}  # idle buffer -> its capacity, the longest idle first
+        self.age: dict[int, tuple[object, int]] = {}  # id of an idle buffer -> (it, its capacity), the longest
+        # idle first (by id: a driver's buffers need not be hashable, the browser's JS objects are not)
         self.idle_bytes = 0
         self.live = 0  # buffers handed out and not yet given back (those kept with plans not counted)
         self.kept = 0  # buffers handed out to be kept (a plan's parameters)
@@ -63,7 +64,7 @@ class BufferPool:
         if free:
             self.idle_bytes -= capacity
             raw = free.pop()
-            del self.age[raw]
+            del self.age[id(raw)]
             return GpuBuffer(raw, capacity, nbytes)
         return GpuBuffer(self.driver.create_buffer(capacity), capacity, nbytes)
 
@@ -78,13 +79,12 @@ class BufferPool:
             self.driver.destroy_buffer(buf.raw)
             return
         while self.idle_bytes + buf.capacity > budget:
-            raw, capacity = next(iter(self.age.items()))  # the longest idle
-            del self.age[raw]
+            raw, capacity = self.age.pop(next(iter(self.age)))  # the longest idle
             self.idle[capacity].remove(raw)
             self.idle_bytes -= capacity
             self.driver.destroy_buffer(raw)
         self.idle.setdefault(buf.capacity, []).append(buf.raw)
-        self.age[buf.raw] = buf.capacity
+        self.age[id(buf.raw)] = (buf.raw, buf.capacity)
         self.idle_bytes += buf.capacity
 
     def clear(self) -> None:
