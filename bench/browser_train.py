@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Browser benchmark of one MLP training step (forward, backward, AdamW): ours under Pyodide vs TF.js, in ONE
-page of headless Chromium (WebGPU on SwiftShader, a CPU rasterizer: see docs/benchmarks.md before reading ratios).
+"""Browser benchmark of one MLP training step (forward, backward, AdamW): ours under Pyodide vs TF.js and jax-js,
+in ONE page of headless Chromium (WebGPU on SwiftShader, a CPU rasterizer: see docs/benchmarks.md before reading ratios).
 
     .venv/bin/python bench/browser_train.py [--sizes 784,256,256,10] [--batch 128] [--steps 10] [--repeat 7]
 
@@ -17,17 +17,22 @@ decoupled weight decay 0.01 on every parameter) trains as
                         `await loss.data()`; on @tensorflow/tfjs-backend-webgpu 4.22
   TF.js wasm            the same on @tensorflow/tfjs-backend-wasm (SIMD, one thread: the page is not
                         cross-origin isolated)
+  jax-js jit webgpu     bench/jaxjs_train.mjs: the loss in jax-js's numpy (matmul, add, nn.relu, nn.logSoftmax,
+                        nn.oneHot), jax.valueAndGrad of it and AdamW by hand (the same formula as ours), the
+                        whole step under jax.jit; `await loss.data()`; @jax-js/jax 0.1.25 on its own WebGPU device
+  jax-js eager webgpu   the same step called without jax.jit
 
 The host makes the initial weights (He normal, zero biases) and --steps minibatches (seeded normal inputs
 labelled by a random teacher: bench/train.py's make_data) and serves them to the page as one safetensors file:
-ours and TF.js start from the same bits and see the same batches. Every variant first trains --steps steps
+ours and the peers start from the same bits and see the same batches. Every variant first trains --steps steps
 from the initial weights; its losses come back and are checked against a float64 NumPy training run on the
 host and against each other (max over the steps of |a - b| / |ref|, must be <= --tol) BEFORE anything is
 timed. Then each variant starts again from the initial weights and is timed: the figure is the median over
 --repeat timed runs (after warm-up; the variants on the same kind of device take turns run by run, so that
 load from other processes falls on all alike) of one step, cycling through the minibatches (resident on the
-device), ending with the loss read back, in ms, timed in the page. TF.js is served from build/web/tfjs/
-(scripts/fetch_web_assets.py fetches it at set-up; nothing is fetched at run time). Prints a markdown table;
+device), ending with the loss read back, in ms, timed in the page. TF.js and jax-js are served from
+build/web/tfjs/ and build/web/jaxjs/ (scripts/fetch_web_assets.py fetches them at set-up; nothing is fetched at
+run time). Each ours is divided by the fastest peer on the same kind of device. Prints a markdown table;
 exits 1 when the losses disagree (nothing is then timed) or the page logged problems.
 """
 
@@ -46,26 +51,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
+from browser_peers import ensure_peers  # noqa: E402 - after the paths above
+from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402
 from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
-from browser_transformer import TFJS_BASE, TIMED, ensure_tfjs  # noqa: E402
+from browser_transformer import TFJS_BASE, TIMED  # noqa: E402
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
 MODULE_ROUTE = "/bench/tfjs_train.mjs"  # imports ./tfjs_block.mjs (loadTfjs, useBackend): both are served
 MODULE = ROOT / "bench" / "tfjs_train.mjs"
+JAXJS_ROUTE = "/bench/jaxjs_train.mjs"  # imports jax-js from JAXJS_BASE
+JAXJS_MODULE = ROOT / "bench" / "jaxjs_train.mjs"
+JAXJS_BASE = "/jaxjs/"
 ROUTES = {
     MODULE_ROUTE: ("text/javascript; charset=utf-8", MODULE.read_bytes()),
     BLOCK_ROUTE: ("text/javascript; charset=utf-8", BLOCK_MODULE.read_bytes()),
+    JAXJS_ROUTE: ("text/javascript; charset=utf-8", JAXJS_MODULE.read_bytes()),
 }
 HYPER = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weightDecay": 0.01}
 TOL = 1e-3  # max over the steps of |loss - ref| / |ref| allowed before timing (printed: ~1e-6 expected)
-VARIANTS = ("ours jit webgpu", "ours eager webgpu", "TF.js webgpu", "ours jit wasm-simd", "TF.js wasm")
-PAIRS = (  # (ours, TF.js) compared in the table
-    ("ours jit webgpu", "TF.js webgpu"),
-    ("ours eager webgpu", "TF.js webgpu"),
-    ("ours jit wasm-simd", "TF.js wasm"),
-)
+VARIANTS = {  # label -> the kind of device it runs on: each ours is compared with the peers on the same kind
+    "ours jit webgpu": "webgpu",
+    "ours eager webgpu": "webgpu",
+    "TF.js webgpu": "webgpu",
+    "jax-js jit webgpu": "webgpu",
+    "jax-js eager webgpu": "webgpu",
+    "ours jit wasm-simd": "wasm",
+    "TF.js wasm": "wasm",
+}
 
 
 def log(msg: str) -> None:
@@ -162,6 +175,8 @@ from trueno_web.models import read_safetensors
 
 TFJS = await run_js(f"import({E2E_ARGS['module']!r})")
 TFJS_VERSIONS = (await TFJS.loadTfjs(E2E_ARGS["tfjs_base"])).to_py()
+JAXJS = await run_js(f"import({E2E_ARGS['jaxjs_module']!r})")
+JAXJS_INFO = (await JAXJS.loadJaxjs(E2E_ARGS["jaxjs_base"])).to_py()
 DEVICES = {"webgpu": await tw.GpuDevice.create("webgpu")}
 assert DEVICES["webgpu"].backend == "webgpu", DEVICES["webgpu"].backend
 if E2E_ARGS["wasm"]:
@@ -218,15 +233,37 @@ async def tfjs(backend):
     return trainer, info
 
 
+async def jaxjs(mode):
+    # a fresh jax-js trainer on its webgpu device from the initial weights, its step jitted or eager
+    trainer = await JAXJS.createTrainer(JS_INIT, to_js(list(SIZES)), BATCH, JS_XS, JS_YS,
+                                        to_js(HYPER, dict_converter=js.Object.fromEntries), mode)
+    return trainer, {**JAXJS_INFO, "mode": mode}
+
+
 def variants(name):
-    # ours on DEVICES[name] (jit, and eager on webgpu) and TF.js's counterpart: [(label, make)]
+    # ours on DEVICES[name] (jit, and eager on webgpu): [(label, make)]
     out = [(f"ours jit {name}", lambda: ours(name, True))]
     if name == "webgpu":
         out.append((f"ours eager {name}", lambda: ours(name, False)))
     return out
 
 
-{"tfjs": TFJS_VERSIONS, "adapter": DEVICES["webgpu"].adapter_info,
+def peers(name):
+    # the peers on the kind of device of DEVICES[name]: [(label, make)], make() -> (JS trainer, info)
+    out = [("TF.js " + TF_BACKENDS[name], lambda: tfjs(TF_BACKENDS[name]))]
+    if name == "webgpu":
+        out += [(f"jax-js {mode} webgpu", lambda mode=mode: jaxjs(mode)) for mode in ("jit", "eager")]
+    return out
+
+
+async def work(label, trainer):
+    # what one step of a peer runs: TF.js's kernels (tf.profile), jax-js's dispatches (counted in the page)
+    if label.startswith("TF.js"):
+        return {"kernels": len((await trainer.kernels()).to_py())}
+    return {"dispatches": await trainer.dispatches()}
+
+
+{"tfjs": TFJS_VERSIONS, "jaxjs": JAXJS_INFO, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
 SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
@@ -254,12 +291,12 @@ for name, dev in DEVICES.items():
         before = dev.stats.dispatches
         losses[label] = [await step() for _ in range(E2E_ARGS["steps"])]
         info[label] = {"dispatches/step (incl. first)": (dev.stats.dispatches - before) / E2E_ARGS["steps"]}
-    trainer, tf_info = await tfjs(TF_BACKENDS[name])
-    try:
-        losses["TF.js " + TF_BACKENDS[name]] = [await trainer.step() for _ in range(E2E_ARGS["steps"])]
-        info["TF.js " + TF_BACKENDS[name]] = tf_info
-    finally:
-        trainer.dispose()
+    for label, make in peers(name):
+        trainer, info[label] = await make()
+        try:
+            losses[label] = [await trainer.step() for _ in range(E2E_ARGS["steps"])]
+        finally:
+            trainer.dispose()
 {"losses": losses, "info": info}
 """
 
@@ -267,19 +304,22 @@ TIMES = r"""
 times, info = {}, {}
 for name, dev in DEVICES.items():
     fns = {label: await make() for label, make in variants(name)}
-    tf_label = "TF.js " + TF_BACKENDS[name]
-    trainer, _ = await tfjs(TF_BACKENDS[name])
-    try:  # ours and TF.js's counterpart take turns
-        fns[tf_label] = trainer.step
+    trainers = {}
+    try:  # ours and the peers on the same kind of device take turns
+        for label, make in peers(name):
+            trainers[label], _ = await make()
+            fns[label] = trainers[label].step
         times.update(await timed(fns, E2E_ARGS["repeat"], 2, MIN_MS))
         for label, fn in fns.items():
             if label.startswith("ours"):
                 before = dev.stats.dispatches
                 await fn()
                 info[label] = {"dispatches": dev.stats.dispatches - before}
-        info[tf_label] = {"kernels": len((await trainer.kernels()).to_py())}
+        for label, trainer in trainers.items():
+            info[label] = await work(label, trainer)
     finally:
-        trainer.dispose()
+        for trainer in trainers.values():
+            trainer.dispose()
 {"times": times, "info": info}
 """
 
@@ -288,12 +328,9 @@ for name, dev in DEVICES.items():
 
 
 def setup_page(page: PyodidePage, *, wasm: bool = True, min_ms: float = 25.0) -> dict:
-    """Load TF.js and create our devices in `page` (served by an AssetServer with ROUTES)."""
-    return page.run(
-        SETUP,
-        args={"module": MODULE_ROUTE, "tfjs_base": TFJS_BASE, "wasm": wasm, "min_ms": min_ms, "hyper": HYPER},
-        timeout_s=180,
-    )
+    """Load TF.js and jax-js and create our devices in `page` (served by an AssetServer with ROUTES)."""
+    args = {"module": MODULE_ROUTE, "tfjs_base": TFJS_BASE, "jaxjs_module": JAXJS_ROUTE, "jaxjs_base": JAXJS_BASE}
+    return page.run(SETUP, args={**args, "wasm": wasm, "min_ms": min_ms, "hyper": HYPER}, timeout_s=180)
 
 
 def check(
@@ -321,7 +358,7 @@ def report(agree: dict, timed: dict, setup: dict, steps: int) -> str:
         f"Adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
         f"({gpu.get('description')}); ours on wasm: {setup['wasm']}; TF.js: "
         + ", ".join(f"@tensorflow/{k} {v}" for k, v in tv.items())
-        + ".",
+        + f"; @jax-js/jax {setup['jaxjs']['@jax-js/jax']} (adapter {setup['jaxjs']['adapter']}).",
         "",
         f"Losses over {steps} steps from the same weights (max over the steps of |a - b| / |float64 NumPy|):",
         "",
@@ -331,25 +368,31 @@ def report(agree: dict, timed: dict, setup: dict, steps: int) -> str:
         "One training step (forward, backward, AdamW; the loss read back), batches resident; ms, median "
         "(min-max) of the timed runs:",
         "",
-        f"| variant | ms/step | steps/s | ours / TF.js | loss after {steps} steps | dispatches (ours) / kernels (TF.js) |",
+        f"| variant | ms/step | steps/s | ours / best peer | loss after {steps} steps | dispatches / kernels (TF.js) |",
         "|---|---|---|---|---|---|",
     ]
     t, info = timed.get("times", {}), timed.get("info", {})
-    ratio = {a: t[a]["ms"] / t[b]["ms"] for a, b in PAIRS if a in t and b in t}
+    ratio = {}  # ours -> (its ms / the fastest peer's on the same kind of device, that peer)
+    for label, kind in VARIANTS.items():
+        rivals = [p for p, k in VARIANTS.items() if k == kind and not p.startswith("ours") and p in t]
+        if label.startswith("ours") and label in t and rivals:
+            best = min(rivals, key=lambda p: t[p]["ms"])
+            ratio[label] = (t[label]["ms"] / t[best]["ms"], best)
     for label in VARIANTS:
         if label not in agree["losses"]:
             continue
         cell = f"{t[label]['ms']:.1f} ({t[label]['min']:.1f}-{t[label]['max']:.1f})" if label in t else "n/a"
         rate = f"{1e3 / t[label]['ms']:.1f}" if label in t else "n/a"
-        r = f"**{ratio[label]:.2f}x**" if label in ratio else ""
+        r = f"**{ratio[label][0]:.2f}x** ({ratio[label][1]})" if label in ratio else ""
         work = info.get(label, {})
         work = work.get("dispatches", work.get("kernels", "n/a"))
         lines.append(f"| {label} | {cell} | {rate} | {r} | {agree['losses'][label][-1]:.6f} | {work} |")
     lines += [
         "",
-        f"(float64 NumPy's loss after {steps} steps: {agree['ref'][-1]:.6f}. Ratio < 1: ours is faster; each ours "
-        "is divided by TF.js on the same kind of device. Dispatches: what one step of ours submits; kernels: "
-        "what tf.profile lists for one TF.js step, reshapes and casts included.)",
+        f"(float64 NumPy's loss after {steps} steps: {agree['ref'][-1]:.6f}. Ratio < 1: ours is faster than every "
+        "peer; each ours is divided by the fastest peer on the same kind of device (named). Dispatches: what one "
+        "step of ours submits, or jax-js's compute dispatches counted in the page; kernels: what tf.profile lists "
+        "for one TF.js step, reshapes and casts included.)",
     ]
     return "\n".join(lines)
 
@@ -363,7 +406,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10, help="steps checked from the initial weights (and minibatches)")
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median reported)")
     ap.add_argument("--min-ms", type=float, default=25.0, help="each timed run repeats the step until it lasts this")
-    ap.add_argument("--no-wasm", action="store_true", help="webgpu only (ours and TF.js)")
+    ap.add_argument("--no-wasm", action="store_true", help="webgpu only (ours and the peers)")
     ap.add_argument("--tol", type=float, default=TOL, help="largest loss difference accepted before timing")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
     args = ap.parse_args(argv)
@@ -374,7 +417,7 @@ def main(argv=None) -> int:
     from browser import ensure_assets, source_state
 
     ensure_assets()
-    ensure_tfjs()
+    ensure_peers()
     from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()
