@@ -126,7 +126,7 @@ def main() -> None:
             label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + (
                 "" if picked.vec else " scalar"
             )
-            direct = direct_fits(k, int(batch > 1), False, False, caps)  # a software adapter's pick (never forced)
+            direct = direct_fits(k, int(batch > 1), caps)  # a software adapter's pick (never forced)
             if direct:
                 label = f"direct {TILE.tm}x{TILE.tn} per thread, {TILE.tx}x{TILE.ty} threads"
             if cand and picked.splits != splits:

@@ -1,4 +1,5 @@
-// C(M,N) = A(M,K) @ B(K,N), row-major, of S (f32; i32 and u32 wrap), with no workgroup memory and no barrier:
+// C(M,N) = A(M,K) @ B(K,N) (A stored as (K,M) or B as (N,K) read in place where DECL, STEP4 and STEP1 say so),
+// of S (f32; i32 and u32 wrap), with no workgroup memory and no barrier:
 // the matmul of software adapters (kernels/matmul_direct.py fills the template in). A CPU rasterizer runs a
 // workgroup's invocations as SIMD lanes, one group of lanes after another on one core, so a barrier costs a
 // switch of every group's context, and workgroup memory is the same cache as global memory: each thread here

@@ -1,6 +1,6 @@
 """The software adapters' matmul (kernels/matmul_direct.py): every alignment case on awkward shapes against
-NumPy in float64, batches and broadcasts, the edges of the per-thread block; when it runs and when the tiled
-kernel does instead."""
+NumPy in float64, operands stored transposed, batches and broadcasts, the edges of the per-thread block; when it
+runs and when the tiled kernel does instead."""
 
 from __future__ import annotations
 
@@ -15,12 +15,17 @@ DIRECT = "with no workgroup memory and no barrier"  # the direct kernel's header
 TILED = "var<workgroup> a_tile"
 
 
-def run_checked(gpu, shapes, seed=0, transpose=False):
+def stored(gpu, x, transposed):
+    """x on the device, or x stored transposed and viewed back (read in place by the product)."""
+    return gpu.tensor(np.ascontiguousarray(np.swapaxes(x, -1, -2))).mT if transposed else gpu.tensor(x)
+
+
+def run_checked(gpu, shapes, seed=0, transpose=""):
+    """Each (A shape, B shape) product against float64; `transpose` names the operands stored transposed."""
     rng = np.random.default_rng(seed)
     for sa, sb in shapes:
         a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
-        ta = gpu.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2))).mT if transpose else gpu.tensor(a)
-        got = block_on((ta @ gpu.tensor(b)).numpy())
+        got = block_on((stored(gpu, a, "a" in transpose) @ stored(gpu, b, "b" in transpose)).numpy())
         ref, mag = a.astype(np.float64) @ b, np.abs(a).astype(np.float64) @ np.abs(b)
         assert got.shape == ref.shape, (sa, sb)
         assert np.all(np.abs(got - ref) <= 2e-6 * mag + 1e-30), (sa, sb, float(np.max(np.abs(got - ref) / mag)))
@@ -78,22 +83,28 @@ def test_direct_integers_wrap_as_numpy(direct_gpu, dtype):
     assert compiled(direct_gpu, DIRECT) and not compiled(direct_gpu, TILED)
 
 
-def test_transposed_operands_and_long_k_take_the_tiled_kernel(direct_gpu):
-    """A transposed operand read in place, and a K past the loop budget, run the tiled kernel, correctly."""
-    run_checked(direct_gpu, [((20, 37), (37, 12))], transpose=True)
-    assert compiled(direct_gpu, TILED) and not compiled(direct_gpu, DIRECT)
+@pytest.mark.parametrize("transpose", ["a", "b", "ab"])
+def test_direct_transposed_operands(direct_gpu, transpose):
+    """Operands stored transposed (a backward pass's x.T @ d and d @ w.T), read in place: K % 4 == 0 and not,
+    M and N off the tile and off 4, a batch."""
+    shapes = [((65, 132), (132, 9)), ((7, 37), (37, 70)), ((1, 1), (1, 1)), ((2, 9, 12), (2, 12, 33))]
+    run_checked(direct_gpu, shapes, seed=2, transpose=transpose)
+    assert compiled(direct_gpu, DIRECT) and not compiled(direct_gpu, TILED)
+
+
+def test_long_k_takes_the_tiled_kernel(direct_gpu):
+    """A K past the loop budget runs the tiled kernel, correctly."""
     direct_gpu.executor.caps.loop_trips = 30  # K = 200: 50 trips of four
     run_checked(direct_gpu, [((9, 200), (200, 8))])
-    assert not compiled(direct_gpu, DIRECT)
+    assert compiled(direct_gpu, TILED) and not compiled(direct_gpu, DIRECT)
 
 
 def test_when_the_direct_kernel_runs():
     caps = kernels.Caps(matmul_direct=True)
-    assert direct_fits(1024, 0, False, False, caps)
-    assert not direct_fits(4 * (caps.loop_trips - 4) + 4, 2, False, False, caps)  # loop budget, batch loop included
-    assert not direct_fits(64, 0, True, False, caps) and not direct_fits(64, 0, False, True, caps)
-    assert not direct_fits(64, 0, False, False, kernels.Caps(matmul_direct=True, matmul="64x64x8"))  # forced tiling
-    assert not direct_fits(64, 0, False, False, kernels.Caps())
+    assert direct_fits(1024, 0, caps)
+    assert not direct_fits(4 * (caps.loop_trips - 4) + 4, 2, caps)  # loop budget, batch loop included
+    assert not direct_fits(64, 0, kernels.Caps(matmul_direct=True, matmul="64x64x8"))  # forced tiling
+    assert not direct_fits(64, 0, kernels.Caps())
     assert TILE.bm == TILE.tm * TILE.ty and TILE.bn == TILE.tn * TILE.tx
 
 

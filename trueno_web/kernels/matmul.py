@@ -320,9 +320,9 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
     vec_b = vec and (k if tb else n) % 4 == 0 and caps.vec_ok(size_b)
     vec_c = vec and n % 4 == 0 and caps.vec_ok(node.size)
-    if direct_fits(k, len(o["dims"]), ta, tb, caps):  # a software adapter: no workgroup memory, no barrier
+    if direct_fits(k, len(o["dims"]), caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
-        source = direct_source(TILE, vec_a, bool(o["dims"]), scalar)
+        source = direct_source(TILE, vec_a and not ta, bool(o["dims"]), scalar, ta, tb)
         grid, bindings = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), ((1, ins[0]), (2, ins[1]), (3, node.id))
         return [Dispatch(source, "main", bindings, grid, matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1))]
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
