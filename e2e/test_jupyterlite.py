@@ -143,7 +143,7 @@ def first_trueno_cell(rec: dict) -> dict:
 KERNEL_STEPS = (
     ("Pyodide asked", "/static/pyodide/pyodide.asm.wasm"),
     ("stdlib asked", "/static/pyodide/python_stdlib.zip"),
-    ("ipython asked", "/static/pyodide/ipython-"),
+    ("kernel snapshot asked", "/static/pyodide/kernel-snapshot-"),
     ("trueno_web wheel asked (%pip)", "/pypi/trueno_web-"),
 )
 
@@ -224,10 +224,13 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         "/jupyter-lite.json",
         "/static/pyodide/pyodide.asm.wasm",
         "/static/pyodide/pyodide-lock.json",
-        "/static/pyodide/ipython-",
+        "/static/pyodide/kernel_pyodide.mjs",  # the kernel started from the site's snapshot
+        "/static/pyodide/kernel-snapshot-",
+        "/static/pyodide/kernel-site-packages-",
         "/pypi/trueno_web-",
     ):
         assert any(needle in p for p in log), f"no request for {needle}: the kernel did not load from the site"
+    assert not any("/static/pyodide/ipython-" in p for p in log), "the kernel installed ipython: not from the snapshot"
 
     # --- the page: no uncaught errors, no console errors, no uncaptured WebGPU errors
     assert rec.get("error") is None, rec["error"]

@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fetch_web_assets as fetch
+import jupyterlite_snapshot as kernel_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -213,8 +214,11 @@ LITE_CONFIG = {
         "exposeAppInBrowser": "true",
         "litePluginSettings": {
             PLUGIN_ID: {
+                # the pyodide addon sets this to its pyodide.mjs at build; use_kernel_snapshot() then
+                # points it at the snapshot's starter
                 "pyodideUrl": "./static/pyodide/pyodide.mjs",
                 "disablePyPIFallback": True,
+                "loadPyodideOptions": {"packages": list(kernel_snapshot.SKIPPED)},
             },
         },
     },
@@ -232,7 +236,8 @@ def fingerprint() -> str:
     """Everything the site is made of: this script (pins included), the notebooks, the project
     sources (as the project wheel is built from them) and the Pyodide version."""
     h = hashlib.sha256()
-    h.update(Path(__file__).read_bytes())
+    for script in (Path(__file__), Path(kernel_snapshot.__file__), kernel_snapshot.MAKER, kernel_snapshot.STARTER):
+        h.update(script.read_bytes())
     for nb in NOTEBOOKS:
         h.update(nb.name.encode() + b"\0" + nb.read_bytes())
     h.update(fetch.project_fingerprint().encode())
@@ -419,16 +424,30 @@ def jupyter_lite_build(py: Path) -> None:
     log(f"jupyter lite build: {time.perf_counter() - t0:.1f} s")
 
 
+STARTER_URL = f"./static/pyodide/{kernel_snapshot.STARTER.name}"
+
+
+def use_kernel_snapshot() -> None:
+    """Make the kernel's snapshot and point the site's pyodideUrl at its starter."""
+    kernel_snapshot.make(OUT, log)
+    path = OUT / "jupyter-lite.json"
+    cfg = json.loads(path.read_text())
+    cfg["jupyter-config-data"]["litePluginSettings"][PLUGIN_ID]["pyodideUrl"] = STARTER_URL
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
 def check_site() -> None:
     """The things a kernel needs to start without the network."""
     cfg = json.loads((OUT / "jupyter-lite.json").read_text())
     settings = cfg["jupyter-config-data"]["litePluginSettings"][PLUGIN_ID]
     problems = []
-    if settings.get("pyodideUrl") != "./static/pyodide/pyodide.mjs":
+    if settings.get("pyodideUrl") != STARTER_URL:
         problems.append(f"pyodideUrl is {settings.get('pyodideUrl')!r}")
+    if settings.get("loadPyodideOptions", {}).get("packages") != list(kernel_snapshot.SKIPPED):
+        problems.append("loadPyodideOptions.packages does not name the snapshot's packages")
     if settings.get("disablePyPIFallback") is not True:
         problems.append("disablePyPIFallback is not true")
-    for name in (*PYODIDE_CORE, "pyodide-lock.json"):
+    for name in (*PYODIDE_CORE, "pyodide-lock.json", *kernel_snapshot.site_files(OUT)):
         if not (OUT / "static" / "pyodide" / name).is_file():
             problems.append(f"static/pyodide/{name} missing")
     lock = json.loads((OUT / "static" / "pyodide" / "pyodide-lock.json").read_text())
@@ -458,6 +477,7 @@ def build(force: bool = False) -> Path:
     ensure_kernel_wheels()
     stage(manifest)
     jupyter_lite_build(py)
+    use_kernel_snapshot()
     check_site()
     STAMP.write_text(
         json.dumps(
