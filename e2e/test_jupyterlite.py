@@ -226,7 +226,7 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         "/static/pyodide/pyodide-lock.json",
         "/static/pyodide/kernel_pyodide.mjs",  # the kernel started from the site's snapshot
         "/static/pyodide/kernel-snapshot-",
-        "/static/pyodide/kernel-site-packages-",
+        "/static/pyodide/kernel-files-",
         "/pypi/trueno_web-",
     ):
         assert any(needle in p for p in log), f"no request for {needle}: the kernel did not load from the site"

@@ -23,10 +23,17 @@ What it does (everything pinned; downloads only from PyPI and the npm registry):
                          upstream lock's hashes do not match PyPI's files)
        pypi/             trueno_web's wheel and comm (piplite's index: `%pip install trueno_web`)
        files/            examples/trueno_web_tour.ipynb
-       jupyter-lite.json pyodideUrl ./static/pyodide/pyodide.mjs and disablePyPIFallback: without an
-                         explicit local pyodideUrl a kernel may reach for a CDN and never start
-  5. `jupyter lite build` (clean: no _output, no .jupyterlite.doit.db) into build/jupyterlite/,
-     then a stamp (.trueno_build.json) with the fingerprint of every input, so a second run is quick.
+       jupyter-lite.json a local pyodideUrl and disablePyPIFallback: without an explicit local
+                         pyodideUrl a kernel may reach for a CDN and never start
+  5. `jupyter lite build` (clean: no _output, no .jupyterlite.doit.db) into build/jupyterlite/.
+  6. The kernel's start-up snapshot (scripts/jupyterlite_snapshot.py, in headless Chromium): the
+     kernel's worker installs micropip, piplite, ipykernel, comm, pyodide-kernel, jedi and ipython one
+     after the other before its first cell, most of the wait after Run All; done once at build instead,
+     kept as Pyodide's memory snapshot + site-packages' files in static/pyodide/, and pyodideUrl points
+     at static/pyodide/kernel_pyodide.mjs, which starts Pyodide from them (before/after in
+     docs/benchmarks.md). `%pip install trueno_web` still installs from pypi/. The kernel's worker is not patched: loadPyodideOptions.packages names
+     what the snapshot holds, which the pinned worker skips (its text is checked; the build stops if not).
+  7. A stamp (.trueno_build.json) with the fingerprint of every input, so a second run is quick.
 """
 
 from __future__ import annotations
@@ -493,13 +500,21 @@ def build(force: bool = False) -> Path:
 # --------------------------------------------------------------------------------------- serve
 
 
+def cache_control(url_path: str) -> str:
+    """The kernel's snapshot files (large, content-hashed names) kept by the browser; the rest never
+    cached (rebuilt under the same names)."""
+    if url_path.startswith("/static/pyodide/kernel-"):
+        return "public, max-age=31536000, immutable"
+    return "no-store"
+
+
 def serve(host: str, port: int) -> int:
     """Serve the site with the project's one static-file server (trueno_web.app.server)."""
     sys.path.insert(0, str(ROOT))  # the checkout's package, also when it is not installed
     from trueno_web.app.server import make_server_near, run_until_interrupted
 
     try:
-        httpd, note = make_server_near(host, port, {"/": OUT}, quiet=True, cache_control="no-store")
+        httpd, note = make_server_near(host, port, {"/": OUT}, quiet=True, cache_control=cache_control)
     except OSError as e:
         log(f"error: cannot listen on {host}:{port}: {e}; pick another with --port N")
         return 1

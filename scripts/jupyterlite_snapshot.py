@@ -1,10 +1,10 @@
 """The notebook kernel's start-up snapshot, made at site build in headless Chromium.
 
 jupyterlite-pyodide-kernel 0.8.6's worker starts Python, then installs micropip, piplite, ipykernel, comm,
-pyodide-kernel, jedi and ipython one after the other and imports the kernel: ~11 s before the first cell on
-the 2-vCPU machine (docs/benchmarks.md). Here that work is done once, at build, by
+pyodide-kernel, jedi and ipython one after the other and imports the kernel: most of the wait from Run All
+to the first cell (docs/benchmarks.md). Here that work is done once, at build, by
 jupyterlite/kernel_snapshot_maker.mjs in a worker of the built site, and kept as Pyodide's memory snapshot
-plus a zip of site-packages. jupyterlite/kernel_pyodide.mjs, the site's `pyodideUrl`, starts the kernel
+plus site-packages' files. jupyterlite/kernel_pyodide.mjs, the site's `pyodideUrl`, starts the kernel
 from them; the site's `loadPyodideOptions.packages` names the kernel's packages so that the worker skips
 installing them (checked against the worker's text, see WORKER_SKIPS).
 """
@@ -44,7 +44,7 @@ const worker = new Worker("./maker.mjs", {type: "module"});
 worker.onmessage = (event) => {
   const {snapshot, files, loaded, ms, error} = event.data;
   if (error) { window.__made = {error}; return; }
-  for (const [name, bytes] of [["snapshot.bin", snapshot], ["site-packages.zip", files]]) {
+  for (const [name, bytes] of [["snapshot.bin", snapshot], ["files.bin", files]]) {
     const a = document.createElement("a");
     a.href = URL.createObjectURL(new Blob([bytes]));
     a.download = name;
@@ -81,7 +81,7 @@ def site_files(site: Path) -> list[str]:
 
 
 def make(site: Path, log=print) -> dict[str, str]:
-    """Make the snapshot and the site-packages zip into site/static/pyodide/ (content-hashed names) and
+    """Make the snapshot and site-packages' files into site/static/pyodide/ (content-hashed names) and
     write kernel_pyodide.mjs there, naming them. Returns {"snapshot": name, "files": name}."""
     from playwright.sync_api import sync_playwright
 
@@ -133,13 +133,13 @@ def make(site: Path, log=print) -> dict[str, str]:
         if len(got) != 2:
             raise SystemExit(f"the kernel snapshot's files did not come back from the browser: got {sorted(got)}")
         names = {}
-        for key, fn in (("snapshot", "snapshot.bin"), ("files", "site-packages.zip")):
+        for key, fn in (("snapshot", "snapshot.bin"), ("files", "files.bin")):
             data = got[fn].read_bytes()
             stem, dot, suffix = fn.partition(".")
             names[key] = f"kernel-{stem}-{hashlib.sha256(data).hexdigest()[:16]}{dot}{suffix}"
             shutil.copyfile(got[fn], static / names[key])
     log(
-        f"kernel snapshot: {made['snapshot'] / 2**20:.1f} MiB + site-packages {made['files'] / 2**20:.1f} MiB, "
+        f"kernel snapshot: {made['snapshot'] / 2**20:.1f} MiB + site-packages' files {made['files'] / 2**20:.1f} MiB, "
         f"made in {made['ms'] / 1000:.1f} s in the browser ({time.perf_counter() - t0:.1f} s in all)"
     )
     starter = STARTER.read_text()

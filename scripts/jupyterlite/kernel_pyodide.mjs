@@ -1,7 +1,7 @@
 // The JupyterLite site's `pyodideUrl` (static/pyodide/kernel_pyodide.mjs): the kernel's worker imports it
 // and calls its loadPyodide as it would Pyodide's. It starts Pyodide from the snapshot made at site build
 // (scripts/jupyterlite_snapshot.py: the kernel's packages installed and `pyodide_kernel` imported) and
-// unpacks their files into site-packages (a snapshot holds memory, not files). The build fills in the
+// writes their files back into site-packages (a snapshot holds memory, not files). The build fills in the
 // two file names (content-hashed) and the packages Pyodide had loaded.
 
 import createPyodideModule from "./pyodide.asm.mjs";
@@ -50,6 +50,24 @@ async function bytesOf(name) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+// Write back site-packages as kernel_snapshot_maker.mjs packed it (packFiles).
+function writeFiles(pyodide, bytes) {
+  const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  const n = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+  const entries = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + n)));
+  const data = bytes.subarray(4 + n);
+  const made = new Set();
+  for (const [path, offset, size] of entries) {
+    const full = `${site}/${path}`;
+    const dir = full.slice(0, full.lastIndexOf("/"));
+    if (!made.has(dir)) {
+      pyodide.FS.mkdirTree(dir);
+      made.add(dir);
+    }
+    pyodide.FS.writeFile(full, data.subarray(offset, offset + size), { canOwn: true }); // no copy
+  }
+}
+
 export async function loadPyodide(options) {
   // `packages` names what the snapshot already holds, so that the worker skips installing it
   const { packages: _inSnapshot, ...rest } = options;
@@ -71,8 +89,7 @@ export async function loadPyodide(options) {
   });
   started = pyodide;
   Object.assign(pyodide.loadedPackages, LOADED);
-  const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
-  pyodide.unpackArchive(await files, "zip", { extractDir: site });
+  writeFiles(pyodide, await files);
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   return pyodide;
 }

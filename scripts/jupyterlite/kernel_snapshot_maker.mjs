@@ -1,8 +1,8 @@
 // A Web Worker, run once at site build (scripts/jupyterlite_snapshot.py, in headless Chromium), that
 // does what jupyterlite-pyodide-kernel 0.8.6's worker does before its first cell (micropip, piplite,
 // the kernel's packages, `import pyodide_kernel`) in a Pyodide started with `_makeSnapshot`, then answers
-// {snapshot, files, loaded}: the interpreter's memory, a zip of site-packages (a snapshot holds memory,
-// not files) and Pyodide's loadedPackages. kernel_pyodide.mjs starts the notebook's kernel from them. Asked {pyodideUrl, pipliteWheelUrl,
+// {snapshot, files, loaded}: the interpreter's memory, site-packages packed in one file (a snapshot holds
+// memory, not files) and Pyodide's loadedPackages. kernel_pyodide.mjs starts the notebook's kernel from them. Asked {pyodideUrl, pipliteWheelUrl,
 // pipliteUrls, packages}; answers {snapshot, files, loaded, ms} or {error}.
 
 // How the snapshot names a JS object the interpreter's handle table holds that is not reached from
@@ -45,6 +45,43 @@ function nameOf(pyodide, obj) {
   return { gone: what };
 }
 
+// site-packages as one file that kernel_pyodide.mjs writes back with FS calls (unpacking a zip in Python
+// took longer than the rest of the start), read through FS so that the interpreter's memory does not
+// grow: a little-endian u32 n, n bytes of JSON [[path relative to site-packages, offset, size], ...],
+// then the files' bytes.
+function packFiles(pyodide) {
+  const { FS } = pyodide;
+  const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  const entries = [];
+  const chunks = [];
+  let offset = 0;
+  const walk = (rel) => {
+    for (const name of FS.readdir(`${site}/${rel}`).sort()) {
+      if (name === "." || name === "..") continue;
+      const path = rel ? `${rel}/${name}` : name;
+      if (FS.isDir(FS.stat(`${site}/${path}`).mode)) {
+        walk(path);
+      } else {
+        const data = FS.readFile(`${site}/${path}`);
+        entries.push([path, offset, data.length]);
+        chunks.push(data);
+        offset += data.length;
+      }
+    }
+  };
+  walk("");
+  const header = new TextEncoder().encode(JSON.stringify(entries));
+  const out = new Uint8Array(4 + header.length + offset);
+  new DataView(out.buffer).setUint32(0, header.length, true);
+  out.set(header, 4);
+  let at = 4 + header.length;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
 self.onmessage = async (event) => {
   const { pyodideUrl, pipliteWheelUrl, pipliteUrls, packages } = event.data;
   const t0 = performance.now();
@@ -65,11 +102,8 @@ import pyodide_kernel
 # the site's indices as this build's server gave them: the kernel sets its own URLs after the start
 piplite.piplite._PIPLITE_URLS = []
 piplite.piplite._PIPLITE_INDICES.clear()
-import shutil, sysconfig
-shutil.make_archive("/tmp/site-packages", "zip", sysconfig.get_path("purelib"))
 `);
-    const files = pyodide.FS.readFile("/tmp/site-packages.zip");
-    pyodide.FS.unlink("/tmp/site-packages.zip");
+    const files = packFiles(pyodide);
     // Pyodide snapshots only an interpreter whose loadedPackages is empty: kept apart, the starter puts it back
     const loaded = { ...pyodide.loadedPackages };
     for (const name of Object.keys(loaded)) delete pyodide.loadedPackages[name];
