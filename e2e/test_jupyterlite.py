@@ -67,6 +67,11 @@ _RUN_ALL = """(path) => {
     tour.run_ms = performance.now() - t1;
     for (let i = 0; i < 300 && panel.sessionContext.session.kernel.status !== "idle"; i++) await sleep(100);
     tour.kernel_status = panel.sessionContext.session.kernel.status;
+    // completion that needs jedi's inference (a call's result is never evaluated) and its typeshed stubs:
+    // their files came with the snapshot's site-packages
+    const code = "def word():\\n    return 'x'\\nword().st";
+    const reply = await panel.sessionContext.session.kernel.requestComplete({code, cursor_pos: code.length});
+    tour.completions = reply.content.matches;
     tour.nb = panel.content.model.toJSON();
     tour.phase = "done";
   })().catch((e) => { tour.error = String((e && (e.stack || e.message)) || e); })
@@ -249,6 +254,8 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         errors = [o for o in outs if o["output_type"] == "error"]
         assert not errors, f"cell {i} ({src!r}) raised:\n" + "\n".join(f"{e['ename']}: {e['evalue']}" for e in errors)
         assert _text(outs, "stderr") == "", f"cell {i} ({src!r}) wrote to stderr: {_text(outs, 'stderr')}"
+
+    assert {"startswith", "strip"} <= set(rec["completions"]), rec["completions"]
 
     # --- the values
     everything = "".join(_text(outs) for _c, outs in cells)
