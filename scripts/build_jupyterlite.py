@@ -261,6 +261,7 @@ def up_to_date() -> bool:
         stamp.get("fingerprint") == fingerprint()
         and (OUT / "lab" / "index.html").is_file()
         and any((OUT / "pypi").glob("trueno_web-*.whl"))
+        and all((OUT / "static" / "pyodide" / name).is_file() for name in kernel_snapshot.site_files(OUT))
     )
 
 
