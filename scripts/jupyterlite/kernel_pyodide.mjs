@@ -21,7 +21,8 @@ function revive(name) {
   if (name.gone !== undefined) {
     return new Proxy({}, {
       get() {
-        throw new Error(`the kernel's snapshot held a ${name.gone}, then gone: rebuild the site without it`);
+        throw new Error(`a ${name.gone} the kernel's snapshot took for freed is used: rebuild the site with ` +
+          "python scripts/build_jupyterlite.py --force, and report it if it happens again");
       },
     });
   }

@@ -1,9 +1,9 @@
 // A Web Worker, run once at site build (scripts/jupyterlite_snapshot.py, in headless Chromium), that
 // does what jupyterlite-pyodide-kernel 0.8.6's worker does before its first cell (micropip, piplite,
-// the kernel's packages, `import pyodide_kernel`) in a Pyodide started with `_makeSnapshot`, then answers
-// {snapshot, files, loaded}: the interpreter's memory, site-packages packed in one file (a snapshot holds
-// memory, not files) and Pyodide's loadedPackages. kernel_pyodide.mjs starts the notebook's kernel from them. Asked {pyodideUrl, pipliteWheelUrl,
-// pipliteUrls, packages}; answers {snapshot, files, loaded, ms} or {error}.
+// the kernel's packages, `import pyodide_kernel`) in a Pyodide started with `_makeSnapshot`. Asked
+// {pyodideUrl, pipliteWheelUrl, pipliteUrls, packages}; answers {snapshot, files, loaded, ms}: the
+// interpreter's memory, site-packages packed in one file (a snapshot holds memory, not files) and Pyodide's
+// loadedPackages, from which kernel_pyodide.mjs starts the notebook's kernel; or {error}.
 
 // How the snapshot names a JS object the interpreter's handle table holds that is not reached from
 // globalThis (kernel_pyodide.mjs's `revive` reads it): {api: path, kind} for Pyodide's own API (the pyodide
@@ -107,9 +107,7 @@ piplite.piplite._PIPLITE_INDICES.clear()
     // Pyodide snapshots only an interpreter whose loadedPackages is empty: kept apart, the starter puts it back
     const loaded = { ...pyodide.loadedPackages };
     for (const name of Object.keys(loaded)) delete pyodide.loadedPackages[name];
-    // a finished fetch's Response is let go on a later turn of the event loop; the snapshot cannot hold it
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    pyodide.runPython("import gc; gc.collect()");
+    pyodide.runPython("import gc; gc.collect()"); // JS objects only garbage still refers to: let go
     const snapshot = pyodide.makeMemorySnapshot({ serializer: (obj) => nameOf(pyodide, obj) });
     self.postMessage({ snapshot, files, loaded, ms: performance.now() - t0 }, [snapshot.buffer, files.buffer]);
   } catch (e) {
