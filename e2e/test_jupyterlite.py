@@ -67,6 +67,11 @@ _RUN_ALL = """(path) => {
     tour.run_ms = performance.now() - t1;
     for (let i = 0; i < 300 && panel.sessionContext.session.kernel.status !== "idle"; i++) await sleep(100);
     tour.kernel_status = panel.sessionContext.session.kernel.status;
+    // completion that needs jedi's inference (a call's result is never evaluated) and its typeshed stubs:
+    // their files came with the snapshot's site-packages
+    const code = "def word():\\n    return 'x'\\nword().st";
+    const reply = await panel.sessionContext.session.kernel.requestComplete({code, cursor_pos: code.length});
+    tour.completions = reply.content.matches;
     tour.nb = panel.content.model.toJSON();
     tour.phase = "done";
   })().catch((e) => { tour.error = String((e && (e.stack || e.message)) || e); })
@@ -143,7 +148,7 @@ def first_trueno_cell(rec: dict) -> dict:
 KERNEL_STEPS = (
     ("Pyodide asked", "/static/pyodide/pyodide.asm.wasm"),
     ("stdlib asked", "/static/pyodide/python_stdlib.zip"),
-    ("ipython asked", "/static/pyodide/ipython-"),
+    ("kernel snapshot asked", "/static/pyodide/kernel-snapshot-"),
     ("trueno_web wheel asked (%pip)", "/pypi/trueno_web-"),
 )
 
@@ -224,10 +229,13 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         "/jupyter-lite.json",
         "/static/pyodide/pyodide.asm.wasm",
         "/static/pyodide/pyodide-lock.json",
-        "/static/pyodide/ipython-",
+        "/static/pyodide/kernel_pyodide.mjs",  # the kernel started from the site's snapshot
+        "/static/pyodide/kernel-snapshot-",
+        "/static/pyodide/kernel-files-",
         "/pypi/trueno_web-",
     ):
         assert any(needle in p for p in log), f"no request for {needle}: the kernel did not load from the site"
+    assert not any("/static/pyodide/ipython-" in p for p in log), "the kernel installed ipython: not from the snapshot"
 
     # --- the page: no uncaught errors, no console errors, no uncaptured WebGPU errors
     assert rec.get("error") is None, rec["error"]
@@ -246,6 +254,8 @@ def test_notebook_runs_every_cell(mode, site_server, request):
         errors = [o for o in outs if o["output_type"] == "error"]
         assert not errors, f"cell {i} ({src!r}) raised:\n" + "\n".join(f"{e['ename']}: {e['evalue']}" for e in errors)
         assert _text(outs, "stderr") == "", f"cell {i} ({src!r}) wrote to stderr: {_text(outs, 'stderr')}"
+
+    assert {"startswith", "strip"} <= set(rec["completions"]), rec["completions"]
 
     # --- the values
     everything = "".join(_text(outs) for _c, outs in cells)

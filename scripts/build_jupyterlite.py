@@ -23,10 +23,17 @@ What it does (everything pinned; downloads only from PyPI and the npm registry):
                          upstream lock's hashes do not match PyPI's files)
        pypi/             trueno_web's wheel and comm (piplite's index: `%pip install trueno_web`)
        files/            examples/trueno_web_tour.ipynb
-       jupyter-lite.json pyodideUrl ./static/pyodide/pyodide.mjs and disablePyPIFallback: without an
-                         explicit local pyodideUrl a kernel may reach for a CDN and never start
-  5. `jupyter lite build` (clean: no _output, no .jupyterlite.doit.db) into build/jupyterlite/,
-     then a stamp (.trueno_build.json) with the fingerprint of every input, so a second run is quick.
+       jupyter-lite.json a local pyodideUrl and disablePyPIFallback: without an explicit local
+                         pyodideUrl a kernel may reach for a CDN and never start
+  5. `jupyter lite build` (clean: no _output, no .jupyterlite.doit.db) into build/jupyterlite/.
+  6. The kernel's start-up snapshot (scripts/jupyterlite_snapshot.py, in headless Chromium): the
+     kernel's worker installs micropip, piplite, ipykernel, comm, pyodide-kernel, jedi and ipython one
+     after the other before its first cell, most of the wait after Run All; done once at build instead,
+     kept as Pyodide's memory snapshot + site-packages' files in static/pyodide/, and pyodideUrl points
+     at static/pyodide/kernel_pyodide.mjs, which starts Pyodide from them (before/after in
+     docs/benchmarks.md). `%pip install trueno_web` still installs from pypi/. The kernel's worker is not patched: loadPyodideOptions.packages names
+     what the snapshot holds, which the pinned worker skips (its text is checked; the build stops if not).
+  7. A stamp (.trueno_build.json) with the fingerprint of every input, so a second run is quick.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fetch_web_assets as fetch
+import jupyterlite_snapshot as kernel_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -213,8 +221,11 @@ LITE_CONFIG = {
         "exposeAppInBrowser": "true",
         "litePluginSettings": {
             PLUGIN_ID: {
+                # the pyodide addon sets this to its pyodide.mjs at build; use_kernel_snapshot() then
+                # points it at the snapshot's starter
                 "pyodideUrl": "./static/pyodide/pyodide.mjs",
                 "disablePyPIFallback": True,
+                "loadPyodideOptions": {"packages": list(kernel_snapshot.SKIPPED)},
             },
         },
     },
@@ -232,7 +243,8 @@ def fingerprint() -> str:
     """Everything the site is made of: this script (pins included), the notebooks, the project
     sources (as the project wheel is built from them) and the Pyodide version."""
     h = hashlib.sha256()
-    h.update(Path(__file__).read_bytes())
+    for script in (Path(__file__), Path(kernel_snapshot.__file__), kernel_snapshot.MAKER, kernel_snapshot.STARTER):
+        h.update(script.read_bytes())
     for nb in NOTEBOOKS:
         h.update(nb.name.encode() + b"\0" + nb.read_bytes())
     h.update(fetch.project_fingerprint().encode())
@@ -249,6 +261,7 @@ def up_to_date() -> bool:
         stamp.get("fingerprint") == fingerprint()
         and (OUT / "lab" / "index.html").is_file()
         and any((OUT / "pypi").glob("trueno_web-*.whl"))
+        and all((OUT / "static" / "pyodide" / name).is_file() for name in kernel_snapshot.site_files(OUT))
     )
 
 
@@ -419,16 +432,30 @@ def jupyter_lite_build(py: Path) -> None:
     log(f"jupyter lite build: {time.perf_counter() - t0:.1f} s")
 
 
+STARTER_URL = f"./static/pyodide/{kernel_snapshot.STARTER.name}"
+
+
+def use_kernel_snapshot() -> None:
+    """Make the kernel's snapshot and point the site's pyodideUrl at its starter."""
+    kernel_snapshot.make(OUT, log)
+    path = OUT / "jupyter-lite.json"
+    cfg = json.loads(path.read_text())
+    cfg["jupyter-config-data"]["litePluginSettings"][PLUGIN_ID]["pyodideUrl"] = STARTER_URL
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
 def check_site() -> None:
     """The things a kernel needs to start without the network."""
     cfg = json.loads((OUT / "jupyter-lite.json").read_text())
     settings = cfg["jupyter-config-data"]["litePluginSettings"][PLUGIN_ID]
     problems = []
-    if settings.get("pyodideUrl") != "./static/pyodide/pyodide.mjs":
+    if settings.get("pyodideUrl") != STARTER_URL:
         problems.append(f"pyodideUrl is {settings.get('pyodideUrl')!r}")
+    if settings.get("loadPyodideOptions", {}).get("packages") != list(kernel_snapshot.SKIPPED):
+        problems.append("loadPyodideOptions.packages does not name the snapshot's packages")
     if settings.get("disablePyPIFallback") is not True:
         problems.append("disablePyPIFallback is not true")
-    for name in (*PYODIDE_CORE, "pyodide-lock.json"):
+    for name in (*PYODIDE_CORE, "pyodide-lock.json", *kernel_snapshot.site_files(OUT)):
         if not (OUT / "static" / "pyodide" / name).is_file():
             problems.append(f"static/pyodide/{name} missing")
     lock = json.loads((OUT / "static" / "pyodide" / "pyodide-lock.json").read_text())
@@ -458,6 +485,7 @@ def build(force: bool = False) -> Path:
     ensure_kernel_wheels()
     stage(manifest)
     jupyter_lite_build(py)
+    use_kernel_snapshot()
     check_site()
     STAMP.write_text(
         json.dumps(
@@ -473,13 +501,21 @@ def build(force: bool = False) -> Path:
 # --------------------------------------------------------------------------------------- serve
 
 
+def cache_control(url_path: str) -> str:
+    """The kernel's snapshot files (large, content-hashed names) kept by the browser; the rest never
+    cached (rebuilt under the same names)."""
+    if url_path.startswith("/static/pyodide/kernel-"):
+        return "public, max-age=31536000, immutable"
+    return "no-store"
+
+
 def serve(host: str, port: int) -> int:
     """Serve the site with the project's one static-file server (trueno_web.app.server)."""
     sys.path.insert(0, str(ROOT))  # the checkout's package, also when it is not installed
     from trueno_web.app.server import make_server_near, run_until_interrupted
 
     try:
-        httpd, note = make_server_near(host, port, {"/": OUT}, quiet=True, cache_control="no-store")
+        httpd, note = make_server_near(host, port, {"/": OUT}, quiet=True, cache_control=cache_control)
     except OSError as e:
         log(f"error: cannot listen on {host}:{port}: {e}; pick another with --port N")
         return 1

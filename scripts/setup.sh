@@ -20,6 +20,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[desktop,test]"
 .venv/bin/python scripts/fetch_web_assets.py
 # The JupyterLite site (build/jupyterlite/: pinned jupyterlite in build/jlite-venv, Pyodide, the kernel's
-# wheels, trueno_web and examples/trueno_web_tour.ipynb); quick when up to date.
+# wheels, trueno_web and examples/trueno_web_tour.ipynb, and the kernel's start-up snapshot, made in headless
+# Chromium); quick when up to date.
 .venv/bin/python scripts/build_jupyterlite.py
 echo "setup done: .venv ready"
