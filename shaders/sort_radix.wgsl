@@ -5,10 +5,13 @@
 //   radix_scan:  those counts scanned in chunks of SCAN_TILE (exclusive), each chunk's total to the sums
 //   radix_carry: each row's chunk totals scanned (exclusive): a count plus its chunk's sum is the tile's
 //                first place in the row for its digit
-//   radix_move:  each tile ranks its keys among equal digits in input order (a round of THREADS keys at a
-//                time: a bit per thread in its digit's mask, the bits below it counted) and writes key and
-//                payload to their places; STAGED: in digit order through workgroup memory first, so that
-//                neighbouring threads write neighbouring places
+//   radix_move:  each tile ranks its keys among equal digits in input order and writes key and payload to
+//                their places; STAGED: in digit order through workgroup memory first, so that neighbouring
+//                threads write neighbouring places. The ranks: tw_rank_masks (a round of THREADS keys at a
+//                time: a bit per thread in its digit's mask, the bits below it counted), or, where the
+//                adapter has subgroups, shaders/sort_radix_ballot.wgsl's tw_rank_ballots
+// kernels/sort_radix.py fills in SG_ARGS (radix_move's subgroup builtins, or nothing) and RANK (which
+// ranking radix_move runs).
 // Pass 0 reads x (the payload: the value's bits, or the index where flags & 8), the last writes the payloads
 // to y; between them (key, payload) arrays ping-pong between two halves of the scratch buffer `s`.
 // s, in words, R = rows x n of this chunk: half h's keys at 2hR, payloads at 2hR + R; at 4R each row's
@@ -29,16 +32,20 @@ const PER: u32 = {{PER}}u;
 const TILE: u32 = {{TILE}}u;
 const WORDS: u32 = {{WORDS}}u;  // mask words a digit: THREADS / 32
 const MASKS: u32 = {{MASKS}}u;  // RADIX x WORDS
+const CLEAR: u32 = {{CLEAR}}u;  // words of tw_stage radix_move zeroes: its masks, or its counts (ballots)
 const SPAN: u32 = {{SPAN}}u;  // digits a thread of a scan of the digits: RADIX / THREADS rounded up
 const STAGED: bool = {{STAGED}};
 const SCAN_PER: u32 = {{SCAN_PER}}u;
 const SCAN_TILE: u32 = {{SCAN_TILE}}u;
 
 var<workgroup> tw_counts: array<atomic<u32>, {{RADIX}}>;
-var<workgroup> tw_stage: array<atomic<u32>, {{STAGE}}>;  // radix_move's masks, then its tile in digit order
+var<workgroup> tw_stage: array<atomic<u32>, {{STAGE}}>;  // radix_move's masks or counts, then its tile in digit order
 var<workgroup> tw_run: array<u32, {{RADIX}}>;
 var<workgroup> tw_base: array<u32, {{RADIX}}>;
 var<workgroup> tw_sums: array<u32, {{THREADS}}>;
+var<private> tw_keys: array<u32, PER>;  // radix_move: this thread's keys, their payloads, and each key's place
+var<private> tw_payloads: array<u32, PER>;  // among the tile's keys of its digit
+var<private> tw_ranks: array<u32, PER>;
 
 fn tw_group(wg: vec3<u32>, nwg: vec3<u32>) -> u32 { return wg.y * nwg.x + wg.x; }
 
@@ -82,9 +89,13 @@ fn radix_count(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) w
     for (var d = t; d < RADIX; d = d + THREADS) { atomicStore(&tw_counts[d], 0u); }  // (not zeroed by every driver)
     workgroupBarrier();
     let n = tw_meta[1];
-    for (var i = 0u; i < PER; i = i + 1u) {
+    var digits: array<u32, PER>;
+    for (var i = 0u; i < PER; i = i + 1u) {  // every load in flight before the first add waits on one
         let c = b * TILE + i * THREADS + t;
-        if (c < n) { atomicAdd(&tw_counts[tw_digit(tw_key_of(r, c))], 1u); }
+        if (c < n) { digits[i] = tw_digit(tw_key_of(r, c)); }
+    }
+    for (var i = 0u; i < PER; i = i + 1u) {
+        if (b * TILE + i * THREADS + t < n) { atomicAdd(&tw_counts[digits[i]], 1u); }
     }
     workgroupBarrier();
     for (var d = t; d < RADIX; d = d + THREADS) {
@@ -183,38 +194,30 @@ fn tw_tile_starts(t: u32) {
     workgroupBarrier();
 }
 
-@compute @workgroup_size({{THREADS}})
-fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let tiles = tw_meta[2];
-    let g = tw_group(wg, nwg);
-    let r = g / tiles;
-    let b = g % tiles;
-    if (r >= tw_meta[0]) { return; }
-    let n = tw_meta[1];
-    for (var d = t; d < RADIX; d = d + THREADS) {
-        let at = d * tiles + b;
-        tw_base[d] = s[tw_counts_at(r) + at] + s[tw_sums_at(r) + at / SCAN_TILE];
-        tw_run[d] = 0u;
+// this thread's keys and payloads of row r, at columns first + i * stride (i < PER, those before n): every
+// load in flight before the ranking waits on the first
+fn tw_load(r: u32, first: u32, stride: u32) {
+    for (var i = 0u; i < PER; i = i + 1u) {
+        let c = first + i * stride;
+        if (c < tw_meta[1]) {
+            tw_keys[i] = tw_key_of(r, c);
+            tw_payloads[i] = tw_payload_of(r, c);
+        }
     }
-    for (var m = t; m < MASKS; m = m + THREADS) { atomicStore(&tw_stage[m], 0u); }  // (not zeroed by every driver)
-    workgroupBarrier();
-    let step = tw_meta[4];
-    let last = step + 1u == PASSES;
-    let out = (step & 1u) * 2u * tw_region() + r * n;  // this row's keys in the half written
+}
+
+// the keys of row r, tile b, this thread's (key i: b * TILE + t + i * THREADS) ranked by workgroup-memory
+// masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d
+fn tw_rank_masks(r: u32, b: u32, t: u32) {
+    let n = tw_meta[1];
     let word = t / 32u;
     let bit = 1u << (t % 32u);
-    var keys: array<u32, PER>;
-    var payloads: array<u32, PER>;
-    var ranks: array<u32, PER>;  // each key's place among the tile's keys of its digit
+    tw_load(r, b * TILE + t, THREADS);
     for (var i = 0u; i < PER; i = i + 1u) {
-        let c = b * TILE + i * THREADS + t;
-        let valid = c < n;
+        let valid = b * TILE + i * THREADS + t < n;
         var digit = 0u;
         if (valid) {
-            keys[i] = tw_key_of(r, c);
-            payloads[i] = tw_payload_of(r, c);
-            digit = tw_digit(keys[i]);
+            digit = tw_digit(tw_keys[i]);
             atomicOr(&tw_stage[digit * WORDS + word], bit);
         }
         workgroupBarrier();
@@ -227,21 +230,45 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
                 if (w < word) { below = below + countOneBits(m); }
             }
             below = below + countOneBits(atomicLoad(&tw_stage[digit * WORDS + word]) & (bit - 1u));
-            ranks[i] = tw_run[digit] + below;
+            tw_ranks[i] = tw_run[digit] + below;
         }
         workgroupBarrier();
         if (valid && below == 0u) {  // the digit's first thread: the tile's count so far, its mask cleared
-            tw_run[digit] = ranks[i] + total;
+            tw_run[digit] = tw_ranks[i] + total;
             for (var w = 0u; w < WORDS; w = w + 1u) { atomicStore(&tw_stage[digit * WORDS + w], 0u); }
         }
         workgroupBarrier();
     }
+}
+
+@compute @workgroup_size({{THREADS}})
+fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>{{SG_ARGS}}) {
+    let tiles = tw_meta[2];
+    let g = tw_group(wg, nwg);
+    let r = g / tiles;
+    let b = g % tiles;
+    if (r >= tw_meta[0]) { return; }
+    let n = tw_meta[1];
+    for (var d = t; d < RADIX; d = d + THREADS) {
+        let at = d * tiles + b;
+        tw_base[d] = s[tw_counts_at(r) + at] + s[tw_sums_at(r) + at / SCAN_TILE];
+        tw_run[d] = 0u;
+    }
+    for (var m = t; m < CLEAR; m = m + THREADS) { atomicStore(&tw_stage[m], 0u); }  // (not zeroed by every driver)
+    workgroupBarrier();
+    let step = tw_meta[4];
+    let last = step + 1u == PASSES;
+    let out = (step & 1u) * 2u * tw_region() + r * n;  // this row's keys in the half written
+    var lay = vec2<u32>(t, THREADS);  // this thread's key i is the tile's key lay.x + i * lay.y
+    {{RANK}}
+    let first = b * TILE + lay.x;
     if (!STAGED) {  // each key straight to its place
         for (var i = 0u; i < PER; i = i + 1u) {
-            if (b * TILE + i * THREADS + t < n) {
-                let place = tw_base[tw_digit(keys[i])] + ranks[i];
-                if (!last) { s[out + place] = keys[i]; }
-                tw_put(r, out, last, place, payloads[i]);
+            if (first + i * lay.y < n) {
+                let place = tw_base[tw_digit(tw_keys[i])] + tw_ranks[i];
+                if (!last) { s[out + place] = tw_keys[i]; }
+                tw_put(r, out, last, place, tw_payloads[i]);
             }
         }
         return;
@@ -251,7 +278,9 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     tw_tile_starts(t);
     let size = min(TILE, n - b * TILE);
     for (var i = 0u; i < PER; i = i + 1u) {
-        if (b * TILE + i * THREADS + t < n) { atomicStore(&tw_stage[tw_run[tw_digit(keys[i])] + ranks[i]], keys[i]); }
+        if (first + i * lay.y < n) {
+            atomicStore(&tw_stage[tw_run[tw_digit(tw_keys[i])] + tw_ranks[i]], tw_keys[i]);
+        }
     }
     workgroupBarrier();
     var places: array<u32, PER>;
@@ -265,7 +294,9 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     }
     workgroupBarrier();
     for (var i = 0u; i < PER; i = i + 1u) {
-        if (b * TILE + i * THREADS + t < n) { atomicStore(&tw_stage[tw_run[tw_digit(keys[i])] + ranks[i]], payloads[i]); }
+        if (first + i * lay.y < n) {
+            atomicStore(&tw_stage[tw_run[tw_digit(tw_keys[i])] + tw_ranks[i]], tw_payloads[i]);
+        }
     }
     workgroupBarrier();
     for (var i = 0u; i < PER; i = i + 1u) {

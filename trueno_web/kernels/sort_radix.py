@@ -27,16 +27,32 @@ THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's de
 PER = 8  # keys a thread of a tile: TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
 STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
-# Workgroup memory of radix_move: max(2^BITS * THREADS / 32, TILE) + 3 * 2^BITS + THREADS words, within
-# caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
+SUBGROUPS = True  # rank by subgroup ballots where the adapter has subgroups (False: workgroup masks always)
+SG_MIN = 32  # the smallest subgroup that ranks by ballots (a smaller one ranks by masks): 2^BITS * THREADS /
+# SG_MIN words of counts
+# Workgroup memory of radix_move: max(2^BITS * THREADS / min(32, SG_MIN), TILE) + 3 * 2^BITS + THREADS words,
+# within caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
+# radix_move's subgroup builtins and ranking, without subgroups and with them
+CORE = dict(SG_ARGS="", RANK="tw_rank_masks(r, b, t);")
+BALLOTS = dict(
+    SG_ARGS=", @builtin(subgroup_size) sg: u32, @builtin(subgroup_invocation_id) lane: u32",
+    RANK="if (tw_ballots_fit(t, sg, lane)) { lay = tw_rank_ballots(r, b, t, sg, lane); } else { tw_rank_masks(r, b, t); }",
+)
 
 
 @cache
-def radix_source(bits: int, threads: int, per: int, scan_per: int, staged: bool) -> str:
-    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED)."""
+def radix_source(
+    bits: int, threads: int, per: int, scan_per: int, staged: bool, ballots: bool, sg_min: int, enable: bool
+) -> str:
+    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED; ballots: subgroups and
+    SUBGROUPS, SG_MIN; enable: caps.enable_subgroups)."""
     radix = 1 << bits
-    return shader("sort_key") + fill(
-        shader("sort_radix"),
+    masks = radix * threads // 32
+    counts = radix * threads // sg_min if ballots else 0
+    head = "enable subgroups;\n" if ballots and enable else ""  # (before any declaration)
+    return head + shader("sort_key") + fill(
+        shader("sort_radix") + (shader("sort_radix_ballot") if ballots else ""),
+        **(BALLOTS if ballots else CORE),
         BITS=bits,
         PASSES=32 // bits,
         RADIX=radix,
@@ -44,8 +60,10 @@ def radix_source(bits: int, threads: int, per: int, scan_per: int, staged: bool)
         PER=per,
         TILE=threads * per,
         WORDS=threads // 32,
-        MASKS=radix * threads // 32,
-        STAGE=max(radix * threads // 32, threads * per),
+        MASKS=masks,
+        CLEAR=max(masks, counts),
+        STAGE=max(masks, counts, threads * per),
+        SG_MIN=sg_min,
         SPAN=-(-radix // threads),
         STAGED=str(staged).lower(),
         SCAN_PER=scan_per,
@@ -65,7 +83,8 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
             f"{caps.binding_limit}; sort shorter rows (reshape) or use the numpy or wasm-simd backend"
         )
     per_chunk = min(rows, caps.binding_limit // row_bytes)
-    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED)
+    ballots = SUBGROUPS and caps.subgroups
+    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED, ballots, SG_MIN, caps.enable_subgroups)
     passes = []
     for row0 in range(0, rows, per_chunk):
         count = min(per_chunk, rows - row0)
