@@ -43,9 +43,8 @@ var<workgroup> tw_stage: array<atomic<u32>, {{STAGE}}>;  // radix_move's masks o
 var<workgroup> tw_run: array<u32, {{RADIX}}>;
 var<workgroup> tw_base: array<u32, {{RADIX}}>;
 var<workgroup> tw_sums: array<u32, {{THREADS}}>;
-var<private> tw_keys: array<u32, PER>;  // radix_move: this thread's keys, their payloads, and each key's place
-var<private> tw_payloads: array<u32, PER>;  // among the tile's keys of its digit
-var<private> tw_ranks: array<u32, PER>;
+var<private> tw_keys: array<u32, PER>;  // radix_move: this thread's keys and each one's place among the tile's
+var<private> tw_ranks: array<u32, PER>;  // keys of its digit (payloads are read when they are written: fewer registers)
 
 fn tw_group(wg: vec3<u32>, nwg: vec3<u32>) -> u32 { return wg.y * nwg.x + wg.x; }
 
@@ -89,13 +88,9 @@ fn radix_count(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) w
     for (var d = t; d < RADIX; d = d + THREADS) { atomicStore(&tw_counts[d], 0u); }  // (not zeroed by every driver)
     workgroupBarrier();
     let n = tw_meta[1];
-    var digits: array<u32, PER>;
-    for (var i = 0u; i < PER; i = i + 1u) {  // every load in flight before the first add waits on one
-        let c = b * TILE + i * THREADS + t;
-        if (c < n) { digits[i] = tw_digit(tw_key_of(r, c)); }
-    }
     for (var i = 0u; i < PER; i = i + 1u) {
-        if (b * TILE + i * THREADS + t < n) { atomicAdd(&tw_counts[digits[i]], 1u); }
+        let c = b * TILE + i * THREADS + t;
+        if (c < n) { atomicAdd(&tw_counts[tw_digit(tw_key_of(r, c))], 1u); }
     }
     workgroupBarrier();
     for (var d = t; d < RADIX; d = d + THREADS) {
@@ -173,41 +168,45 @@ fn tw_put(r: u32, out: u32, last: bool, place: u32, payload: u32) {
     }
 }
 
-// each digit's first place in the tile's keys sorted by digit, to tw_run (which held its count); tw_base
-// minus it, so that the key at place j of that order goes to tw_base[digit] + j
-fn tw_tile_starts(t: u32) {
+// the tile's count of the digits this thread scans (tw_run holds the counts)
+fn tw_tile_own(t: u32) -> u32 {
     var own = 0u;
     for (var i = 0u; i < SPAN; i = i + 1u) {
         let d = t * SPAN + i;
         if (d < RADIX) { own = own + tw_run[d]; }
     }
-    var at = tw_scan_threads(own, t);
+    return own;
+}
+
+// each digit's first place in the tile's keys sorted by digit, to tw_run (which held its count), from `at`,
+// tw_tile_own's sum over the threads before t; tw_base minus it, so that the key at place j of that order
+// goes to tw_base[digit] + j
+fn tw_tile_starts(t: u32, at: u32) {
+    var run = at;
     for (var i = 0u; i < SPAN; i = i + 1u) {
         let d = t * SPAN + i;
         if (d < RADIX) {
             let count = tw_run[d];
-            tw_run[d] = at;
-            tw_base[d] = tw_base[d] - at;
-            at = at + count;
+            tw_run[d] = run;
+            tw_base[d] = tw_base[d] - run;
+            run = run + count;
         }
     }
     workgroupBarrier();
 }
 
-// this thread's keys and payloads of row r, at columns first + i * stride (i < PER, those before n): every
-// load in flight before the ranking waits on the first
+// this thread's keys of row r, at columns first + i * stride (i < PER, those before n): every load in flight
+// before the ranking waits on the first
 fn tw_load(r: u32, first: u32, stride: u32) {
     for (var i = 0u; i < PER; i = i + 1u) {
         let c = first + i * stride;
-        if (c < tw_meta[1]) {
-            tw_keys[i] = tw_key_of(r, c);
-            tw_payloads[i] = tw_payload_of(r, c);
-        }
+        if (c < tw_meta[1]) { tw_keys[i] = tw_key_of(r, c); }
     }
 }
 
 // the keys of row r, tile b, this thread's (key i: b * TILE + t + i * THREADS) ranked by workgroup-memory
-// masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d
+// masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d (then
+// tw_tile_starts)
 fn tw_rank_masks(r: u32, b: u32, t: u32) {
     let n = tw_meta[1];
     let word = t / 32u;
@@ -261,21 +260,21 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     let last = step + 1u == PASSES;
     let out = (step & 1u) * 2u * tw_region() + r * n;  // this row's keys in the half written
     var lay = vec2<u32>(t, THREADS);  // this thread's key i is the tile's key lay.x + i * lay.y
-    {{RANK}}
+    {{RANK}}  // (then tw_tile_starts)
     let first = b * TILE + lay.x;
     if (!STAGED) {  // each key straight to its place
         for (var i = 0u; i < PER; i = i + 1u) {
             if (first + i * lay.y < n) {
-                let place = tw_base[tw_digit(tw_keys[i])] + tw_ranks[i];
+                let digit = tw_digit(tw_keys[i]);
+                let place = tw_base[digit] + tw_run[digit] + tw_ranks[i];
                 if (!last) { s[out + place] = tw_keys[i]; }
-                tw_put(r, out, last, place, tw_payloads[i]);
+                tw_put(r, out, last, place, tw_payload_of(r, first + i * lay.y));
             }
         }
         return;
     }
     // else the tile's keys, then its payloads, in digit order through workgroup memory, so that neighbouring
     // threads write neighbouring places
-    tw_tile_starts(t);
     let size = min(TILE, n - b * TILE);
     for (var i = 0u; i < PER; i = i + 1u) {
         if (first + i * lay.y < n) {
@@ -295,7 +294,7 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     workgroupBarrier();
     for (var i = 0u; i < PER; i = i + 1u) {
         if (first + i * lay.y < n) {
-            atomicStore(&tw_stage[tw_run[tw_digit(tw_keys[i])] + tw_ranks[i]], tw_payloads[i]);
+            atomicStore(&tw_stage[tw_run[tw_digit(tw_keys[i])] + tw_ranks[i]], tw_payload_of(r, first + i * lay.y));
         }
     }
     workgroupBarrier();

@@ -60,8 +60,26 @@ fn tw_ballots_fit(t: u32, sg: u32, lane: u32) -> bool {
     return workgroupUniformLoad(&tw_fit) == 0u;
 }
 
+// the sum of `own` over the threads before t, by subgroup scans (tw_ballots_fit's subgroups): fewer barriers
+// than tw_scan_threads
+fn tw_scan_subgroups(own: u32, t: u32, sg: u32) -> u32 {
+    let before = subgroupExclusiveAdd(own);
+    if (t % sg == sg - 1u) { tw_sums[t / sg] = before + own; }
+    workgroupBarrier();
+    if (t == 0u) {
+        var run = 0u;
+        for (var v = 0u; v < THREADS / sg; v = v + 1u) {
+            let total = tw_sums[v];
+            tw_sums[v] = run;
+            run = run + total;
+        }
+    }
+    workgroupBarrier();
+    return tw_sums[t / sg] + before;
+}
+
 // the keys of row r, tile b, this thread's (key i: b * TILE + the result's x + i * its y) ranked by ballots;
-// tw_run[d] ends as the tile's count of digit d
+// tw_run[d] ends as the tile's count of digit d (then tw_tile_starts)
 fn tw_rank_ballots(r: u32, b: u32, t: u32, sg: u32, lane: u32) -> vec2<u32> {
     let n = tw_meta[1];
     let w = t / sg;  // this subgroup: its counts are tw_stage[w * RADIX + digit]

@@ -32,11 +32,14 @@ SG_MIN = 32  # the smallest subgroup that ranks by ballots (a smaller one ranks 
 # SG_MIN words of counts
 # Workgroup memory of radix_move: max(2^BITS * THREADS / min(32, SG_MIN), TILE) + 3 * 2^BITS + THREADS words,
 # within caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
-# radix_move's subgroup builtins and ranking, without subgroups and with them
-CORE = dict(SG_ARGS="", RANK="tw_rank_masks(r, b, t);")
+# radix_move's subgroup builtins and ranking (with each digit's first place in the tile), without subgroups
+# and with them
+MASKED = "tw_rank_masks(r, b, t); tw_tile_starts(t, tw_scan_threads(tw_tile_own(t), t));"
+CORE = dict(SG_ARGS="", RANK=MASKED)
 BALLOTS = dict(
     SG_ARGS=", @builtin(subgroup_size) sg: u32, @builtin(subgroup_invocation_id) lane: u32",
-    RANK="if (tw_ballots_fit(t, sg, lane)) { lay = tw_rank_ballots(r, b, t, sg, lane); } else { tw_rank_masks(r, b, t); }",
+    RANK="if (tw_ballots_fit(t, sg, lane)) { lay = tw_rank_ballots(r, b, t, sg, lane); "
+    f"tw_tile_starts(t, tw_scan_subgroups(tw_tile_own(t), t, sg)); }} else {{ {MASKED} }}",
 )
 
 
