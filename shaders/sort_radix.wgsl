@@ -10,8 +10,8 @@
 //                threads write neighbouring places. The ranks: tw_rank_masks (a round of THREADS keys at a
 //                time: a bit per thread in its digit's mask, the bits below it counted), or, where the
 //                adapter has subgroups, shaders/sort_radix_ballot.wgsl's tw_rank_ballots
-// kernels/sort_radix.py fills in SG_ARGS (radix_move's subgroup builtins, or nothing) and RANK (which
-// ranking radix_move runs).
+// kernels/sort_radix.py fills in SG_ARGS (radix_move's subgroup builtins, or nothing), LAYOUT (which keys
+// a thread of radix_move takes) and RANK (which ranking it runs).
 // Pass 0 reads x (the payload: the value's bits, or the index where flags & 8), the last writes the payloads
 // to y; between them (key, payload) arrays ping-pong between two halves of the scratch buffer `s`.
 // s, in words, R = rows x n of this chunk: half h's keys at 2hR, payloads at 2hR + R; at 4R each row's
@@ -204,14 +204,13 @@ fn tw_load(r: u32, first: u32, stride: u32) {
     }
 }
 
-// the keys of row r, tile b, this thread's (key i: b * TILE + t + i * THREADS) ranked by workgroup-memory
+// the keys of tile b (tw_keys: this thread's key i is the tile's t + i * THREADS) ranked by workgroup-memory
 // masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d (then
 // tw_tile_starts)
-fn tw_rank_masks(r: u32, b: u32, t: u32) {
+fn tw_rank_masks(b: u32, t: u32) {
     let n = tw_meta[1];
     let word = t / 32u;
     let bit = 1u << (t % 32u);
-    tw_load(r, b * TILE + t, THREADS);
     for (var i = 0u; i < PER; i = i + 1u) {
         let valid = b * TILE + i * THREADS + t < n;
         var digit = 0u;
@@ -249,6 +248,9 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     let b = g % tiles;
     if (r >= tw_meta[0]) { return; }
     let n = tw_meta[1];
+    var lay = vec2<u32>(t, THREADS);  // this thread's key i is the tile's key lay.x + i * lay.y
+    {{LAYOUT}}
+    tw_load(r, b * TILE + lay.x, lay.y);  // (in flight while the tile's bases are read)
     for (var d = t; d < RADIX; d = d + THREADS) {
         let at = d * tiles + b;
         tw_base[d] = s[tw_counts_at(r) + at] + s[tw_sums_at(r) + at / SCAN_TILE];
@@ -259,7 +261,6 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     let step = tw_meta[4];
     let last = step + 1u == PASSES;
     let out = (step & 1u) * 2u * tw_region() + r * n;  // this row's keys in the half written
-    var lay = vec2<u32>(t, THREADS);  // this thread's key i is the tile's key lay.x + i * lay.y
     {{RANK}}  // (then tw_tile_starts)
     let first = b * TILE + lay.x;
     if (!STAGED) {  // each key straight to its place

@@ -78,14 +78,16 @@ fn tw_scan_subgroups(own: u32, t: u32, sg: u32) -> u32 {
     return tw_sums[t / sg] + before;
 }
 
-// the keys of row r, tile b, this thread's (key i: b * TILE + the result's x + i * its y) ranked by ballots;
+// the first key of the tile that this thread ranks by ballots (then every sg-th, PER keys)
+fn tw_ballot_first(t: u32, sg: u32, lane: u32) -> u32 { return t / sg * PER * sg + lane; }
+
+// the keys of tile b (tw_keys: this thread's key i is the tile's tw_ballot_first + i * sg) ranked by ballots;
 // tw_run[d] ends as the tile's count of digit d (then tw_tile_starts)
-fn tw_rank_ballots(r: u32, b: u32, t: u32, sg: u32, lane: u32) -> vec2<u32> {
+fn tw_rank_ballots(b: u32, t: u32, sg: u32, lane: u32) {
     let n = tw_meta[1];
     let w = t / sg;  // this subgroup: its counts are tw_stage[w * RADIX + digit]
-    let first = w * PER * sg + lane;
+    let first = tw_ballot_first(t, sg, lane);
     let below = tw_lanes_below(lane);
-    tw_load(r, b * TILE + first, sg);
     for (var i = 0u; i < PER; i = i + 1u) {
         let valid = b * TILE + first + i * sg < n;
         var digit = 0u;
@@ -111,5 +113,4 @@ fn tw_rank_ballots(r: u32, b: u32, t: u32, sg: u32, lane: u32) -> vec2<u32> {
         if (b * TILE + first + i * sg < n) { tw_ranks[i] = tw_ranks[i] + atomicLoad(&tw_stage[w * RADIX + tw_digit(tw_keys[i])]); }
     }
     workgroupBarrier();  // tw_stage read before the staging writes it
-    return vec2<u32>(first, sg);
 }

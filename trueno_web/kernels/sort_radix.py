@@ -32,13 +32,15 @@ SG_MIN = 32  # the smallest subgroup that ranks by ballots (a smaller one ranks 
 # SG_MIN words of counts
 # Workgroup memory of radix_move: max(2^BITS * THREADS / min(32, SG_MIN), TILE) + 3 * 2^BITS + THREADS words,
 # within caps.wg_storage (16 KiB on WebGPU's defaults: TILE <= 3072 with 8-bit digits and 256 threads).
-# radix_move's subgroup builtins and ranking (with each digit's first place in the tile), without subgroups
-# and with them
-MASKED = "tw_rank_masks(r, b, t); tw_tile_starts(t, tw_scan_threads(tw_tile_own(t), t));"
-CORE = dict(SG_ARGS="", RANK=MASKED)
+# radix_move's subgroup builtins, the keys a thread takes and how they are ranked (with each digit's first
+# place in the tile), without subgroups and with them
+MASKED = "tw_rank_masks(b, t); tw_tile_starts(t, tw_scan_threads(tw_tile_own(t), t));"
+CORE = dict(SG_ARGS="", LAYOUT="", RANK=MASKED)
 BALLOTS = dict(
     SG_ARGS=", @builtin(subgroup_size) sg: u32, @builtin(subgroup_invocation_id) lane: u32",
-    RANK="if (tw_ballots_fit(t, sg, lane)) { lay = tw_rank_ballots(r, b, t, sg, lane); "
+    LAYOUT="let ballots = tw_ballots_fit(t, sg, lane);\n"
+    "    if (ballots) { lay = vec2<u32>(tw_ballot_first(t, sg, lane), sg); }",
+    RANK="if (ballots) { tw_rank_ballots(b, t, sg, lane); "
     f"tw_tile_starts(t, tw_scan_subgroups(tw_tile_own(t), t, sg)); }} else {{ {MASKED} }}",
 )
 
