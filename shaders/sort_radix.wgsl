@@ -195,19 +195,10 @@ fn tw_tile_starts(t: u32, at: u32) {
     workgroupBarrier();
 }
 
-// this thread's keys of row r, at columns first + i * stride (i < PER, those before n): every load in flight
-// before the ranking waits on the first
-fn tw_load(r: u32, first: u32, stride: u32) {
-    for (var i = 0u; i < PER; i = i + 1u) {
-        let c = first + i * stride;
-        if (c < tw_meta[1]) { tw_keys[i] = tw_key_of(r, c); }
-    }
-}
-
-// the keys of tile b (tw_keys: this thread's key i is the tile's t + i * THREADS) ranked by workgroup-memory
-// masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d (then
-// tw_tile_starts)
-fn tw_rank_masks(b: u32, t: u32) {
+// the keys of row r, tile b, this thread's (tw_keys[i]: the tile's t + i * THREADS, read here) ranked by
+// workgroup-memory masks, a round of THREADS keys at a time; tw_run[d] ends as the tile's count of digit d
+// (then tw_tile_starts)
+fn tw_rank_masks(r: u32, b: u32, t: u32) {
     let n = tw_meta[1];
     let word = t / 32u;
     let bit = 1u << (t % 32u);
@@ -215,6 +206,7 @@ fn tw_rank_masks(b: u32, t: u32) {
         let valid = b * TILE + i * THREADS + t < n;
         var digit = 0u;
         if (valid) {
+            tw_keys[i] = tw_key_of(r, b * TILE + i * THREADS + t);
             digit = tw_digit(tw_keys[i]);
             atomicOr(&tw_stage[digit * WORDS + word], bit);
         }
@@ -250,7 +242,6 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     let n = tw_meta[1];
     var lay = vec2<u32>(t, THREADS);  // this thread's key i is the tile's key lay.x + i * lay.y
     {{LAYOUT}}
-    tw_load(r, b * TILE + lay.x, lay.y);  // (in flight while the tile's bases are read)
     for (var d = t; d < RADIX; d = d + THREADS) {
         let at = d * tiles + b;
         tw_base[d] = s[tw_counts_at(r) + at] + s[tw_sums_at(r) + at / SCAN_TILE];

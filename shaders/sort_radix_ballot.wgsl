@@ -78,11 +78,20 @@ fn tw_scan_subgroups(own: u32, t: u32, sg: u32) -> u32 {
     return tw_sums[t / sg] + before;
 }
 
+// this thread's keys of row r, at columns first + i * stride (i < PER, those before n): every load in flight
+// before the ranking waits on the first (and before radix_move reads the tile's bases)
+fn tw_load_keys(r: u32, first: u32, stride: u32) {
+    for (var i = 0u; i < PER; i = i + 1u) {
+        let c = first + i * stride;
+        if (c < tw_meta[1]) { tw_keys[i] = tw_key_of(r, c); }
+    }
+}
+
 // the first key of the tile that this thread ranks by ballots (then every sg-th, PER keys)
 fn tw_ballot_first(t: u32, sg: u32, lane: u32) -> u32 { return t / sg * PER * sg + lane; }
 
-// the keys of tile b (tw_keys: this thread's key i is the tile's tw_ballot_first + i * sg) ranked by ballots;
-// tw_run[d] ends as the tile's count of digit d (then tw_tile_starts)
+// the keys of tile b (tw_keys, from tw_load_keys: this thread's key i is the tile's tw_ballot_first + i * sg)
+// ranked by ballots; tw_run[d] ends as the tile's count of digit d (then tw_tile_starts)
 fn tw_rank_ballots(b: u32, t: u32, sg: u32, lane: u32) {
     let n = tw_meta[1];
     let w = t / sg;  // this subgroup: its counts are tw_stage[w * RADIX + digit]
