@@ -13,7 +13,9 @@
 // kernels/sort_radix.py fills in SG_ARGS (radix_move's subgroup builtins, or nothing), LAYOUT (which keys
 // a thread of radix_move takes) and RANK (which ranking it runs).
 // Pass 0 reads x (the payload: the value's bits, or the index where flags & 8), the last writes the payloads
-// to y; between them (key, payload) arrays ping-pong between two halves of the scratch buffer `s`.
+// to y; between them (key, payload) arrays ping-pong between two halves of the scratch buffer `s`. A sort's
+// payload moves only with the keys that are not their values' bits rearranged (tw_carries_payload: float32's
+// zeros and NaNs); the last pass writes the others' values from their keys (tw_value_of).
 // s, in words, R = rows x n of this chunk: half h's keys at 2hR, payloads at 2hR + R; at 4R each row's
 // RADIX x B counts (digit-major: digit d of tile b at d B + b), then each row's C chunk totals.
 // tw_meta: [0] rows (of this chunk), [1] n (row length), [2] B (tiles a row), [3] flags: key kind |
@@ -43,6 +45,8 @@ var<workgroup> tw_stage: array<atomic<u32>, {{STAGE}}>;  // radix_move's masks o
 var<workgroup> tw_run: array<u32, {{RADIX}}>;
 var<workgroup> tw_base: array<u32, {{RADIX}}>;
 var<workgroup> tw_sums: array<u32, {{THREADS}}>;
+var<workgroup> tw_carrying: atomic<u32>;  // radix_move: a key of the tile carries its payload
+var<workgroup> tw_carries: u32;  // (tw_carrying read by one thread, for workgroupUniformLoad)
 var<private> tw_keys: array<u32, PER>;  // radix_move: this thread's keys and each one's place among the tile's
 var<private> tw_ranks: array<u32, PER>;  // keys of its digit (payloads are read when they are written: fewer registers)
 
@@ -159,6 +163,24 @@ fn radix_carry(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) w
     }
 }
 
+// does this key carry its payload through the passes: every key of an argsort (its index); in a sort, the
+// keys that are not their value's bits rearranged, float32's zeros (-0.0 and 0.0: one key) and NaNs (one key).
+// The others' payloads are neither read nor written: the last pass writes their values from their keys.
+fn tw_carries_payload(key: u32) -> bool {
+    let flags = tw_meta[3];
+    let k = select(key, ~key, (flags & 4u) != 0u);
+    return (flags & 8u) != 0u || ((flags & 3u) == 2u && (k == 0x80000000u || k == 0xffffffffu));
+}
+
+// the value whose key (sort_key.wgsl's tw_key) is `key`, for a key that carries no payload
+fn tw_value_of(key: u32) -> u32 {
+    let flags = tw_meta[3];
+    let k = select(key, ~key, (flags & 4u) != 0u);
+    if ((flags & 3u) == 1u) { return k ^ 0x80000000u; }
+    if ((flags & 3u) == 2u) { return select(~k, k & 0x7fffffffu, k >= 0x80000000u); }
+    return k;
+}
+
 // the payload at `place` of row r: to y in the last pass, else after the keys `out` of the half written
 fn tw_put(r: u32, out: u32, last: bool, place: u32, payload: u32) {
     if (last) {
@@ -248,6 +270,7 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
         tw_run[d] = 0u;
     }
     for (var m = t; m < CLEAR; m = m + THREADS) { atomicStore(&tw_stage[m], 0u); }  // (not zeroed by every driver)
+    if (t == 0u) { atomicStore(&tw_carrying, 0u); }
     workgroupBarrier();
     let step = tw_meta[4];
     let last = step + 1u == PASSES;
@@ -257,16 +280,21 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     if (!STAGED) {  // each key straight to its place
         for (var i = 0u; i < PER; i = i + 1u) {
             if (first + i * lay.y < n) {
-                let digit = tw_digit(tw_keys[i]);
+                let key = tw_keys[i];
+                let digit = tw_digit(key);
                 let place = tw_base[digit] + tw_run[digit] + tw_ranks[i];
-                if (!last) { s[out + place] = tw_keys[i]; }
-                tw_put(r, out, last, place, tw_payload_of(r, first + i * lay.y));
+                if (!last) { s[out + place] = key; }
+                if (tw_carries_payload(key)) {
+                    tw_put(r, out, last, place, tw_payload_of(r, first + i * lay.y));
+                } else if (last) {
+                    y[(tw_meta[5] + r) * n + place] = tw_value_of(key);
+                }
             }
         }
         return;
     }
-    // else the tile's keys, then its payloads, in digit order through workgroup memory, so that neighbouring
-    // threads write neighbouring places
+    // else the tile's keys, then (where any carries one) its payloads, in digit order through workgroup memory,
+    // so that neighbouring threads write neighbouring places
     let size = min(TILE, n - b * TILE);
     for (var i = 0u; i < PER; i = i + 1u) {
         if (first + i * lay.y < n) {
@@ -275,23 +303,31 @@ fn radix_move(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg
     }
     workgroupBarrier();
     var places: array<u32, PER>;
+    var carried = 0u;  // bit i: the key at place i * THREADS + t of the tile's order carries its payload
     for (var i = 0u; i < PER; i = i + 1u) {
         let j = i * THREADS + t;
         if (j < size) {
             let key = atomicLoad(&tw_stage[j]);
             places[i] = tw_base[tw_digit(key)] + j;
             if (!last) { s[out + places[i]] = key; }
+            if (tw_carries_payload(key)) {
+                carried = carried | (1u << i);
+            } else if (last) {
+                y[(tw_meta[5] + r) * n + places[i]] = tw_value_of(key);
+            }
         }
     }
+    if (carried != 0u) { atomicOr(&tw_carrying, 1u); }
     workgroupBarrier();
+    if (t == 0u) { tw_carries = atomicLoad(&tw_carrying); }
+    if (workgroupUniformLoad(&tw_carries) == 0u) { return; }
     for (var i = 0u; i < PER; i = i + 1u) {
-        if (first + i * lay.y < n) {
+        if (first + i * lay.y < n && tw_carries_payload(tw_keys[i])) {
             atomicStore(&tw_stage[tw_run[tw_digit(tw_keys[i])] + tw_ranks[i]], tw_payload_of(r, first + i * lay.y));
         }
     }
     workgroupBarrier();
     for (var i = 0u; i < PER; i = i + 1u) {
-        let j = i * THREADS + t;
-        if (j < size) { tw_put(r, out, last, places[i], atomicLoad(&tw_stage[j])); }
+        if ((carried & (1u << i)) != 0u) { tw_put(r, out, last, places[i], atomicLoad(&tw_stage[i * THREADS + t])); }
     }
 }

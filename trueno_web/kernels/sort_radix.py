@@ -8,8 +8,11 @@ each tile the first place of each digit in the row; each tile then ranks its key
 input order and writes key and payload to their places: STAGED, first into workgroup memory in digit order,
 so that neighbouring threads write neighbouring places (a run of each digit a tile) rather than one place
 per digit a round. A fixed 32 / BITS passes and no read back: the dispatches are known before the keys are.
-The payload is the value's bits (sort: -0.0 and NaN come back as they were) or the element's index
-(argsort), read when it is staged rather than held through the ranking.
+The payload is the element's index (argsort) or, in a sort, the value's bits, moved only with the keys that
+are not their values' bits rearranged: float32's zeros and NaNs (one key each: -0.0 and NaN payloads come back
+as they were); the last pass writes every other value from its key (its inverse), so that a sort of keys
+without zeros or NaNs moves no payload at all, and a tile stages payloads only where one of its keys carries
+one. A payload is read when it is staged rather than held through the ranking.
 
 The ranking, two ways. Core WebGPU (every adapter): a round of THREADS keys at a time, each thread sets its
 bit in its digit's mask in workgroup memory and counts the bits below it (three barriers a round). Where
@@ -37,7 +40,7 @@ from .source import Dispatch, fill, grid_for, pack_meta, shader
 
 BITS = 8  # key bits a pass (4 or 8): 32 / BITS passes, 2^BITS digits
 THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's default invocations limit)
-PER = 8  # keys a thread of a tile: TILE = THREADS * PER keys counted and moved by one workgroup
+PER = 8  # keys a thread of a tile (at most 32): TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
 STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
 SUBGROUPS = True  # rank by subgroup ballots where the adapter has subgroups (False: workgroup masks always)
