@@ -161,18 +161,35 @@ def test_long_rows_of_every_bit_pattern(dev, dtype):
             assert same(read(t.argsort(descending=descending)), np_argsort(x, descending)), (x.shape, descending)
 
 
-@pytest.mark.parametrize("bits, threads, per, staged", [(4, 64, 3, True), (8, 32, 5, True), (8, 64, 2, False)], ids=str)
-def test_radix_sort_constants(gpu, monkeypatch, bits, threads, per, staged):
-    """The radix sort's tuning constants other than the defaults (kernels/sort_radix.py): 4-bit digits (8
-    passes), fewer threads than digits, keys a thread and counts a scan thread that divide nothing, rows of
-    more scan chunks than one carry tile holds, and keys written straight to their places (not staged)."""
-    for name, value in (("BITS", bits), ("THREADS", threads), ("PER", per), ("SCAN_PER", 3), ("STAGED", staged)):
+RADIX_SETTINGS = [  # kernels/sort_radix.py's constants other than the defaults
+    dict(BITS=4, THREADS=64, PER=3, SUBGROUPS=False),
+    dict(THREADS=32, PER=5, SUBGROUPS=False),
+    dict(THREADS=64, PER=2, STAGED=False, SUBGROUPS=False, UNROLL=True),
+    dict(THREADS=64, PER=3, SG_MIN=8),
+    dict(BITS=4, THREADS=128, PER=5, STAGED=False, SG_MIN=4, UNROLL=True),
+]
+
+
+@pytest.mark.parametrize("settings", RADIX_SETTINGS, ids=lambda d: " ".join(f"{k}={v}" for k, v in d.items()))
+def test_radix_sort_constants(gpu, monkeypatch, settings):
+    """The radix sort's tuning constants other than the defaults: 4-bit digits (8 passes), fewer threads than
+    digits, keys a thread and counts a scan thread that divide nothing, rows of more scan chunks than one
+    carry tile holds, keys written straight to their places (not staged), the loops over a thread's keys
+    written out; ranked by workgroup masks (SUBGROUPS off: the core WebGPU kernels) and by subgroup ballots
+    (SG_MIN 8 or 4: lavapipe's subgroups of 8 lanes rank by ballots; where subgroups are missing or smaller, by
+    masks). The default constants' kernels are the other tests' (on lavapipe: subgroups compiled in, masks
+    chosen at run time, its subgroups being under SG_MIN)."""
+    for name, value in {"SCAN_PER": 3, **settings}.items():
         monkeypatch.setattr(sort_radix, name, value)
-    x = words(float32, (2, 6001), seed=bits)
-    t = tw.asarray(x, gpu)
-    for descending in (False, True):
-        assert same(read(t.sort(descending=descending)), np_sort(x, descending)), descending
-        assert same(read(t.argsort(descending=descending)), np_argsort(x, descending)), descending
+    gpu.executor.forget()  # the session device's kept dispatches of this structure were built from other constants
+    try:
+        x = words(float32, (2, 6001), seed=len(settings))
+        t = tw.asarray(x, gpu)
+        for descending in (False, True):
+            assert same(read(t.sort(descending=descending)), np_sort(x, descending)), descending
+            assert same(read(t.argsort(descending=descending)), np_argsort(x, descending)), descending
+    finally:
+        gpu.executor.forget()
 
 
 # ---------------------------------------------------------------- topk
