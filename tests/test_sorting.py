@@ -165,8 +165,9 @@ RADIX_SETTINGS = [  # kernels/sort_radix.py's constants other than the defaults
     dict(BITS=4, THREADS=64, PER=3, SUBGROUPS=False),
     dict(THREADS=32, PER=5, SUBGROUPS=False),
     dict(THREADS=64, PER=2, STAGED=False, SUBGROUPS=False, UNROLL=True),
-    dict(THREADS=64, PER=3, SG_MIN=8),
-    dict(BITS=4, THREADS=128, PER=5, STAGED=False, SG_MIN=4, UNROLL=True),
+    dict(THREADS=64, PER=3, SUBGROUPS=True, SG_MIN=8),
+    dict(BITS=4, THREADS=128, PER=5, STAGED=False, SUBGROUPS=True, SG_MIN=4, UNROLL=True),
+    dict(SUBGROUPS=True),
 ]
 
 
@@ -177,8 +178,8 @@ def test_radix_sort_constants(gpu, monkeypatch, settings):
     carry tile holds, keys written straight to their places (not staged), the loops over a thread's keys
     written out; ranked by workgroup masks (SUBGROUPS off: the core WebGPU kernels) and by subgroup ballots
     (SG_MIN 8 or 4: lavapipe's subgroups of 8 lanes rank by ballots; where subgroups are missing or smaller, by
-    masks). The default constants' kernels are the other tests' (on lavapipe: subgroups compiled in, masks
-    chosen at run time, its subgroups being under SG_MIN)."""
+    masks; with the default SG_MIN, lavapipe's subgroups being under it, masks chosen at run time). The default
+    constants' kernels (masks) are the other tests'."""
     for name, value in {"SCAN_PER": 3, **settings}.items():
         monkeypatch.setattr(sort_radix, name, value)
     gpu.executor.forget()  # the session device's kept dispatches of this structure were built from other constants

@@ -43,7 +43,7 @@ THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's de
 PER = 8  # keys a thread of a tile (at most 32): TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
 STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
-SUBGROUPS = True  # rank by subgroup ballots where the adapter has subgroups (False: workgroup masks always)
+SUBGROUPS = False  # True: rank by subgroup ballots where the adapter has subgroups (off: slower on the H200, docs/benchmarks.md)
 UNROLL = False  # True: the loops over a thread's PER keys written out (False: WGSL loops)
 SG_MIN = 32  # the smallest subgroup that ranks by ballots (a smaller one ranks by masks): THREADS / SG_MIN
 # subgroups' counts of 2^BITS digits in workgroup memory
