@@ -1,6 +1,6 @@
 """Benchmark: gathers, synced (`await tw.synchronize(t)`), against torch on the same device.
 
-    python bench/gather.py --backend webgpu --n 16777216 [--repeat 20] [--vpt 4] [--gpu-time]
+    python bench/gather.py --backend webgpu --n 16777216 [--repeat 20] [--vpt 4] [--gpu-time] [--jit]
 
 Prints the median ms and GB/s (bytes read and written) of
   take:      x[idx] of n random int32 indices into n float32 values (torch: x[idx]);
@@ -9,6 +9,7 @@ Prints the median ms and GB/s (bytes read and written) of
 each on resident inputs (the timing leaves the uploads out); torch on CUDA where there is one, else the CPU.
 --vpt: the map kernel's vec4s per thread (Caps.map_vpt; default: the adapter's) on webgpu. --gpu-time: the
 kernels alone on the GPU (bench/grid.py's Resident: timestamps; torch by CUDA events) instead of wall clock.
+--jit: ours as a `tw.jit` function of (data, indices), replayed each call.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def cases(n: int, rng) -> dict:
     return {"take": (x, idx, 12 * n), "embedding": (w, ids, 8 * n + 4 * (n // WIDTH))}
 
 
-def ours(backend: str, data, index, repeat: int, vpt: int, gpu_time: bool) -> float:
+def ours(backend: str, data, index, repeat: int, vpt: int, gpu_time: bool, jit: bool) -> float:
     dev = webgpu(TimedDriver, HoldingExecutor) if gpu_time else block_on(tw.GpuDevice.create(backend))
     if vpt and dev.backend == "webgpu":
         dev.executor.caps.map_vpt = vpt
@@ -45,6 +46,9 @@ def ours(backend: str, data, index, repeat: int, vpt: int, gpu_time: bool) -> fl
             with dev.executor.holding():
                 block_on(tw.realize(t[i]))
                 return Resident(dev).time(repeat) * 1e3
+        if jit:
+            gather = tw.jit(lambda a, b: a[b])
+            return wall_ms(lambda: block_on(tw.synchronize(block_on(gather(t, i)))), repeat)
         return wall_ms(lambda: block_on(tw.synchronize(t[i])), repeat)
     finally:
         dev.close()
@@ -76,9 +80,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--vpt", type=int, default=0, help="vec4s per thread of the map kernel (0: the default)")
     ap.add_argument("--gpu-time", action="store_true", help="the kernels alone, by GPU timestamps (webgpu)")
+    ap.add_argument("--jit", action="store_true", help="ours jitted (tw.jit), wall clock")
     args = ap.parse_args()
     for name, (data, index, nbytes) in cases(args.n, np.random.default_rng(0)).items():
-        ms = ours(args.backend, data, index, args.repeat, args.vpt, args.gpu_time)
+        ms = ours(args.backend, data, index, args.repeat, args.vpt, args.gpu_time, args.jit)
         line = f"{name:10s} n={args.n}: trueno_web {args.backend} {ms:8.3f} ms ({nbytes / ms / 1e6:7.1f} GB/s)"
         ref = torch_ms(name, data, index, args.repeat, args.gpu_time)
         if ref is not None:

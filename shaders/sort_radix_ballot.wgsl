@@ -6,7 +6,8 @@
 // lane holding it, the result shuffled to the others); the rows, scanned across subgroups, then give each
 // key its place among the tile's keys of its digit. Ballot masks are vec4<u32>: subgroups of up to 128 lanes.
 
-const SG_MIN: u32 = {{SG_MIN}}u;  // the smallest subgroup that ranks by ballots: tw_stage holds THREADS / SG_MIN rows
+const SG_MIN: u32 = {{SG_MIN}}u;
+const NARROW: u32 = {{NARROW}}u;  // subgroups of at most NARROW lanes (32 or 0) match digits by one-word ballots  // the smallest subgroup that ranks by ballots: tw_stage holds THREADS / SG_MIN rows
 
 var<workgroup> tw_unfit: atomic<u32>;  // set by a thread whose subgroup cannot rank by ballots
 var<workgroup> tw_fit: u32;
@@ -43,6 +44,17 @@ fn tw_match(digit: u32, valid: bool) -> vec4<u32> {
     for (var k = 0u; k < BITS; k = k + 1u) {
         let on = ((digit >> k) & 1u) != 0u;
         let v = subgroupBallot(on);
+        m = m & select(~v, v, on);
+    }
+    return m;
+}
+
+// tw_match for subgroups of at most 32 lanes: the first word of each ballot (the others are zero)
+fn tw_match32(digit: u32, valid: bool) -> u32 {
+    var m = subgroupBallot(valid).x;
+    for (var k = 0u; k < BITS; k = k + 1u) {
+        let on = ((digit >> k) & 1u) != 0u;
+        let v = subgroupBallot(on).x;
         m = m & select(~v, v, on);
     }
     return m;
@@ -101,11 +113,23 @@ fn tw_rank_ballots(b: u32, t: u32, sg: u32, lane: u32) {
         let valid = b * TILE + first + i * sg < n;
         var digit = 0u;
         if (valid) { digit = tw_digit(tw_keys[i]); }
-        let m = tw_match(digit, valid);
-        let before = tw_ones(m & below);
+        var before: u32;  // lanes below this one holding its digit
+        var same: u32;  // lanes holding its digit
+        var lowest: u32;  // the lowest of them
+        if (sg <= NARROW) {  // one-word ballots: a quarter of the mask arithmetic
+            let m = tw_match32(digit, valid);
+            before = countOneBits(m & below.x);
+            same = countOneBits(m);
+            lowest = firstTrailingBit(m);
+        } else {
+            let m = tw_match(digit, valid);
+            before = tw_ones(m & below);
+            same = tw_ones(m);
+            lowest = tw_lowest(m);
+        }
         var so_far = 0u;  // the subgroup's keys of this digit in earlier rounds (the lowest lane's add)
-        if (valid && before == 0u) { so_far = atomicAdd(&tw_stage[w * RADIX + digit], tw_ones(m)); }
-        tw_ranks[i] = subgroupShuffle(so_far, select(lane, tw_lowest(m), valid)) + before;
+        if (valid && before == 0u) { so_far = atomicAdd(&tw_stage[w * RADIX + digit], same); }
+        tw_ranks[i] = subgroupShuffle(so_far, select(lane, lowest, valid)) + before;
     }
     workgroupBarrier();
     for (var d = t; d < RADIX; d = d + THREADS) {  // each row's counts to the keys of earlier subgroups

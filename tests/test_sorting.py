@@ -162,12 +162,12 @@ def test_long_rows_of_every_bit_pattern(dev, dtype):
 
 
 RADIX_SETTINGS = [  # kernels/sort_radix.py's constants other than the defaults
-    dict(BITS=4, THREADS=64, PER=3, SUBGROUPS=False),
+    dict(BITS=4, THREADS=64, PER=3, SUBGROUPS=False, UNROLL=False),
     dict(THREADS=32, PER=5, SUBGROUPS=False),
-    dict(THREADS=64, PER=2, STAGED=False, SUBGROUPS=False, UNROLL=True),
-    dict(THREADS=64, PER=3, SUBGROUPS=True, SG_MIN=8),
-    dict(BITS=4, THREADS=128, PER=5, STAGED=False, SUBGROUPS=True, SG_MIN=4, UNROLL=True),
-    dict(SUBGROUPS=True),
+    dict(THREADS=64, PER=2, STAGED=False, SUBGROUPS=False),
+    dict(THREADS=64, PER=3, SG_MIN=8, NARROW=0, UNROLL=False),
+    dict(BITS=4, THREADS=128, PER=5, STAGED=False, SG_MIN=4),
+    dict(SUBGROUPS=False),
 ]
 
 
@@ -175,11 +175,11 @@ RADIX_SETTINGS = [  # kernels/sort_radix.py's constants other than the defaults
 def test_radix_sort_constants(gpu, monkeypatch, settings):
     """The radix sort's tuning constants other than the defaults: 4-bit digits (8 passes), fewer threads than
     digits, keys a thread and counts a scan thread that divide nothing, rows of more scan chunks than one
-    carry tile holds, keys written straight to their places (not staged), the loops over a thread's keys
-    written out; ranked by workgroup masks (SUBGROUPS off: the core WebGPU kernels) and by subgroup ballots
-    (SG_MIN 8 or 4: lavapipe's subgroups of 8 lanes rank by ballots; where subgroups are missing or smaller, by
-    masks; with the default SG_MIN, lavapipe's subgroups being under it, masks chosen at run time). The default
-    constants' kernels (masks) are the other tests'."""
+    carry tile holds, keys written straight to their places (not staged), the loops over a thread's keys as
+    WGSL loops (not written out); ranked by workgroup masks (SUBGROUPS off: the core WebGPU kernels) and by
+    subgroup ballots (SG_MIN 8 or 4: lavapipe's subgroups of 8 lanes rank by one-word ballots, or by four-word
+    ones with NARROW 0). With the default SG_MIN (the other tests' kernels) lavapipe's subgroups are under it:
+    its workgroups choose masks at run time."""
     for name, value in {"SCAN_PER": 3, **settings}.items():
         monkeypatch.setattr(sort_radix, name, value)
     gpu.executor.forget()  # the session device's kept dispatches of this structure were built from other constants

@@ -19,7 +19,8 @@ bit in its digit's mask in workgroup memory and counts the bits below it (three 
 the adapter has subgroups (SUBGROUPS; shaders/sort_radix_ballot.wgsl): a warp-level multisplit, as in
 Onesweep: each subgroup ranks a run of consecutive keys of the tile, one key a lane a round; BITS ballots
 give each lane the mask of lanes holding its digit, its rank among them is the count of those below it, and
-the lowest of them adds their number to the subgroup's own count of that digit; the subgroups' counts,
+the lowest of them adds their number to the subgroup's own count of that digit (subgroups of at most 32
+lanes, NARROW, use the ballots' first word alone); the subgroups' counts,
 scanned across subgroups, place each key in the tile, with no barrier inside the rounds. It takes whole
 subgroups of consecutive invocations (as drivers make them) of SG_MIN lanes or more, whose counts fit
 workgroup memory; a workgroup checks that at run time (subgroup sizes are not known before) and ranks by
@@ -43,8 +44,9 @@ THREADS = 256  # threads a workgroup (a multiple of 32, at most 256: WebGPU's de
 PER = 8  # keys a thread of a tile (at most 32): TILE = THREADS * PER keys counted and moved by one workgroup
 SCAN_PER = 8  # counts a thread of the scan's workgroup
 STAGED = True  # keys and payloads go out in digit order through workgroup memory (False: each to its place)
-SUBGROUPS = False  # True: rank by subgroup ballots where the adapter has subgroups (off: slower on the H200, docs/benchmarks.md)
-UNROLL = False  # True: the loops over a thread's PER keys written out (False: WGSL loops)
+SUBGROUPS = True  # rank by subgroup ballots where the adapter has subgroups (False: workgroup masks always)
+UNROLL = True  # the loops over a thread's PER keys written out, its arrays indexed by constants (False: WGSL loops)
+NARROW = 32  # subgroups of at most NARROW lanes match digits by one-word ballots (0: four words always)
 SG_MIN = 32  # the smallest subgroup that ranks by ballots (a smaller one ranks by masks): THREADS / SG_MIN
 # subgroups' counts of 2^BITS digits in workgroup memory
 # Workgroup memory of radix_move: max(2^BITS * THREADS / min(32, SG_MIN), TILE) + 3 * 2^BITS + THREADS words,
@@ -64,9 +66,9 @@ BALLOTS = dict(
 
 @cache
 def radix_source(
-    bits: int, threads: int, per: int, scan_per: int, staged: bool, unroll: bool, sg_min: int, enable: bool
+    bits: int, threads: int, per: int, scan_per: int, staged: bool, unroll: bool, sg_min: int, narrow: int, enable: bool
 ) -> str:
-    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED, UNROLL; sg_min: SG_MIN
+    """The kernels' WGSL for these constants (BITS, THREADS, PER, SCAN_PER, STAGED, UNROLL, NARROW; sg_min: SG_MIN
     where subgroups rank, else 0; enable: caps.enable_subgroups)."""
     radix = 1 << bits
     masks = radix * threads // 32
@@ -91,6 +93,7 @@ def radix_source(
             CLEAR=max(masks, counts),
             STAGE=max(masks, counts, threads * per),
             SG_MIN=sg_min,
+            NARROW=narrow,
             SPAN=-(-radix // threads),
             STAGED=str(staged).lower(),
             SCAN_PER=scan_per,
@@ -128,7 +131,7 @@ def dispatches(src: int, out: int, rows: int, n: int, flags: int, caps: Caps) ->
         )
     per_chunk = min(rows, caps.binding_limit // row_bytes)
     sg_min = SG_MIN if SUBGROUPS and caps.subgroups else 0
-    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED, UNROLL, sg_min, caps.enable_subgroups)
+    source = radix_source(BITS, THREADS, PER, SCAN_PER, STAGED, UNROLL, sg_min, NARROW, caps.enable_subgroups)
     passes = []
     for row0 in range(0, rows, per_chunk):
         count = min(per_chunk, rows - row0)
