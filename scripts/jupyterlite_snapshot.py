@@ -82,7 +82,27 @@ def site_files(site: Path) -> list[str]:
 
 def make(site: Path, log=print) -> dict[str, str]:
     """Make the snapshot and site-packages' files into site/static/pyodide/ (content-hashed names) and
-    write kernel_pyodide.mjs there, naming them. Returns {"snapshot": name, "files": name}."""
+    write kernel_pyodide.mjs there, naming them. Returns {"snapshot": name, "files": name}. It runs in a
+    thread of its own: Playwright's sync API refuses a thread whose asyncio loop is running, as an e2e test's
+    own browser session is when its fixture rebuilds a stale site."""
+    names: dict[str, str] = {}
+    failed: list[BaseException] = []
+
+    def work():
+        try:
+            names.update(_make(site, log))
+        except BaseException as e:  # (handed to the caller's thread, raised there)
+            failed.append(e)
+
+    worker = threading.Thread(target=work, name="kernel-snapshot")
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
+    return names
+
+
+def _make(site: Path, log) -> dict[str, str]:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's trueno_web and e2e

@@ -362,10 +362,11 @@ def reference_python(case: Case, absolute: bool = False) -> list[float]:
 
 
 def reference_numpy(case: Case, absolute: bool = False):
-    """The NumPy reference (op.numpy on float64 arrays), flat float64."""
+    """The NumPy reference (op.numpy on float64 arrays: references.reference_dtype), flat float64."""
     import numpy as np
 
-    arrays = [np.asarray(data, dtype=np.float64).reshape(shape) for data, shape in case.inputs]
+    dtype = references.reference_dtype(case.op)
+    arrays = [np.asarray(data, dtype=dtype).reshape(shape) for data, shape in case.inputs]
     if absolute:  # (an index stays as it is)
         arrays = [a if name == "indices" else np.abs(a) for a, name in zip(arrays, case.op.inputs)]
     out = case.op.row.numpy(case.op, arrays, list(case.params.values()), case.resolved()[1])

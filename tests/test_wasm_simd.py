@@ -23,6 +23,7 @@ pytest.importorskip("wasmtime")
 
 import trueno_web as tw  # noqa: E402
 from trueno_web import ops  # noqa: E402
+from trueno_web.references import reference_dtype  # noqa: E402
 from trueno_web.runtime import block_on  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,9 +82,10 @@ def params_of(op, **override):
 
 
 def reference(op, *arrays, **params):
-    """op.numpy on float64 inputs, rounded to float32 (a float32 overflow is +-inf on both sides)."""
+    """op.numpy on float64 inputs (references.reference_dtype), rounded to float32 (a float32 overflow is +-inf
+    on both sides)."""
     with np.errstate(all="ignore"):
-        out = op.numpy(*[np.asarray(a, np.float64) for a in arrays], *params.values())
+        out = op.numpy(*[np.asarray(a, reference_dtype(op)) for a in arrays], *params.values())
         return np.asarray(out, np.float64).astype(np.float32).astype(np.float64)
 
 

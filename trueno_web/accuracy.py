@@ -14,7 +14,7 @@ import math
 import random
 
 from .host import numpy_available
-from .references import F32_MAX, GELU_C, numpy_module, sigmoid
+from .references import F32_MAX, GELU_C, numpy_module, reference_dtype, sigmoid
 
 F32_TINY = 2.0**-126  # float32's smallest normal
 #: the edge values every sweep sample starts with (and their negatives): +-0, +-inf, NaN, the smallest and largest
@@ -141,7 +141,7 @@ def float64_reference(op, inputs, params: dict):
         return [float(fn(*xs, *ps)) for xs in zip(*inputs)]
     np = numpy_module()
     with np.errstate(all="ignore"):
-        xs = [np.asarray(x).astype(np.float64) for x in inputs]
+        xs = [np.asarray(x).astype(reference_dtype(op)) for x in inputs]
         return np.asarray((op.exact or op.numpy)(*xs, *params.values()), np.float64).reshape(-1)
 
 

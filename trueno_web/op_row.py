@@ -45,6 +45,8 @@ class Op:
     group: str = ""  # "activation": the activation-style one-input ops the demo page plots
     ulp: float = 0.5  # elementwise: the largest error, in ulps of the float32 result (docs/accuracy.md)
     exact: Callable | None = None  # elementwise: float64 reference independent of the kernels (default: numpy)
+    widens: bool = True  # op.numpy on float64 copies of float32 data is float32's reference (False: its result
+    # depends on the dtype it runs in, as nextafter's steps: references run it on float32 arrays)
     dtypes: tuple[DType, ...] = (float32, float64)  # the dtypes it computes in natively (dtypes.signature picks
     # one); the 64-bit ones only where a backend holds them (the NumPy backend: no kernel sees them)
     returns: str = "same"  # its result's dtype: "same" (the one it computed in), "bool", "index" (int32),

@@ -180,9 +180,9 @@ CATALOG: tuple[Op, ...] = (
     Op("copysign", Kind.BINARY, "tw_copysign",
        ref.Quiet(lambda a, b, out=None: ref.numpy_module().copysign(a, b, out=out)), math.copysign,
        "|a| with the sign of b (its sign bit: NaN's and zero's too)", **T_BITS),
-    Op("nextafter", Kind.BINARY, "tw_nextafter", ref.Quiet(ref_api.np_nextafter32), ref_api.nextafter32,
-       "the next float32 after a toward b (np.nextafter on float32); b where a == b", **T_BITS,
-       dtypes=(float32,)),  # its references are float32's steps even on float64 arrays: no float64 row
+    Op("nextafter", Kind.BINARY, "tw_nextafter",
+       ref.Quiet(lambda a, b, out=None: ref.numpy_module().nextafter(a, b, out=out)), ref_api.nextafter32,
+       "the next value of its dtype after a toward b (np.nextafter); b where a == b", **T_BITS, widens=False),
     Op("remainder", Kind.BINARY, "tw_remainder",
        ref.Quiet(lambda a, b, out=None: ref.numpy_module().remainder(a, b, out=out)), ref_api.remainder,
        "a - floor(a / b) b with the sign of b, as np.remainder and Python's %: an exact fmod, moved by b",

@@ -239,6 +239,13 @@ def np_where(c, a, b, out=None):
     return out
 
 
+def reference_dtype(op):
+    """The NumPy dtype a reference runs op.numpy in for float32 data: float64 (wider than the kernels), or
+    float32 where the op's result depends on the dtype it runs in (Op.widens off: nextafter's steps)."""
+    np = numpy_module()
+    return np.float64 if op.widens else np.float32
+
+
 def in_float64(expr: Callable) -> Callable:
     """A NumPy expression evaluated in float64 (complex128 for complex input) and rounded once to its input's
     dtype: the NumPy backend's activations, each within 0.5 ulp of float32 plus float64's error (the formulas

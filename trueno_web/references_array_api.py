@@ -150,11 +150,6 @@ def np_expm1(x):
     return y
 
 
-def np_nextafter32(a, b):
-    np = numpy_module()
-    return np.nextafter(a.astype(np.float32), np.asarray(b).astype(np.float32)).astype(a.dtype)
-
-
 def real(x):
     """The real component (a real number: itself)."""
     return x.real if isinstance(x, complex) else x
