@@ -83,7 +83,7 @@ def main() -> None:
         metavar="JSON",
         nargs="+",
         help="write the fastest choice per shape of those runs' "
-        "JSON into trueno_web/kernels/matmul_tuned.py (merged with the adapters already there), then exit",
+        "JSON into trueno_web/kernels/matmul_tuned.py (merged with the adapters and shapes already there), then exit",
     )
     args = parser.parse_args()
     if args.write:
@@ -187,7 +187,8 @@ def reference(torch, a, b):
 
 
 def write_table(runs: list[dict]) -> None:
-    """The fastest choice per shape over runs on one adapter, under its name, into matmul_tuned.TUNED."""
+    """The fastest choice per shape over runs on one adapter, under its name, into matmul_tuned.TUNED (its
+    shapes not in these runs keep their choices)."""
     from trueno_web.kernels.matmul_tuned import TUNED
 
     adapter = runs[0]["head"]["adapter"]
@@ -199,14 +200,14 @@ def write_table(runs: list[dict]) -> None:
         if shape not in best or row["ms"] < best[shape]["ms"]:
             best[shape] = row
     table = {shape: tuple(row["choice"]) for shape, row in best.items()}
-    tuned = {**TUNED, adapter: table}
+    tuned = {**TUNED, adapter: {**TUNED.get(adapter, {}), **table}}
     text = TABLE.read_text()
     start = text.index("TUNED: dict")
     end = text.index("\n\n\n", start)
     lines = ["TUNED: dict[str, dict[str, tuple[str, int, int, bool]]] = {"]
-    for adapter in sorted(tuned):
-        lines.append(f"    {adapter!r}: {{")
-        lines += [f"        {shape!r}: {tuple(choice)!r}," for shape, choice in sorted(tuned[adapter].items())]
+    for name in sorted(tuned):
+        lines.append(f"    {name!r}: {{")
+        lines += [f"        {shape!r}: {tuple(choice)!r}," for shape, choice in sorted(tuned[name].items())]
         lines.append("    },")
     TABLE.write_text(text[:start] + "\n".join(lines) + "\n}" + text[end:])
     print(f"{TABLE}: {len(table)} choices for {adapter!r}")
