@@ -4,5 +4,6 @@
         if (lane < stride) { {{SHARED}}[lid] = {{COMBINE}}({{SHARED}}[lid], {{SHARED}}[lid + stride * spread]); }
         workgroupBarrier();
     }
-    let r{{K}} = {{FINISH}}({{VALUE}}({{SHARED}}[lid - lane * spread]));
+    let v{{K}} = {{SHARED}}[lid - lane * spread];
+    let r{{K}} = {{FINISH}}({{VALUE}}(v{{K}}));
     workgroupBarrier();

@@ -257,7 +257,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
-        f"out{s}[2u * row] = tw_pairs[lid].x; out{s}[2u * row + 1u] = tw_pair_error(tw_pairs[lid]);"
+        f"out{s}[2u * row] = v{r[1]}.x; out{s}[2u * row + 1u] = tw_pair_error(v{r[1]});"
         if pairs
         else f"{'out' + str(s) if through[s] is None else 'in' + str(through[s])}[row] = r{r[1]};"
         for s, r in enumerate(stores)
