@@ -1,7 +1,7 @@
 """tw.linalg (the array API's linear algebra extension) on every backend against numpy.linalg in float64.
 
 Inputs are float32 matrices built with a chosen condition number (well: 10, moderately ill: 1e3) from
-random orthogonal factors; sizes 1, 2, 3, 5, 16, 33 and a batch (4, 8, 8). The reference runs in float64
+random orthogonal factors; sizes 1, 2, 3, 5, 33 and a batch (4, 8, 8). The reference runs in float64
 on the same float32 values. Bounds are first-order perturbation bounds, scaled by the condition number
 `cond` and the size n: EPS * n * cond * C for solutions, inverses and determinants (relative), EPS * n * C
 (times ||A||) for residuals, reconstructions, orthogonality and eigenvalues (Weyl: backward stable ->
@@ -23,7 +23,7 @@ from trueno_web.runtime import block_on
 L = tw.linalg
 EPS = 2.0**-23
 C = 8.0  # the constant of every bound
-SHAPES = [(1, 1), (2, 2), (3, 3), (5, 5), (16, 16), (33, 33), (4, 8, 8)]
+SHAPES = [(1, 1), (2, 2), (3, 3), (5, 5), (33, 33), (4, 8, 8)]
 CONDS = [10.0, 1e3]
 
 
@@ -94,7 +94,7 @@ def test_cholesky(dev, shape, cond):
     near(read(L.cholesky(t(dev, a), upper=True)), np.swapaxes(low64, -1, -2), bound)
 
 
-QR_SHAPES = [(1, 1), (2, 2), (3, 3), (5, 5), (16, 16), (33, 33), (4, 8, 8), (5, 3), (3, 5), (1, 4), (4, 1)]
+QR_SHAPES = [(1, 1), (2, 2), (3, 3), (5, 5), (33, 33), (4, 8, 8), (5, 3), (3, 5), (1, 4), (4, 1)]
 
 
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
