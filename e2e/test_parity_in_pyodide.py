@@ -119,3 +119,45 @@ def test_block_on_uses_jspi_and_refuses_without_it(pyodide_page):
     )
     assert refused["sync"] is False
     assert "use `await`" in refused["out"]
+
+
+LONG_SORT = """
+import math, random, struct
+import trueno_web as tw
+from trueno_web.sort_kinds import py_argsort, py_sort
+
+rng = random.Random(5)
+def f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+specials = [math.nan, math.inf, -math.inf, -0.0, 0.0, 3.4e38, -3.4e38, 1e-45]
+row = [f32(rng.choice([rng.uniform(-9, 9), float(rng.randint(-20, 20))])) for _ in range(5003)]
+for i in range(0, 5003, 211):
+    row[i] = specials[i % len(specials)]
+
+def bits(values):
+    return [struct.pack("f", v) if v == v else b"nan" for v in values]
+
+out = {}
+for backend in ("webgpu", "wasm-simd"):
+    dev = await tw.GpuDevice.create(backend)
+    t = tw.asarray(row, dev)
+    for descending in (False, True):
+        got = (await t.sort(descending=descending).numpy()).tolist()
+        idx = (await t.argsort(descending=descending).numpy()).tolist()
+        out[f"{backend} {descending}"] = [
+            bits(got) == bits(py_sort(row, descending)), idx == py_argsort(row, descending)
+        ]
+    if backend == "webgpu":
+        out["subgroups"] = dev.executor.caps.subgroups
+out
+"""
+
+
+def test_a_long_row_sorts_in_the_browser(pyodide_page):
+    """A row of 5003 float32 values (ties, NaN, +-inf, -0.0, the extremes), past the GPU's workgroup block: the
+    radix sort's kernels as the browser's WGSL compiler builds them (ballots where its adapter has subgroups of
+    32 lanes, else masks), and wasm-simd's merge sort, equal bit for bit to Python's stable sort, both ways,
+    argsort too."""
+    got = pyodide_page.run(LONG_SORT)
+    print(f"\nsort in the page: {got}")
+    assert all(v == [True, True] for k, v in got.items() if k != "subgroups"), got
