@@ -6,8 +6,8 @@
 // lane holding it, the result shuffled to the others); the rows, scanned across subgroups, then give each
 // key its place among the tile's keys of its digit. Ballot masks are vec4<u32>: subgroups of up to 128 lanes.
 
-const SG_MIN: u32 = {{SG_MIN}}u;
-const NARROW: u32 = {{NARROW}}u;  // subgroups of at most NARROW lanes (32 or 0) match digits by one-word ballots  // the smallest subgroup that ranks by ballots: tw_stage holds THREADS / SG_MIN rows
+const SG_MIN: u32 = {{SG_MIN}}u;  // the smallest subgroup that ranks by ballots: tw_stage holds THREADS / SG_MIN rows
+const NARROW: u32 = {{NARROW}}u;  // subgroups of at most NARROW lanes (32 or 0) match digits by one-word ballots
 
 var<workgroup> tw_unfit: atomic<u32>;  // set by a thread whose subgroup cannot rank by ballots
 var<workgroup> tw_fit: u32;
