@@ -1,11 +1,12 @@
 """Benchmark: the fused attention kernel alone, GPU-timed on resident inputs, against torch's
 scaled_dot_product_attention (CUDA events) on the same card.
 
-    python bench/attention.py [--shapes 4x16x1024x64,1x16x4096x64] [--reps 20]
+    python bench/attention.py [--shapes 4x16x1024x64,1x16x4096x64] [--reps 20] [--set NAME=VALUE ...]
 
 Each shape (batch x heads x length x head dim), causal and not: the kernel (shaders/attention.wgsl) by
 bench/grid.py's Resident (GPU timestamps); TFLOPS count the scores and the products with V once (causal:
-half). Small shapes are checked against the unfused float64 expression first.
+half). Small shapes are checked against the unfused float64 expression first. `--set NAME=VALUE` (repeatable)
+sets a constant of kernels/attention.py first: THREADS, MAX_BK, GROUP, or SPLITS (comma-separated: 4,1).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from devices import HoldingExecutor, TimedDriver, webgpu
 from grid import Resident, cuda_time, torch_cuda
 
 import trueno_web as tw
+from trueno_web.kernels import attention
 from trueno_web.runtime import block_on
 
 
@@ -37,10 +39,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="4x16x1024x64,1x16x4096x64")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
+    for setting in args.set:
+        name, value = setting.split("=")
+        setattr(attention, name, tuple(int(v) for v in value.split(",")) if name == "SPLITS" else int(value))
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, torch = Resident(dev), torch_cuda()
-    print(f"# bench/attention.py: {dev.adapter_info['device']}; torch cuda: {torch is not None}")
+    print(f"# bench/attention.py: {dev.adapter_info['device']}; torch cuda: {torch is not None} {' '.join(args.set)}")
     print("| shape | causal | ours ms | TFLOPS | torch ms | ours/torch |\n|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for spec in args.shapes.split(","):
