@@ -393,6 +393,35 @@ def test_wgsl_depends_on_whether_a_load_is_masked_never_on_its_values():
     assert len(words) == map_kernel.meta_len(key) and words[0] == (-5) & 0xFFFFFFFF and words[-4:] == [1, 4, 1, 5]
 
 
+def test_leading_broadcast_dimensions_cost_no_index_arithmetic():
+    """An unmasked view's leading dimensions of stride 0 (a value broadcast along them) are left out of its
+    index function: a broadcast scalar reads one address with no division or remainder, a row broadcast over
+    rows takes one remainder; a stride 0 inside a view, and a masked view, are kept whole."""
+    scalar = View((784, 256), (0, 0), 7)
+    assert map_kernel.view_key(scalar) == (0, False) and map_kernel.view_words(scalar) == [7]
+    text = map_kernel.index_fn(4, (0, False), 12)
+    assert "%" not in text and "/" not in text and "tw_meta[12u]" in text
+    row = View((128, 256), (0, 1), 3)
+    assert map_kernel.view_key(row) == (1, False) and map_kernel.view_words(row) == [3, 256, 1]
+    assert map_kernel.view_key(View((4, 5, 6), (6, 0, 1), 0)) == (3, False)
+    assert map_kernel.view_key(View((2, 3), (0, 1), 0, ((0, 1), (0, 3)))) == (2, True)
+
+
+def test_broadcast_values_in_the_map_and_row_kernels(dev):
+    """Values broadcast along leading dimensions (a 0-d tensor, a (1, 1) one, a row) in elementwise chains
+    and row reductions, against the reference."""
+    x, r, one, s = data(6, 5), Ref.nested([[0.5, -1.0, 2.0, 0.0, 3.0]]), Ref.nested([[-0.25]]), Ref.scalar(2.5)
+    tx, tr, tone, ts = (tensor(dev, v) for v in (x, r, one, s))
+    cases = [
+        ((tx * ts + tr).sum(axis=-1), (x * s + r).sum(-1)),
+        ((tx - tone).max(axis=0), (x - one).max(0)),
+        ((tr * ts + tone + tx * 0.0).sum(axis=0), (r * s + one + x * 0.0).sum(0)),
+        (tx * ts - tr, x * s - r),
+    ]
+    for got, want in cases:
+        assert_close(block_on(got.numpy()), want, rtol=1e-6, atol=1e-6)
+
+
 def test_masked_loads_in_the_row_kernel(gpu):
     """A row reduction fused with the elementwise chain that feeds it (kernels/rows.py) reads padded and
     concatenated inputs through the same masked loads as the map kernel: one dispatch."""

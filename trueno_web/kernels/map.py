@@ -13,7 +13,7 @@ import struct
 from functools import lru_cache
 
 from ..graph import MapStep, Node, function, gathers, storage
-from ..layout import contiguous_strides
+from ..layout import View, contiguous_strides
 from .caps import Caps
 from .map_gather import take_fn, take_refs, vec4_ok, vec4_take
 from .source import META_WORDS, WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, shader
@@ -73,20 +73,32 @@ def inplace(step: MapStep, nodes: list[Node], views=None) -> tuple:
 # generators): load j reads array `in{j}` (array<T>, T its WGSL type) at element `i` of its view's shape, row-major.
 
 
+def index_view(view: View) -> View:
+    """`view` as the index functions read it: an unmasked view's leading dimensions of stride 0 left out (a
+    value broadcast along them adds nothing to an address, and no dimension outside them needs their
+    quotient), so that a broadcast scalar reads one address with no integer division at all."""
+    lead = 0
+    if view.mask is None:
+        while lead < len(view.shape) and view.strides[lead] == 0:
+            lead += 1
+    return View(view.shape[lead:], view.strides[lead:], view.offset) if lead else view
+
+
 def view_key(view) -> tuple[int, bool] | None:
     """What the WGSL of a load depends on: None for a plain flat load (no view, or a row-major one from
-    the start), else (rank, masked)."""
+    the start), else (rank of its index_view, masked)."""
     if view is None or view.identity:
         return None
-    return len(view.shape), view.mask is not None
+    return len(index_view(view).shape), view.mask is not None
 
 
 def view_words(view) -> list[int]:
-    """The u32 tw_meta words of one strided load (see index_fn): offset, shape, strides (i32 bits), then
-    for a masked view lo, hi per dimension; [] for a plain load."""
+    """The u32 tw_meta words of one strided load (see index_fn): its index_view's offset, shape, strides (i32
+    bits), then for a masked view lo, hi per dimension; [] for a plain load."""
     if view_key(view) is None:
         return []
-    words = [view.offset, *view.shape, *view.strides]
+    at = index_view(view)
+    words = [at.offset, *at.shape, *at.strides]
     for lo, hi in view.mask or ():
         words += [lo, hi]
     return [w & 0xFFFFFFFF for w in words]

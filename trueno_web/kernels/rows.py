@@ -15,7 +15,7 @@ from functools import lru_cache
 from ..errors import LimitError
 from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
-from .map import TAKE_WORDS, index_fn, load_expr, meta_len, take_words, view_key, view_words
+from .map import TAKE_WORDS, index_fn, index_view, load_expr, meta_len, take_words, view_key, view_words
 from .map_gather import geometry, take_fn
 from .rows_split import chunks_per_row, split_dispatches
 from .source import (
@@ -75,12 +75,13 @@ def inplace(step: RowStep, nodes: list[Node]) -> tuple:
 
 
 def row_split(view, cols: int) -> int | None:
-    """How many leading dimensions of an unmasked strided `view` number its rows, where its trailing ones
-    hold exactly `cols` elements (as few trailing ones as can); None: read through the flat index."""
+    """How many leading dimensions of an unmasked strided `view`'s index_view number its rows, where its
+    trailing ones hold exactly `cols` elements (as few trailing ones as can); None: read through the flat index."""
     if view_key(view) is None or view.mask is not None:
         return None
-    for d in range(len(view.shape), -1, -1):
-        inner = math.prod(view.shape[d:])
+    shape = index_view(view).shape
+    for d in range(len(shape), -1, -1):
+        inner = math.prod(shape[d:])
         if inner == cols:
             return d
         if inner > cols:
@@ -331,7 +332,7 @@ def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> i
     element = [(i, outer) for i, (level, _, outer) in zip(step.loads, loads) if level == "e"]
     if not element or any(outer is None or outer == 0 for _, outer in element):
         return 1
-    steps = [nodes[i].view.strides[outer - 1] for i, outer in element]  # 0: a value broadcast along the rows
+    steps = [index_view(nodes[i].view).strides[outer - 1] for i, outer in element]  # 0: broadcast along the rows
     return COLUMN_ROWS if 1 in steps and all(s in (0, 1) for s in steps) else 1
 
 
