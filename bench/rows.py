@@ -2,6 +2,7 @@
 GPU-timed on resident data.
 
     python bench/rows.py [--shapes 16384x4096,8192x4096,4096x1024,65536x64] [--reps 20] [--row-layout]
+        [--set NAME=VALUE ...]
 
 Each workload's dispatches run again on the buffers they left on the device and are timed by GPU timestamps
 (bench/grid.py's Resident); torch (CUDA, where importable) by CUDA events. Bandwidth counts the bytes read and
@@ -9,7 +10,8 @@ written once each; "of copy" compares with our own copy (x * 1.0, one read and o
 Workloads: x * 1, layer_norm(x, w, b), x.sum(-1), x.softmax(-1), x.var(-1), and over the leading axis (columns, read in
 place): x.sum(0), x.mean(0), x.var(0); with a 3-D shape such as 64x1024x1024, x.mean(axis=(1, 2)).
 `--row-layout` puts every row step's threads along its rows (column_spread 1), the layout before the column
-one, to compare.
+one, to compare. `--set NAME=VALUE` (repeatable) sets a constant of kernels/rows.py first (PER_THREAD,
+REGISTER_SLOTS, UNROLL).
 """
 
 from __future__ import annotations
@@ -61,7 +63,11 @@ def main() -> None:
     ap.add_argument("--shapes", default="16384x4096,8192x4096,4096x1024,65536x64,64x1024x1024")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--row-layout", action="store_true", help="every row step along its rows (no column layout)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
+    for setting in args.set:
+        name, value = setting.split("=")
+        setattr(rows, name, int(value))
     if args.row_layout:
         rows.column_spread = lambda *a: 1
     # the held dispatches run again on the buffers they bound: the pool must not destroy the intermediates it
@@ -71,7 +77,7 @@ def main() -> None:
     res, torch = Resident(dev), torch_cuda()
     print(
         f"# bench/rows.py: {dev.adapter_info['device']}; host {platform.machine()}; torch cuda: {torch is not None}"
-        f"{'; row layout only' if args.row_layout else ''}"
+        f"{'; row layout only' if args.row_layout else ''} {' '.join(args.set)}"
     )
     print("| shape | workload | ours us | GB/s | of copy | torch us | ours/torch |\n|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
