@@ -6,7 +6,7 @@ scaled_dot_product_attention (CUDA events) on the same card.
 Each shape (batch x heads x length x head dim), causal and not: the kernel (shaders/attention.wgsl) by
 bench/grid.py's Resident (GPU timestamps); TFLOPS count the scores and the products with V once (causal:
 half). Small shapes are checked against the unfused float64 expression first. `--set NAME=VALUE` (repeatable)
-sets a constant of kernels/attention.py first: THREADS, MAX_BK, GROUP, or SPLITS (comma-separated: 4,1).
+sets a constant of kernels/attention.py first: THREADS, MAX_BK, GROUP, FULL_GROUPS, or SPLITS, FULL_SPLITS (comma-separated: 4,1).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
     for setting in args.set:
         name, value = setting.split("=")
-        setattr(attention, name, tuple(int(v) for v in value.split(",")) if name == "SPLITS" else int(value))
+        setattr(attention, name, tuple(int(v) for v in value.split(",")) if "SPLITS" in name else int(value))
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, torch = Resident(dev), torch_cuda()
     print(f"# bench/attention.py: {dev.adapter_info['device']}; torch cuda: {torch is not None} {' '.join(args.set)}")

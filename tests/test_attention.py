@@ -59,6 +59,25 @@ def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal, ev):
         close(got, value(attention_weights(ts[0], ts[1], 8**-0.5, causal) @ ts[2]), 1e-5)
 
 
+@pytest.mark.parametrize("split", [1, 4])
+def test_each_split_causal_and_full(gpu, monkeypatch, split):
+    """One thread a query row, and four (their row states merged), each causal and over every key (the
+    library picks four, or one for attention over every key with FULL_GROUPS workgroups), against the unfused
+    expression."""
+    from trueno_web.kernels import attention
+
+    monkeypatch.setattr(attention, "SPLITS", (split,))
+    monkeypatch.setattr(attention, "FULL_SPLITS", (split,))
+    gpu.executor.forget()  # the session device's kept dispatches of these structures were built with the defaults
+    try:
+        q, k, v = data(4, 2, 37, 8), data(5, 2, 70, 8), data(6, 2, 70, 12)
+        for causal in (False, True):
+            got = value(tw.nn.scaled_dot_product_attention(*(gpu.tensor(x) for x in (q, k, v)), causal=causal))
+            close(got, unfused(q, k, v, causal=causal))
+    finally:
+        gpu.executor.forget()
+
+
 @pytest.mark.parametrize("e", [64, 128])  # on a GPU: several threads a query row (merged at the end), or one
 def test_head_dims_of_models(dev, e):
     q, k, v = data(10, 2, 37, e), data(11, 2, 70, e), data(12, 2, 70, e)

@@ -5,7 +5,9 @@ of BK staged in workgroup memory, an online softmax; the L x S scores never exis
 
 The head dimensions are padded to a bucket of vec4s (`vecs`), so one pipeline serves each bucket; the
 per-row dot product and the accumulator updates are unrolled over it (registers, not memory). `tiling` picks
-the most threads per row whose merge and tiles fit the workgroup storage, then the longest tiles. Head dims
+the most threads per row whose merge and tiles fit the workgroup storage (over every key, one where that still
+makes FULL_GROUPS workgroups: no merge; causal attention's rows grow along a tile, which more threads a row
+balance), then the longest tiles. Head dims
 past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
 (tensor/linalg.py)."""
 
@@ -22,7 +24,10 @@ from .source import Dispatch, fill, grid_for, pack_meta, shader
 THREADS = 256  # a workgroup's threads (WebGPU's default limit): BQ = THREADS // split query rows, split threads each
 MAX_BK = 64  # keys per tile at most
 GROUP = 4  # keys scored at a time (registers), the accumulator rescaled once per group
-SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the GPU fuller, a merge at the end)
+SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the GPU fuller, a causal tile's
+# growing rows balanced, a merge at the end)
+FULL_SPLITS = (1,)  # attention over every key, where one thread a row makes FULL_GROUPS workgroups: no merge
+FULL_GROUPS = 256  # (fewer workgroups leave the GPU idle: SPLITS then; docs/benchmarks.md)
 
 MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
 MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
@@ -34,10 +39,11 @@ def vecs(n: int) -> int:
     return 1 << (v - 1).bit_length() if v <= 8 else -(-v // 8) * 8
 
 
-def tiling(qv: int, vv: int, wg_storage: int) -> tuple[int, int]:
+def tiling(qv: int, vv: int, wg_storage: int, splits: tuple[int, ...]) -> tuple[int, int]:
     """(BK, SPLIT): keys per tile and threads per query row, the K and V tiles (and where SPLIT > 1 the
-    merge's row states) within the workgroup storage: as many threads a row as fit, then the longest tiles."""
-    for split in SPLITS:
+    merge's row states) within the workgroup storage: as many threads a row as fit (of `splits`), then the
+    longest tiles."""
+    for split in splits:
         merge = THREADS // split * (vv + 1) * 16 if split > 1 else 0
         bk = MAX_BK
         while bk > GROUP * split and bk * (qv + vv) * 16 + merge > wg_storage:
@@ -153,7 +159,8 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     if not node.size:
         return []
     qv, vv = vecs(o["e"]), vecs(o["ev"])
-    bk, split = tiling(qv, vv, caps.wg_storage)
+    one_row = not o["causal"] and -(-o["l"] // THREADS) * o["batch"] >= FULL_GROUPS
+    bk, split = tiling(qv, vv, caps.wg_storage, FULL_SPLITS if one_row else SPLITS)
     trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // THREADS) + 8) + len(o["dims"]) + qv + vv
     if trips > caps.loop_trips:
         raise LimitError(
