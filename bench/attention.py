@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devices import HoldingExecutor, TimedDriver, webgpu
-from grid import Resident, cuda_time, torch_cuda
+from grid import Resident, cuda_time, set_constants, torch_cuda
 
 import trueno_web as tw
 from trueno_web.kernels import attention
@@ -41,9 +41,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
-    for setting in args.set:
-        name, value = setting.split("=")
-        setattr(attention, name, tuple(int(v) for v in value.split(",")) if "SPLITS" in name else int(value))
+    set_constants(attention, args.set)
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, torch = Resident(dev), torch_cuda()
     print(f"# bench/attention.py: {dev.adapter_info['device']}; torch cuda: {torch is not None} {' '.join(args.set)}")

@@ -61,6 +61,16 @@ def wall(fn, repeat=7, warm=1):
     return median(ts)
 
 
+def set_constants(module, settings) -> None:
+    """Set a kernel module's tuning constants from NAME=VALUE strings (a benchmark's --set / --radix), each
+    value read as its constant's type: an int, a bool (0 or 1), or a tuple of ints (comma-separated)."""
+    for setting in settings:
+        name, value = setting.split("=")
+        old = getattr(module, name)
+        new = tuple(int(v) for v in value.split(",")) if isinstance(old, tuple) else type(old)(int(value))
+        setattr(module, name, new)
+
+
 def wall_ms(fn, repeat=7, warm=1):
     """wall() in milliseconds."""
     return wall(fn, repeat, warm) * 1e3

@@ -6,7 +6,7 @@
 For var(axis=-1) and sum(axis=0) of a resident (rows, cols) float32 tensor, jitted: (1) a call through
 `block_on` on an idle GPU, then wgpu-native's non-blocking poll until the queue is empty: us after the call
 returned and polls taken (quartiles of 20); (2) us a call in rounds of 10 and of 50 awaited calls then one
-`tw.synchronize` (best of 7 rounds after 0.3 s of them), for QUEUE_MAX 16 (the default), 4, 2 and 1 (every
+`tw.synchronize` (best of 7 rounds after 0.3 s of them: bench/workloads.py's `timed_ours`), for QUEUE_MAX 16 (the default), 4, 2 and 1 (every
 call submitted at once).
 """
 
@@ -16,6 +16,7 @@ import argparse
 import time
 
 import numpy as np
+from workloads import timed_ours
 
 import trueno_web as tw
 from trueno_web.backends import wgpu_native
@@ -39,23 +40,6 @@ def idle_lags(drv, f, x) -> list[tuple[int, int, int]]:
     return sorted(lags)[::5]
 
 
-def per_call_us(f, x, calls: int) -> float:
-    async def round_of():
-        for _ in range(calls):
-            out = await f(x)
-        await tw.synchronize(out)
-
-    end = time.perf_counter() + 0.3
-    while time.perf_counter() < end:
-        block_on(round_of())
-    best = float("inf")
-    for _ in range(7):
-        t0 = time.perf_counter()
-        block_on(round_of())
-        best = min(best, time.perf_counter() - t0)
-    return best / calls * 1e6
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=8192)
@@ -73,9 +57,8 @@ def main() -> None:
         print(f"{name}: idle after (us after the call, polls, us of the call): {idle_lags(drv, f, x)}")
         for qmax in (16, 4, 2, 1):
             wgpu_native.QUEUE_MAX = qmax
-            print(
-                f"{name} QUEUE_MAX {qmax}: " + ", ".join(f"rounds of {c} {per_call_us(f, x, c):.1f}" for c in (10, 50))
-            )
+            rounds = ", ".join(f"rounds of {c} {timed_ours(lambda: f(x), c, 7) * 1e3:.1f}" for c in (10, 50))
+            print(f"{name} QUEUE_MAX {qmax}: {rounds}")
         wgpu_native.QUEUE_MAX = 16
     dev.close()
 

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devices import HoldingExecutor, TimedDriver, webgpu
-from grid import Resident, cuda_time, torch_cuda
+from grid import Resident, cuda_time, set_constants, torch_cuda
 
 import trueno_web as tw
 from trueno_web.backends import gpu as gpu_backend
@@ -65,9 +65,7 @@ def main() -> None:
     ap.add_argument("--row-layout", action="store_true", help="every row step along its rows (no column layout)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
-    for setting in args.set:
-        name, value = setting.split("=")
-        setattr(rows, name, int(value))
+    set_constants(rows, args.set)
     if args.row_layout:
         rows.column_spread = lambda *a: 1
     # the held dispatches run again on the buffers they bound: the pool must not destroy the intermediates it

@@ -21,7 +21,7 @@ import argparse
 
 import numpy as np
 from devices import HoldingExecutor, TimedDriver, webgpu
-from grid import Resident, wall_ms
+from grid import Resident, set_constants, wall_ms
 from workloads import anatomy, sync_ours, timed
 
 import trueno_web as tw
@@ -101,9 +101,7 @@ def main() -> None:
     parser.add_argument("--gpu-time", action="store_true", help="also the kernels alone by GPU timestamps (webgpu)")
     parser.add_argument("--no-numpy", action="store_true", help="leave NumPy's sort out (seconds at 2^24)")
     args = parser.parse_args()
-    for setting in args.radix:
-        name, value = setting.split("=")
-        setattr(sort_radix, name, type(getattr(sort_radix, name))(int(value)))
+    set_constants(sort_radix, args.radix)
     x = np.random.default_rng(0).standard_normal(args.n, dtype=np.float32).reshape(args.rows, -1)
     what = "argsort" if args.argsort else "sort"
     one, ten = ours(args.backend, x, args.repeat, args.argsort, args.gpu_time)
