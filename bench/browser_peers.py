@@ -40,11 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from browser_transformer import TIMED  # noqa: E402 - after the paths above
+from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
+from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
+from browser_transformer import TIMED  # noqa: E402
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium, load_script  # noqa: E402
 
-MODULE_ROUTE = "/bench/peers.mjs"
+MODULE_ROUTE = "/bench/peers.mjs"  # imports TF.js's loader and asF32 from ./tfjs_block.mjs: both are served
 MODULE = ROOT / "bench" / "peers.mjs"
 
 
@@ -217,7 +219,12 @@ def main(argv=None) -> int:
     ]
     rows = []
     with (
-        AssetServer(routes={MODULE_ROUTE: ("text/javascript; charset=utf-8", MODULE.read_bytes())}) as server,
+        AssetServer(
+            routes={
+                route: ("text/javascript; charset=utf-8", path.read_bytes())
+                for route, path in ((MODULE_ROUTE, MODULE), (BLOCK_ROUTE, BLOCK_MODULE))
+            }
+        ) as server,
         sync_playwright() as pw,
     ):
         browser = launch_chromium(pw, webgpu=True)

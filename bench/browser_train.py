@@ -60,7 +60,7 @@ from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
 MODULE_ROUTE = "/bench/tfjs_train.mjs"  # imports ./tfjs_block.mjs (loadTfjs, useBackend): both are served
 MODULE = ROOT / "bench" / "tfjs_train.mjs"
-JAXJS_ROUTE = "/bench/jaxjs_train.mjs"  # imports jax-js from JAXJS_BASE
+JAXJS_ROUTE = "/bench/jaxjs_train.mjs"  # imports jax-js from JAXJS_BASE, asF32 from ./tfjs_block.mjs
 JAXJS_MODULE = ROOT / "bench" / "jaxjs_train.mjs"
 JAXJS_BASE = "/jaxjs/"
 ROUTES = {

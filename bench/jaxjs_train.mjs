@@ -17,6 +17,8 @@
 // the state {p, m, v} and returns the new one; the resident minibatches are passed as `.ref`.
 // jax-js is served from /jaxjs/ (build/web/jaxjs/, fetched at set-up by scripts/fetch_web_assets.py).
 
+import {asF32} from "./tfjs_block.mjs";
+
 let jax = null;
 
 // Load jax-js and start its WebGPU device; returns its version and adapter.
@@ -32,11 +34,6 @@ export async function loadJaxjs(base = "/jaxjs/") {
     "@jax-js/jax": (await (await fetch(base + "package.json")).json()).version,
     adapter: a ? `${a.vendor} / ${a.architecture}` : "unknown",
   };
-}
-
-function asF32(v) {
-  if (!(v instanceof Float32Array)) throw new TypeError(`expected a Float32Array, got ${v && v.constructor.name}`);
-  return v;
 }
 
 async function resident(array) {

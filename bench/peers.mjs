@@ -10,17 +10,9 @@
 // Served at /bench/peers.mjs; jax-js's modules from /jaxjs/ and TF.js's UMD builds from /tfjs/ (build/web/,
 // fetched at set-up by scripts/fetch_web_assets.py; nothing is fetched at run time).
 
-let jax = null;
+import {asF32, loadTfjs, useBackend} from "./tfjs_block.mjs";
 
-function loadScript(url) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = url;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`could not load ${url}`));
-    document.head.appendChild(s);
-  });
-}
+let jax = null;
 
 // Load both libraries and start their WebGPU devices; returns their versions and adapters.
 export async function loadPeers(jaxBase = "/jaxjs/", tfBase = "/tfjs/") {
@@ -28,25 +20,16 @@ export async function loadPeers(jaxBase = "/jaxjs/", tfBase = "/tfjs/") {
   const devices = await jax.init("webgpu");
   if (!devices.includes("webgpu")) throw new Error(`jax-js started no webgpu device (only ${devices})`);
   jax.defaultDevice("webgpu");
-  if (!globalThis.tf) {
-    await loadScript(tfBase + "tf-core.min.js");
-    await loadScript(tfBase + "tf-backend-webgpu.min.js");
-  }
-  if (!(await tf.setBackend("webgpu"))) throw new Error("TF.js backend webgpu did not initialise");
-  await tf.ready();
+  const tfVersions = await loadTfjs(tfBase, "tfjs-core", ["webgpu"]);
+  await useBackend("webgpu");
   const version = async (url) => (await (await fetch(url)).json()).version;
   const a = jax.getWebGPUDevice().adapterInfo;
   return {
     "@jax-js/jax": await version(jaxBase + "package.json"),
-    "@tensorflow/tfjs-core": await version(tfBase + "tfjs-core.package.json"),
-    "@tensorflow/tfjs-backend-webgpu": await version(tfBase + "tfjs-backend-webgpu.package.json"),
+    "@tensorflow/tfjs-core": tfVersions["tfjs-core"],
+    "@tensorflow/tfjs-backend-webgpu": tfVersions["tfjs-backend-webgpu"],
     "jax-js adapter": a ? `${a.vendor} / ${a.architecture}` : "unknown",
   };
-}
-
-function asF32(v) {
-  if (!(v instanceof Float32Array)) throw new TypeError(`expected a Float32Array, got ${v && v.constructor.name}`);
-  return v;
 }
 
 async function jaxResident(data, shape) {

@@ -14,6 +14,7 @@
 const NAMES = ["ln1_w", "ln1_b", "w_qkv", "b_qkv", "w_o", "b_o", "ln2_w", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj"];
 const GELU_C = Math.sqrt(2 / Math.PI);
 
+// Load a classic script (TF.js's UMD builds extend the global `tf`).
 function loadScript(url) {
   return new Promise((resolve, reject) => {
     const s = document.createElement("script");
@@ -24,16 +25,18 @@ function loadScript(url) {
   });
 }
 
-// Load tf-core, then the webgpu and wasm backends (UMD: they extend the global `tf`). Returns the versions.
-export async function loadTfjs(base = "/tfjs/") {
+const BUNDLES = {"tfjs-core": "tf-core.min.js", "tfjs": "tf.min.js"};  // package -> its UMD build
+
+// Load TF.js's `core` bundle ("tfjs-core", or "tfjs": the union bundle, with the gradients), then the
+// `backends`' builds on top of it, unless a page's `tf` is there already. Returns the packages' versions.
+export async function loadTfjs(base = "/tfjs/", core = "tfjs-core", backends = ["webgpu", "wasm"]) {
   if (!globalThis.tf) {
-    await loadScript(base + "tf-core.min.js");
-    await loadScript(base + "tf-backend-webgpu.min.js");
-    await loadScript(base + "tf-backend-wasm.min.js");
-    tf.wasm.setWasmPaths(base);  // the .wasm files next to the scripts, on our own server
+    await loadScript(base + BUNDLES[core]);
+    for (const name of backends) await loadScript(`${base}tf-backend-${name}.min.js`);
+    if (backends.includes("wasm")) tf.wasm.setWasmPaths(base);  // the .wasm files next to the scripts, on our own server
   }
   const versions = {};
-  for (const name of ["tfjs-core", "tfjs-backend-webgpu", "tfjs-backend-wasm"]) {  // the webgpu build names none
+  for (const name of [core, ...backends.map((b) => `tfjs-backend-${b}`)]) {  // the webgpu build names none
     versions[name] = (await (await fetch(`${base}${name}.package.json`)).json()).version;
   }
   return versions;
@@ -52,7 +55,8 @@ export async function useBackend(name) {
   return info;
 }
 
-function asF32(v) {
+// A Float32Array as it is; anything else is a mistake of the caller's.
+export function asF32(v) {
   if (!(v instanceof Float32Array)) throw new TypeError(`expected a Float32Array, got ${v && v.constructor.name}`);
   return v;
 }

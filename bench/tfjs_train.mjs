@@ -19,37 +19,15 @@
 // tf.min.js, because tf-core.min.js (what bench/tfjs_block.mjs loads) registers no gradients, then the
 // webgpu and wasm backends on top of it (UMD builds extending the global `tf`).
 
-export {useBackend} from "./tfjs_block.mjs";
+import {asF32, loadTfjs as loadBundles} from "./tfjs_block.mjs";
 
-function loadScript(url) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = url;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`could not load ${url}`));
-    document.head.appendChild(s);
-  });
-}
+export {useBackend} from "./tfjs_block.mjs";
 
 // Load tf.min.js, then the webgpu and wasm backends. Returns the versions.
 export async function loadTfjs(base = "/tfjs/") {
-  if (!globalThis.tf) {
-    await loadScript(base + "tf.min.js");
-    await loadScript(base + "tf-backend-webgpu.min.js");
-    await loadScript(base + "tf-backend-wasm.min.js");
-    tf.wasm.setWasmPaths(base);  // the .wasm files next to the scripts, on our own server
-  }
+  const versions = await loadBundles(base, "tfjs");
   if (!tf.getGradient || !tf.getGradient("RealDiv")) throw new Error("TF.js loaded without its gradients");
-  const versions = {};
-  for (const name of ["tfjs", "tfjs-backend-webgpu", "tfjs-backend-wasm"]) {
-    versions[name] = (await (await fetch(`${base}${name}.package.json`)).json()).version;
-  }
   return versions;
-}
-
-function asF32(v) {
-  if (!(v instanceof Float32Array)) throw new TypeError(`expected a Float32Array, got ${v && v.constructor.name}`);
-  return v;
 }
 
 // A trainer on the current backend. weights: {w1, b1, ..., wL, bL} Float32Arrays (w_i row-major

@@ -29,6 +29,7 @@ SUITE = [
     "test_tensor_fusion.py",
     "test_tensor_join.py",
     "test_tensor_matmul.py",
+    "test_synchronize.py",
     "test_wasm_views.py",
 ]
 FALLBACK = [
@@ -73,6 +74,7 @@ def test_parity_suite_on_webgpu_and_wasm_simd(pyodide_page):
             "test_tensor_fusion.py": 50,
             "test_tensor_join.py": 36,
             "test_tensor_matmul.py": 48,
+            "test_synchronize.py": 2,
         },
     )
 

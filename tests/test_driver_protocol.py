@@ -371,3 +371,40 @@ def test_browser_driver_queues_replayed_work_until_the_loop_turns(browser):
         await driver.settle()
 
     block_on(replays())
+
+
+def test_browser_driver_synchronize_sends_queued_work_then_waits_for_the_queue(browser):
+    """synchronize(): the queued dispatches submitted first, then onSubmittedWorkDone awaited (no probe
+    buffer); a lost device raises DeviceLostError, a failed wait GpuError."""
+    module, _ = browser
+    driver = block_on(module.BrowserDriver.create())
+    events = []
+
+    async def done():
+        events.append("done")
+
+    driver.helpers = types.SimpleNamespace(submit=lambda device, work: events.append(len(work)))
+    driver.device.pushErrorScope = lambda kind: None
+    driver.device.popErrorScope = lambda: asyncio.sleep(0)
+    driver.device.queue = types.SimpleNamespace(onSubmittedWorkDone=done)
+    driver.device.createBuffer = lambda descriptor: pytest.fail("synchronize created a buffer")
+    work = [("pipeline", ((0, "buffer", 0, 16),), (1, 1))]
+
+    async def run():
+        driver.queue(work)
+        driver.queue(work)
+        await driver.synchronize()
+        assert events == [2, "done"]
+        await driver.settle()
+
+    block_on(run())
+
+    async def fails():
+        raise RuntimeError("OperationError: the queue is gone")
+
+    driver.device.queue = types.SimpleNamespace(onSubmittedWorkDone=fails)
+    with pytest.raises(errors.GpuError, match="waiting for the GPU failed: OperationError"):
+        block_on(driver.synchronize())
+    driver._lost(types.SimpleNamespace(reason="destroyed", message=""))
+    with pytest.raises(errors.DeviceLostError):
+        block_on(driver.synchronize())

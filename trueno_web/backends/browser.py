@@ -284,6 +284,18 @@ class BrowserDriver(DriverBase):
         free.append(staging)
         return memoryview(out)
 
+    async def synchronize(self) -> None:
+        """The queued work submitted, then the queue's onSubmittedWorkDone: returns once every submit so far
+        has run (no buffer, copy or map, as DriverBase's read would take)."""
+        self._check()
+        self._send_pending()
+        try:
+            await self.device.queue.onSubmittedWorkDone()
+        except Exception as exc:
+            self._check()
+            raise GpuError(f"waiting for the GPU failed: {exc}") from exc
+        self._check()
+
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError."""
         self.pending = []
