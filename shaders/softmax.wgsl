@@ -7,7 +7,8 @@
 // (x - max) - tw_log(sum). kernels/softmax.py fills in the element type V (vec4 where cols % 4 == 0, else f32)
 // and ELEMENT: tw_push and tw_out for it, from softmax_vec4.wgsl or softmax_f32.wgsl.
 // Each loop trip of a thread loads four vectors (STEP apart) before it uses them: four loads in flight.
-//   main:  TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup
+//   main:  TPR threads per row (a power of two up to 256), 256 / TPR rows per workgroup (softmax_regs.wgsl's
+//          main_regs where a thread's vectors of its row fit in registers)
 //   stats: long rows split in chunks, grid (chunks, rows): each workgroup's state -> parts
 //   write: grid (chunks, rows): fold the row's chunk states, write a chunk; the grid and each chunk are
 //          walked backwards, so that the first reads find what the stats pass read last still in the cache

@@ -1,7 +1,7 @@
 """Softmax's fast paths against float64 NumPy on every backend: the split-row kernel (a stats
 pass and a write pass that walks the grid and each chunk backwards) on ragged chunks, several rows and
 special values, forced at small sizes by a small CHUNK_VECS; the one-pass kernel with several rows per
-workgroup and partial four-vector trips; and attention's scale + causal mask read by the softmax's row
+workgroup and partial four-vector trips, its rows in registers and in loops; and attention's scale + causal mask read by the softmax's row
 kernel (one dispatch between the matmuls, the masked scores never written)."""
 
 from __future__ import annotations
@@ -57,6 +57,27 @@ def test_rows_sharing_a_workgroup(dev, shape):
     hold fewer than four vectors."""
     x = np.random.default_rng(shape[0]).standard_normal(shape, dtype=np.float32) * 6
     check(dev, "softmax", x)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("regs", [softmax_kernel.REGS, 0], ids=["registers", "loops"])
+def test_one_pass_rows_in_registers_and_in_loops(dev, monkeypatch, regs, name):
+    """The one-pass kernel with a thread's vectors of its row in registers (REGS, the default: the row read once,
+    one tw_exp an element) and with its loops (REGS = 0: what rows of more vectors a thread take), on vec4 and
+    f32 rows and rows of one vector a thread, with NaN, +inf, rows of -inf, -inf tails and +-1e30."""
+    monkeypatch.setattr(softmax_kernel, "REGS", regs)
+    if dev.backend == "webgpu":
+        dev.executor.forget()  # dispatches of these shapes kept from the other REGS
+    try:
+        for cols in (1204, 1203, 64):
+            x = np.random.default_rng(cols).standard_normal((softmax_kernel.CHUNK_ROWS + 12, cols), dtype=np.float32)
+            x *= 6
+            x[0, cols - 1], x[1, 7], x[2, :], x[3, cols // 2 :] = np.nan, np.inf, -np.inf, -np.inf
+            x[4, cols - 1], x[5, ::7] = 1e30, -1e30
+            check(dev, name, x)
+    finally:
+        if dev.backend == "webgpu":
+            dev.executor.forget()
 
 
 # ---------------------------------------------------------------- the row kernel: attention, strided loads
