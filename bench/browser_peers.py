@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,9 +41,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
 from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
-from browser_transformer import TIMED  # noqa: E402
+from browser_transformer import TIMED, ensure_peers  # noqa: E402
 
-from e2e.harness import AssetServer, PyodidePage, launch_chromium, load_script  # noqa: E402
+from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
 MODULE_ROUTE = "/bench/peers.mjs"  # imports TF.js's loader and asF32 from ./tfjs_block.mjs: both are served
 MODULE = ROOT / "bench" / "peers.mjs"
@@ -163,17 +162,6 @@ COLUMNS = {
     "matmul": ("ours one-shot", "ours jit", "jax-js eager", "jax-js jit", "TF.js"),
     "chain": ("ours eager", "ours jit", "jax-js eager", "jax-js jit", "TF.js"),
 }
-
-
-def ensure_peers() -> None:
-    """Fetch TF.js and jax-js into build/web/ where missing (set-up, not run time)."""
-    fetch = load_script("fetch_web_assets")
-    for present, flag in ((fetch.tfjs_present, "--tfjs-only"), (fetch.jaxjs_present, "--jaxjs-only")):
-        if not present():
-            log(f"running scripts/fetch_web_assets.py {flag}")
-            subprocess.run(
-                [sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), flag], check=True, stdout=sys.stderr
-            )
 
 
 def table(rows: list) -> list[str]:

@@ -51,10 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from browser_peers import ensure_peers  # noqa: E402 - after the paths above
-from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402
+from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
 from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
-from browser_transformer import TFJS_BASE, TIMED  # noqa: E402
+from browser_transformer import TFJS_BASE, TIMED, ensure_peers  # noqa: E402
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 

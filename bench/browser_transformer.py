@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Browser benchmark of the transformer block: ours under Pyodide vs TF.js, in ONE page of
+"""Browser benchmark of the transformer block: ours under Pyodide vs TF.js and jax-js, in ONE page of
 headless Chromium (WebGPU on SwiftShader, a CPU rasterizer: see docs/benchmarks.md before reading ratios).
 
     .venv/bin/python bench/browser_transformer.py [--sizes 128x256x4,64x128x2] [--repeat 7]
@@ -13,6 +13,9 @@ causal multi-head attention, gelu (tanh) MLP, residuals; d_ff = 4 d_model, eps 1
                     softmax, tanh, ...; no tf.layers) on @tensorflow/tfjs-backend-webgpu
   TF.js wasm        the same on @tensorflow/tfjs-backend-wasm (SIMD, one thread: the page is not
                     cross-origin isolated, so no SharedArrayBuffer threads)
+  jax-js eager      bench/jaxjs_block.mjs: the block in jax-js 0.1.25's numpy and nn (standardize,
+                    dotProductAttention with isCausal, gelu) on its webgpu device, each op as it comes
+  jax-js jit        the same forward pass through jax.jit (traced once, its kernels fused)
 
 The host makes the weights (TransformerBlock.random_weights, seed 0) and x (seeded N(0, 1)) once and serves
 them to the page as one safetensors file: ours and TF.js read the same bits. All four outputs are sent back
@@ -48,10 +51,15 @@ from trueno_web.models import TransformerBlock  # noqa: E402
 
 MODULE_ROUTE = "/bench/tfjs_block.mjs"
 MODULE = ROOT / "bench" / "tfjs_block.mjs"
+JAXJS_ROUTE = "/bench/jaxjs_block.mjs"  # imports ./jaxjs_train.mjs (loadJaxjs) and ./tfjs_block.mjs (asF32)
+ROUTES = {
+    f"/bench/{name}": ("text/javascript; charset=utf-8", (ROOT / "bench" / name).read_bytes())
+    for name in ("tfjs_block.mjs", "jaxjs_block.mjs", "jaxjs_train.mjs")
+}
 TFJS_BASE = "/tfjs/"
+JAXJS_BASE = "/jaxjs/"
 EPS = 1e-5
 TOL = 1e-3  # max |err| / max |ref| allowed before timing (what we reach is ~1e-6, printed)
-LABELS = ("ours webgpu", "TF.js webgpu", "ours wasm-simd", "TF.js wasm")
 
 
 def log(msg: str) -> None:
@@ -152,6 +160,8 @@ from trueno_web.models import TransformerBlock, read_safetensors
 
 TFJS = await run_js(f"import({E2E_ARGS['module']!r})")
 TFJS_VERSIONS = (await TFJS.loadTfjs(E2E_ARGS["tfjs_base"])).to_py()
+JAXJS = await run_js(f"import({E2E_ARGS['jaxjs_module']!r})")
+JAXJS_INFO = (await JAXJS.loadJaxjs(E2E_ARGS["jaxjs_base"])).to_py()
 DEVICES = {"webgpu": await tw.GpuDevice.create("webgpu")}
 assert DEVICES["webgpu"].backend == "webgpu", DEVICES["webgpu"].backend
 if E2E_ARGS["wasm"]:
@@ -192,7 +202,12 @@ async def tfjs(backend):
     return blk, info
 
 
-{"tfjs": TFJS_VERSIONS, "adapter": DEVICES["webgpu"].adapter_info,
+async def jaxjs(mode):
+    # jax-js's block ("eager" or "jit") on its webgpu device: a forward pass downloads its result
+    return await JAXJS.createBlock(JS_WEIGHTS, to_js(memoryview(X)), XSHAPE[0], XSHAPE[1], HEADS, E2E_ARGS["eps"], mode)
+
+
+{"tfjs": TFJS_VERSIONS, "jaxjs": JAXJS_INFO, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
 SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
@@ -222,6 +237,14 @@ for name, dev in DEVICES.items():
         info["TF.js " + TF_BACKENDS[name]] = {**tf_info, "kernels": len((await blk.kernels()).to_py())}
     finally:
         blk.dispose()
+for mode in ("eager", "jit"):
+    blk = await jaxjs(mode)
+    try:
+        y = await blk.run()
+        assert y.constructor.name == "Float32Array", y.constructor.name
+        outputs["jax-js " + mode] = base64.b64encode(y.to_bytes()).decode()
+    finally:
+        blk.dispose()
 {"outputs": outputs, "info": info}
 """
 
@@ -230,10 +253,15 @@ times = {}
 for name, dev in DEVICES.items():
     run = await ours(dev)
     blk, _ = await tfjs(TF_BACKENDS[name])
-    try:  # ours and TF.js's counterpart take turns
-        times.update(await timed({"ours " + name: run, "TF.js " + TF_BACKENDS[name]: blk.run}, E2E_ARGS["repeat"], 2, MIN_MS))
+    peers = {"TF.js " + TF_BACKENDS[name]: blk}
+    for mode in ("eager", "jit") if name == "webgpu" else ():
+        peers["jax-js " + mode] = await jaxjs(mode)
+    try:  # ours and the peers on this kind of device take turns
+        fns = {"ours " + name: run, **{label: peer.run for label, peer in peers.items()}}
+        times.update(await timed(fns, E2E_ARGS["repeat"], 2, MIN_MS))
     finally:
-        blk.dispose()
+        for peer in peers.values():
+            peer.dispose()
     if name == "webgpu":
         times["ours webgpu host"] = await host_part(dev, E2E_ARGS["repeat"])
 times
@@ -243,22 +271,30 @@ times
 # ------------------------------------------------------------------------------------------ running
 
 
-def ensure_tfjs() -> None:
+def ensure_peers() -> None:
+    """Fetch TF.js and jax-js into build/web/ where missing (set-up, not run time)."""
     fetch = load_script("fetch_web_assets")
-    if not fetch.tfjs_present():
-        log("TF.js missing in build/web/tfjs/: running scripts/fetch_web_assets.py --tfjs-only")
-        subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), "--tfjs-only"],
-            check=True,
-            stdout=sys.stderr,
-        )  # stdout is the report
+    for present, flag in ((fetch.tfjs_present, "--tfjs-only"), (fetch.jaxjs_present, "--jaxjs-only")):
+        if not present():
+            log(f"running scripts/fetch_web_assets.py {flag}")
+            subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "fetch_web_assets.py"), flag], check=True, stdout=sys.stderr
+            )  # stdout is the report
 
 
 def setup_page(page: PyodidePage, *, wasm: bool = True, min_ms: float = 25.0) -> dict:
-    """Load TF.js and create our devices in `page` (served by an AssetServer with MODULE_ROUTE)."""
+    """Load TF.js and jax-js and create our devices in `page` (served by an AssetServer with ROUTES)."""
     return page.run(
         SETUP,
-        args={"module": MODULE_ROUTE, "tfjs_base": TFJS_BASE, "wasm": wasm, "min_ms": min_ms, "eps": EPS},
+        args={
+            "module": MODULE_ROUTE,
+            "tfjs_base": TFJS_BASE,
+            "jaxjs_module": JAXJS_ROUTE,
+            "jaxjs_base": JAXJS_BASE,
+            "wasm": wasm,
+            "min_ms": min_ms,
+            "eps": EPS,
+        },
         timeout_s=180,
     )
 
@@ -287,7 +323,7 @@ def report(sizes: list, setup: dict) -> str:
         f"Adapter: {gpu.get('vendor')} / {gpu.get('architecture')} / {gpu.get('device')} "
         f"({gpu.get('description')}); ours on wasm: {setup['wasm']}; TF.js: "
         + ", ".join(f"@tensorflow/{k} {v}" for k, v in tv.items())
-        + ".",
+        + f"; @jax-js/jax {setup['jaxjs']['@jax-js/jax']} (its adapter: {setup['jaxjs']['adapter']}).",
         "",
         "Agreement (max |a - b| / max |ref|; ref: float64 NumPy on the host):",
         "",
@@ -301,9 +337,9 @@ def report(sizes: list, setup: dict) -> str:
         "",
         "One forward pass, x resident, result downloaded; ms, median (min-max) of the timed runs:",
         "",
-        "| size | ours webgpu | TF.js webgpu | ours / TF.js (webgpu) | ours wasm-simd | TF.js wasm "
-        "| ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js kernels |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| size | ours webgpu | TF.js webgpu | jax-js eager | jax-js jit | ours / TF.js, / jax-js jit (webgpu) "
+        "| ours wasm-simd | TF.js wasm | ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js kernels |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(t):
@@ -317,7 +353,8 @@ def report(sizes: list, setup: dict) -> str:
 
         lines.append(
             f"| {s['size']} | {cell(t.get('ours webgpu'))} | {cell(t.get('TF.js webgpu'))} | "
-            f"{ratio('ours webgpu', 'TF.js webgpu')} | {cell(t.get('ours wasm-simd'))} | "
+            f"{cell(t.get('jax-js eager'))} | {cell(t.get('jax-js jit'))} | "
+            f"{ratio('ours webgpu', 'TF.js webgpu')}, {ratio('ours webgpu', 'jax-js jit')} | {cell(t.get('ours wasm-simd'))} | "
             f"{cell(t.get('TF.js wasm'))} | {ratio('ours wasm-simd', 'TF.js wasm')} | "
             f"{cell(t.get('ours webgpu host'))}, "
             f"{s['info'].get('ours webgpu', {}).get('dispatches', 'n/a')} | "
@@ -353,7 +390,7 @@ def main(argv=None) -> int:
     from browser import ensure_assets, source_state
 
     ensure_assets()
-    ensure_tfjs()
+    ensure_peers()
     from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()
@@ -362,7 +399,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     sizes, failed = [], False
     with (
-        AssetServer(routes={MODULE_ROUTE: ("text/javascript; charset=utf-8", MODULE.read_bytes())}) as server,
+        AssetServer(routes=dict(ROUTES)) as server,
         sync_playwright() as pw,
     ):
         browser = launch_chromium(pw, webgpu=True)

@@ -41,6 +41,12 @@ async function resident(array) {
   return array;
 }
 
+// The jax-js module loadJaxjs imported (bench/jaxjs_block.mjs builds on it).
+export function jaxjs() {
+  if (!jax) throw new Error("jax-js is not loaded: call loadJaxjs first");
+  return jax;
+}
+
 // A trainer: weights {w1, b1, ..., wL, bL} Float32Arrays (w_i row-major (sizes[i-1], sizes[i])); xs:
 // Float32Arrays of (batch, sizes[0]); ys: Float32Arrays of class indices; hp: {lr, beta1, beta2, eps,
 // weightDecay}; mode "jit" or "eager". Returns {step, dispatches, dispose}: step() trains on the next

@@ -1,7 +1,8 @@
-"""TF.js's transformer block (bench/tfjs_block.mjs, the comparison of bench/browser_transformer.py) computes
-what ours computes: in one page, on a tiny size, ours on webgpu and wasm-simd and TF.js on webgpu and wasm all
-agree with a float64 NumPy forward pass on the same weights (max |err| / max |ref| <= 1e-4; ~2e-7 here).
-Needs build/web/tfjs/ (scripts/fetch_web_assets.py fetches it at set-up)."""
+"""TF.js's and jax-js's transformer blocks (bench/tfjs_block.mjs and bench/jaxjs_block.mjs, the comparison of
+bench/browser_transformer.py) compute what ours computes: in one page, on a tiny size, ours on webgpu and
+wasm-simd, TF.js on webgpu and wasm and jax-js eager and jitted on webgpu all agree with a float64 NumPy forward
+pass on the same weights (max |err| / max |ref| <= 1e-4; ~2e-7 here). Needs build/web/tfjs/ and build/web/jaxjs/
+(scripts/fetch_web_assets.py fetches them at set-up)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,24 @@ def _bench():
 
 
 def test_tfjs_block_agrees_with_ours(fresh_pyodide_page, web_server):
-    if not load_script("fetch_web_assets").tfjs_present():
-        pytest.fail("TF.js missing in build/web/tfjs/\n  run: python scripts/fetch_web_assets.py", pytrace=False)
+    fetch = load_script("fetch_web_assets")
+    if not (fetch.tfjs_present() and fetch.jaxjs_present()):
+        pytest.fail("TF.js or jax-js missing in build/web/\n  run: python scripts/fetch_web_assets.py", pytrace=False)
     bench = _bench()
-    web_server.add_route(bench.MODULE_ROUTE, "text/javascript; charset=utf-8", bench.MODULE.read_bytes())
+    for route, (mime, body) in bench.ROUTES.items():
+        web_server.add_route(route, mime, body)
     setup = bench.setup_page(fresh_pyodide_page, wasm=True)
     assert set(setup["tfjs"].values()) == {"4.22.0"}, setup["tfjs"]
+    assert setup["jaxjs"]["@jax-js/jax"] == "0.1.25", setup["jaxjs"]
     agree = bench.check_size(fresh_pyodide_page, web_server, 12, 16, 2, tol=1e-4)
-    assert set(agree["vs_float64"]) == {"ours webgpu", "TF.js webgpu", "ours wasm-simd", "TF.js wasm"}
+    assert set(agree["vs_float64"]) == {
+        "ours webgpu",
+        "TF.js webgpu",
+        "ours wasm-simd",
+        "TF.js wasm",
+        "jax-js eager",
+        "jax-js jit",
+    }
     assert agree["ok"], agree
     assert agree["info"]["TF.js webgpu"]["backend"] == "webgpu"
     assert agree["info"]["TF.js wasm"]["backend"] == "wasm"
