@@ -10,7 +10,9 @@
 // through workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all
 // -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its
 // diagonal. kernels/attention.py fills the constants, LOADS, STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and
-// the mask's binding and check for the masked row.
+// the mask's binding and check for the masked row. DIRECT (software adapters: a CPU rasterizer, where a barrier
+// switches every group of lanes and workgroup memory is the same cache as the buffers): one thread a row reads
+// its keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
 //          [7] batch dimensions, [8] scale (f32 bits), [9] mask row stride, [10] mask key stride, then per
 //          batch dimension (outermost first): size, q, k, v and mask strides.
@@ -89,9 +91,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var l = 0.0;
     let keys = select(n_k, min(n_k, r0 + BQ), causal);
     for (var j0 = 0u; j0 < keys; j0 = j0 + BK) {
-        workgroupBarrier();
 {{STAGE}}
-        workgroupBarrier();
         if (live && (!causal || j0 <= i)) {
             // GROUP keys at a time, their scores in registers; this thread's groups: every SPLIT-th
             for (var j4 = part * GROUP; j4 < BK; j4 = j4 + GROUP * SPLIT) {

@@ -59,21 +59,28 @@ def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal, ev):
         close(got, value(attention_weights(ts[0], ts[1], 8**-0.5, causal) @ ts[2]), 1e-5)
 
 
-@pytest.mark.parametrize("split", [1, 4])
-def test_each_split_causal_and_full(gpu, monkeypatch, split):
-    """One thread a query row, and four (their row states merged), each causal and over every key (the
-    library picks four, or one for attention over every key with FULL_GROUPS workgroups), against the unfused
-    expression."""
+@pytest.mark.parametrize("split,direct", [(1, False), (4, False), (1, True)], ids=["split1", "split4", "direct"])
+def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, split, direct):
+    """The staged kernel with one thread a query row and with four (their row states merged), each causal and
+    over every key (hardware adapters: the library picks four, or one for attention over every key with
+    FULL_GROUPS workgroups), and the direct kernel (software adapters: keys and values read from the buffers,
+    no barrier), against the unfused expression, masked too."""
     from trueno_web.kernels import attention
 
     monkeypatch.setattr(attention, "SPLITS", (split,))
     monkeypatch.setattr(attention, "FULL_SPLITS", (split,))
+    monkeypatch.setattr(gpu.executor.caps, "attention_direct", direct)
     gpu.executor.forget()  # the session device's kept dispatches of these structures were built with the defaults
     try:
         q, k, v = data(4, 2, 37, 8), data(5, 2, 70, 8), data(6, 2, 70, 12)
+        ts = [gpu.tensor(x) for x in (q, k, v)]
         for causal in (False, True):
-            got = value(tw.nn.scaled_dot_product_attention(*(gpu.tensor(x) for x in (q, k, v)), causal=causal))
+            got = value(tw.nn.scaled_dot_product_attention(*ts, causal=causal))
             close(got, unfused(q, k, v, causal=causal))
+        band = np.abs(np.arange(70) - np.arange(37)[:, None]) < 9
+        band[3] = False  # a row with every key masked: NaN
+        got = value(ts[0].attention_masked(ts[1], ts[2], gpu.tensor(band), causal=True))
+        close(got, unfused(q, k, v, band, causal=True))
     finally:
         gpu.executor.forget()
 

@@ -7,8 +7,10 @@ The head dimensions are padded to a bucket of vec4s (`vecs`), so one pipeline se
 per-row dot product and the accumulator updates are unrolled over it (registers, not memory). `tiling` picks
 the most threads per row whose merge and tiles fit the workgroup storage (over every key, one where that still
 makes FULL_GROUPS workgroups: no merge; causal attention's rows grow along a tile, which more threads a row
-balance), then the longest tiles. Head dims
-past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
+balance), then the longest tiles. On software adapters (Caps.attention_direct) the kernel is `direct`: one
+thread a row of DIRECT_THREADS reads the keys and values straight from the buffers, no workgroup memory and no
+barrier (on SwiftShader the staged kernel's barriers took most of a transformer block's time: docs/benchmarks.md).
+Head dims past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
 (tensor/linalg.py)."""
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
 THREADS = 256  # a workgroup's threads (WebGPU's default limit): BQ = THREADS // split query rows, split threads each
+DIRECT_THREADS = 64  # a direct kernel's (software adapters): a CPU runs a workgroup's lanes, idle ones too
 MAX_BK = 64  # keys per tile at most
 GROUP = 4  # keys scored at a time (registers), the accumulator rescaled once per group
 SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the GPU fuller, a causal tile's
@@ -98,12 +101,19 @@ def merge(vv: int) -> str:
 
 
 @cache
-def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False, split: int = 1) -> str:
+def attention_source(
+    qv: int, vv: int, bk: int, masked: bool, vec: bool = False, split: int = 1, direct: bool = False
+) -> str:
     """The kernel for head dims of qv and vv vec4s, tiles of bk keys, `split` threads a query row (their row
     states merged through workgroup memory at the end); `vec`: q, k and v bound as vec4 arrays (E and Ev
-    multiples of 4)."""
-    bq = THREADS // split
-    dot = " + ".join(f"dot(qr{c}, ks[b + {c}u])" for c in range(qv))
+    multiples of 4); `direct` (split 1): keys and values read from k and v, not staged (no barrier)."""
+    threads = DIRECT_THREADS if direct else THREADS
+    bq = threads // split
+    if direct:  # the key's (value's) vec4 c: its row clamped into the buffer (keys past S are masked)
+        key, val = "tw_k4(ko + min(j, n_k - 1u) * e, {c}u, e)", "tw_v4(vo + min(j, n_k - 1u) * ev, {c}u, ev)"
+    else:
+        key, val = "ks[b + {c}u]", "vs[b + {c}u]"
+    dot = " + ".join(f"dot(qr{c}, {key.format(c=c)})" for c in range(qv))
     rescale = "\n                ".join(f"acc{c} = acc{c} * alpha;" for c in range(vv))
     check = MASK_CHECK if masked else ""
     scores = "\n".join(
@@ -114,8 +124,9 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False,
     )
     group_max = reduce(lambda x, y: f"tw_max({x}, {y})", [f"s{u}" for u in range(GROUP)])
     accumulate = "\n".join(
-        f"                {{ let b = (j4 + {u}u) * VV; let p = select(tw_exp(s{u} - mn), 0.0, s{u} == tw_neg_inf()); "
-        f"l = l + p; " + " ".join(f"acc{c} = acc{c} + p * vs[b + {c}u];" for c in range(vv)) + " }"
+        f"                {{ let b = (j4 + {u}u) * VV; let j = j0 + j4 + {u}u; "
+        f"let p = select(tw_exp(s{u} - mn), 0.0, s{u} == tw_neg_inf()); "
+        f"l = l + p; " + " ".join(f"acc{c} = acc{c} + p * {val.format(c=c)};" for c in range(vv)) + " }"
         for u in range(GROUP)
     )
     body = fill(
@@ -124,14 +135,20 @@ def attention_source(qv: int, vv: int, bk: int, masked: bool, vec: bool = False,
         BK=bk,
         QV=qv,
         VV=vv,
-        KS=bk * qv,
-        VS=bk * vv,
+        KS=1 if direct else bk * qv,
+        VS=1 if direct else bk * vv,
         GROUP=GROUP,
         T="vec4<f32>" if vec else "f32",
         LOADS="\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv"),
-        STAGE=stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e") + "\n" + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev"),
+        STAGE=""
+        if direct
+        else "        workgroupBarrier();\n"
+        + stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e")
+        + "\n"
+        + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev")
+        + "\n        workgroupBarrier();",
         SPLIT=split,
-        THREADS=THREADS,
+        THREADS=threads,
         MERGE_DECL=f"var<workgroup> mg: array<vec4<f32>, {bq * (vv + 1)}>;" if split > 1 else "",
         MERGE=merge(vv) if split > 1 else "",
         DECLS="\n".join(
@@ -159,7 +176,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     if not node.size:
         return []
     qv, vv = vecs(o["e"]), vecs(o["ev"])
-    one_row = not o["causal"] and -(-o["l"] // THREADS) * o["batch"] >= FULL_GROUPS
+    one_row = caps.attention_direct or not o["causal"] and -(-o["l"] // THREADS) * o["batch"] >= FULL_GROUPS
     bk, split = tiling(qv, vv, caps.wg_storage, FULL_SPLITS if one_row else SPLITS)
     trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // THREADS) + 8) + len(o["dims"]) + qv + vv
     if trips > caps.loop_trips:
@@ -168,12 +185,12 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
             f"{caps.loop_trips}; split the keys, or use the numpy or wasm-simd backend"
         )
     masked = len(node.inputs) == 4
-    tiles = -(-o["l"] // (THREADS // split))
+    tiles = -(-o["l"] // ((DIRECT_THREADS if caps.attention_direct else THREADS) // split))
     ml, ms = o["mask"] if masked else (0, 0)
     words = [o["l"], o["s"], o["e"], o["ev"], tiles, o["batch"], int(o["causal"]), len(o["dims"])]
     extra = [ml, ms, *(w for dim in o["dims"] for w in dim)]
     meta = pack_meta(words, (o["scale"],)) + struct.pack(f"<{len(extra)}I", *extra)
     q, k, v = node.inputs[:3]
     binds = ((1, q), (2, k), (3, v), (5, node.id)) + (((4, node.inputs[3]),) if masked else ())
-    source = attention_source(qv, vv, bk, masked, o["e"] % 4 == 0 and o["ev"] % 4 == 0, split)
+    source = attention_source(qv, vv, bk, masked, o["e"] % 4 == 0 and o["ev"] % 4 == 0, split, caps.attention_direct)
     return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta)]

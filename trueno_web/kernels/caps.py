@@ -43,6 +43,8 @@ class Caps:
     matmul_vec: bool = True  # False: scalar loads and stores always (True: vec4 where rows are whole vec4s,
     # unless the measured choice says scalar)
     matmul_direct: bool = False  # row-major products run kernels/matmul_direct.py's kernel (software adapters)
+    attention_direct: bool = False  # attention reads keys and values straight from the buffers, one thread a
+    # query row, no barrier (software adapters: kernels/attention.py)
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
     fuse_budget: int = FUSE_BUDGET  # op costs one fused step holds at most (planner.plan)
@@ -60,6 +62,7 @@ class Caps:
             adapter=str(driver.adapter_info.get("device", "")),
             fuse_budget=FUSE_BUDGET if driver.adapter_info["software"] else HARDWARE_FUSE_BUDGET,
             matmul_direct=bool(driver.adapter_info["software"]),
+            attention_direct=bool(driver.adapter_info["software"]),
         )
 
     def vec_ok(self, elements: int) -> bool:
