@@ -77,6 +77,6 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     tpr = threads_per_row(cv)
     groups = -(-rows // (256 // tpr))
     meta = pack_meta([rows, cols, is_log, 0, 0, cv, tpr, ONE_BITS])
-    regs = -(-cv // tpr)
+    regs = 1 << (-(-cv // tpr) - 1).bit_length() if cv else 0  # a power of two: few kernel variants
     source, entry = (softmax_source(vec, regs), "main_regs") if 0 < regs <= REGS else (source, "main")
     return [Dispatch(source, entry, ((1, src), (2, node.id)), grid_for(groups, caps.max_per_dim), meta)]
