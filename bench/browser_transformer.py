@@ -18,14 +18,14 @@ causal multi-head attention, gelu (tanh) MLP, residuals; d_ff = 4 d_model, eps 1
   jax-js jit        the same forward pass through jax.jit (traced once, its kernels fused)
 
 The host makes the weights (TransformerBlock.random_weights, seed 0) and x (seeded N(0, 1)) once and serves
-them to the page as one safetensors file: ours and TF.js read the same bits. All four outputs are sent back
-and checked against a float64 NumPy forward pass (bench/transformer.py's numpy_block) and against each other
+them to the page as one safetensors file: ours, TF.js and jax-js read the same bits. All six outputs are sent
+back and checked against a float64 NumPy forward pass (bench/transformer.py's numpy_block) and against each other
 (max |a - b| / max |ref|, must be <= --tol) BEFORE anything is timed. The figure is the median over --repeat
-timed runs (after warm-up; ours and TF.js on the same kind of device take turns run by run, so that load
-from other processes falls on both alike) of one forward pass end to end with x resident: compute, then the result
-downloaded (ours `await block(x).numpy()`, TF.js `await y.data()`), in ms, timed by performance.now() in
-the page. TF.js is served from build/web/tfjs/ (scripts/fetch_web_assets.py fetches it at set-up; nothing
-is fetched at run time). Prints a markdown table with ratios.
+timed runs (after warm-up; ours and the peers on the same kind of device take turns run by run, so that load
+from other processes falls on all alike) of one forward pass end to end with x resident: compute, then the result
+downloaded (ours `await block(x).numpy()`, TF.js and jax-js `await y.data()`), in ms, timed by performance.now() in
+the page. TF.js and jax-js are served from build/web/tfjs/ and build/web/jaxjs/ (scripts/fetch_web_assets.py
+fetches them at set-up; nothing is fetched at run time). Prints a markdown table with ratios.
 """
 
 from __future__ import annotations
