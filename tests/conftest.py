@@ -138,6 +138,17 @@ def wasm():
     return device_for("wasm-simd")
 
 
+@pytest.fixture(params=["tree", "direct"])
+def row_kernel(request, gpu, monkeypatch):
+    """The session's webgpu device with the row kernel (kernels/rows.py) in one form, whatever this adapter
+    picks by itself: "tree", a row's threads folding through workgroup memory (hardware adapters), or
+    "direct", one thread a row with no barrier (software adapters: Caps.rows_direct)."""
+    monkeypatch.setattr(gpu.executor.caps, "rows_direct", request.param == "direct")
+    gpu.executor.forget()  # dispatches kept from other tests were built for the adapter's own form
+    yield gpu
+    gpu.executor.forget()
+
+
 @pytest.fixture
 def known_bug(request):
     """known_bug(reason, when=True, strict=True): the test is an xfail while the reported bug stands

@@ -24,6 +24,21 @@ CASES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def hardware_form(request, monkeypatch):
+    """The layouts here are the hardware adapters' row kernel (a row's threads folding together): the webgpu
+    device of a test on `dev` runs it whatever this adapter picks (test_one_thread_a_row: the software
+    adapters' form)."""
+    dev = request.getfixturevalue("dev") if "dev" in request.fixturenames else None
+    if dev is None or dev.backend != "webgpu":
+        yield
+        return
+    monkeypatch.setattr(dev.executor.caps, "rows_direct", False)
+    dev.executor.forget()
+    yield
+    dev.executor.forget()
+
+
 @pytest.fixture
 def spreads(monkeypatch):
     """The spread each row dispatch built during the test took (1: along rows; more: the column layout)."""
@@ -51,8 +66,6 @@ def test_reductions_over_leading_axes(dev, spreads, shape, axis, name):
     a = RNG.uniform(0.9, 1.1, shape) if name == "prod" else RNG.standard_normal(shape)
     a = a.astype(np.float32)
     a.reshape(-1)[[3, 17]] = [np.nan, np.inf]  # two of the outputs see a NaN or an Inf
-    if dev.backend == "webgpu":
-        dev.executor.forget()  # build this structure's dispatches here, where spreads sees them
     got = block_on(getattr(dev.tensor(a), name)(axis=axis).numpy())
     want = getattr(np, name)(a.astype(np.float64), axis=axis)
     if name.startswith("arg"):
@@ -65,6 +78,33 @@ def test_reductions_over_leading_axes(dev, spreads, shape, axis, name):
         np.testing.assert_allclose(got, want, rtol=4 * n * 2.0**-24, atol=1e-6)
     if dev.backend == "webgpu":
         assert max(spreads) == (rows.COLUMN_ROWS if column_layout(shape, axis) else 1)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+@pytest.mark.parametrize("shape,axis", CASES, ids=str)
+def test_one_thread_a_row(gpu, monkeypatch, shape, axis):
+    """The software adapters' row kernel (Caps.rows_direct): a thread folds its row alone, columns of memory
+    included, with no workgroup memory and no barrier; sum, var and argmax against float64 NumPy."""
+    monkeypatch.setattr(gpu.executor.caps, "rows_direct", True)
+    gpu.executor.forget()
+    sources = []
+    real = rows.rows_source
+    monkeypatch.setattr(rows, "rows_source", lambda *a: sources.append(real(*a)) or sources[-1])
+    a = RNG.standard_normal(shape).astype(np.float32)
+    a.reshape(-1)[[3, 17]] = [np.nan, np.inf]
+    try:
+        x = gpu.tensor(a)
+        for name in ("sum", "var", "argmax"):
+            ax = axis if isinstance(axis, int) or name != "argmax" else axis[0]
+            got = block_on(getattr(x, name)(axis=ax).numpy())
+            want = getattr(np, name)(a.astype(np.float64), axis=ax)
+            if name == "argmax":
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=4 * (a.size // want.size) * 2.0**-24, atol=1e-6)
+    finally:
+        gpu.executor.forget()
+    assert sources and not any("workgroupBarrier" in s or "var<workgroup>" in s for s in sources)
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "prod"])

@@ -233,6 +233,26 @@ def test_argmax_of_everything_and_keepdims_and_one_dispatch(dev):
     assert_close(out, Ref(_arg(x, -1, max).flat, (6, 1)))
 
 
+@pytest.mark.parametrize("shape", [(4, 7), (3, 300), (1, 4097), (65, 1), (37, 16)], ids=str)
+def test_row_steps_in_both_kernel_forms(row_kernel, shape):
+    """The row kernel's two forms (conftest.row_kernel: a row's threads folding through workgroup memory, or
+    one thread a row) on rows of one column, of a register slot's few, of many: layer_norm (two folds and the
+    stores), var of a chain along either axis, argmax with a NaN and an Inf, an int32 sum."""
+    x, w, b = data(*shape), data(shape[-1]), data(shape[-1])
+    x.flat[0], x.flat[-1] = NAN, INF
+    t = tensor(row_kernel, x)
+    out, dispatches = run(row_kernel, tw.layer_norm(t, tensor(row_kernel, w), tensor(row_kernel, b)))
+    assert dispatches <= 2
+    assert_close(out, ref_layer_norm(x, w, b), rtol=2e-5, atol=2e-5)
+    for axis in (0, -1):
+        assert_close(block_on((t * 2 + 1).var(axis=axis).numpy()), (x * 2 + 1).var(axis=axis), rtol=1e-5, atol=1e-5)
+    assert_close(block_on(t.argmax(axis=-1).numpy()), _arg(x, -1, max))
+    ints = [RNG.randrange(2**28, 2**30) for _ in range(math.prod(shape))]
+    got = block_on(tw.asarray(ints, device=row_kernel, dtype=tw.int32).reshape(shape).sum(axis=-1).numpy())
+    want = [(sum(ints[r * shape[-1] : (r + 1) * shape[-1]]) + 2**31) % 2**32 - 2**31 for r in range(shape[0])]
+    assert list(got.reshape(-1)) == want
+
+
 # ---------------------------------------------------------------- the planner's bindings bound
 
 

@@ -45,6 +45,8 @@ class Caps:
     matmul_direct: bool = False  # row-major products run kernels/matmul_direct.py's kernel (software adapters)
     attention_direct: bool = False  # attention reads keys and values straight from the buffers, one thread a
     # query row, no barrier (software adapters: kernels/attention.py)
+    rows_direct: bool = False  # the row kernel runs one thread a row, no workgroup memory, no barrier (software
+    # adapters: kernels/rows.py)
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
     fuse_budget: int = FUSE_BUDGET  # op costs one fused step holds at most (planner.plan)
@@ -63,6 +65,7 @@ class Caps:
             fuse_budget=FUSE_BUDGET if driver.adapter_info["software"] else HARDWARE_FUSE_BUDGET,
             matmul_direct=bool(driver.adapter_info["software"]),
             attention_direct=bool(driver.adapter_info["software"]),
+            rows_direct=bool(driver.adapter_info["software"]),
         )
 
     def vec_ok(self, elements: int) -> bool:

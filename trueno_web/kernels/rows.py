@@ -4,7 +4,9 @@ row, folds it, then the elementwise ops on the row's results; a last pass over t
 element values something needs afterwards. Element values are recomputed in each pass that needs
 them (loads are cheap next to a round trip through memory); loads may be strided views. A strided element
 load whose trailing dimensions span a row (a broadcast position, a transposed or sliced tensor) is read at
-base(row) + col * stride: its row's part of the index arithmetic runs once per thread, not per element."""
+base(row) + col * stride: its row's part of the index arithmetic runs once per thread, not per element.
+On software adapters (Caps.rows_direct) a thread takes a whole row and folds it alone: a CPU rasterizer runs a
+workgroup's lanes one group after another, and a barrier switches every group (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -117,12 +119,13 @@ def split_load(j: int, rank: int, outer: int, at: int, col: str = "col") -> str:
 
 
 @lru_cache(maxsize=256)
-def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
+def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = False) -> str:
     """WGSL of one row-step structure. `pairs`: a float sum's row value is stored as its compensated pair (two
     floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs). `slots`:
     where a thread's columns of a row number `slots` at most, its element loads are read once, into
     registers, before the first fold, and every pass over the row reads those (else 0: each pass is a loop
-    that loads)."""
+    that loads). `direct`: one thread a row (tpr 1), DIRECT_ROWS a workgroup, each fold the thread's own (no
+    workgroup memory, no barrier)."""
     loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
     decls = [
@@ -178,10 +181,10 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
         for k, m in enumerate(members)
         if m[0] == "red"
     ]
-    decls += [  # the workgroup fold's memory of integer reductions (float ones: rows.wgsl's)
-        f"var<workgroup> tw_shared_{t}: array<{t}, 256>;"
-        for t in dict.fromkeys(m[1][4] for m in members if m[0] == "red" and m[1][4] != "f32")
-    ]
+    if not direct:  # the workgroup folds' memory: float sums' pairs, other float folds', integer ones' per type
+        shared = {"tw_shared": "f32", "tw_pairs": "vec2<f32>"}
+        shared |= {f"tw_shared_{m[1][4]}": m[1][4] for m in members if m[0] == "red" and m[1][4] != "f32"}
+        decls += [f"var<workgroup> {name}: array<{t}, {WORKGROUP}>;" for name, t in shared.items()]
 
     def value(r, element: bool) -> str:
         kind, j = r
@@ -255,6 +258,9 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
                     [f"            acc{k} = {acc['ADD1']}(acc{k}, v);"],
                 )
             )
+            if direct:
+                body.append(f"    let v{k} = acc{k};\n    let r{k} = {finish}({acc['VALUE']}(v{k}));")
+                continue
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
             body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
     row_stores = [
@@ -278,12 +284,18 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0) -> str:
             )
         )
     return functions() + fill(
-        shader("rows"), BINDINGS="\n".join(d for d in decls if d), REDUCERS="\n".join(reducers), BODY="\n".join(body)
+        shader("rows"),
+        BINDINGS="\n".join(d for d in decls if d),
+        REDUCERS="\n".join(reducers),
+        BODY="\n".join(body),
+        THREADS=DIRECT_ROWS if direct else WORKGROUP,
     )
 
 
 REGISTER_SLOTS = 16  # a row a thread reads at most this many columns of: its loads kept in registers across passes
 UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
+DIRECT_ROWS = 32  # a direct kernel's workgroup (software adapters): rows, one thread each; few enough that a
+# step of a few dozen rows still makes a workgroup per core
 PER_THREAD = 16  # elements (the softmax kernel: vectors) of a row per thread, about: short rows share a
 # workgroup, and fewer threads fold each (measured: docs/benchmarks.md, "#26's workloads")
 
@@ -338,11 +350,17 @@ def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> i
 
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False) -> list[Dispatch]:
     """One dispatch: TPR threads per row (threads_per_row), or COLUMN_ROWS rows side by side (column_spread,
-    where that makes COLUMN_GROUPS_MIN workgroups at least); two for a reduction whose rows are folded in chunks
-    first (rows_split.chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget.
+    where that makes COLUMN_GROUPS_MIN workgroups at least), or where caps.rows_direct one thread a row (its
+    loops within the budget); two for a reduction whose rows are folded in chunks first
+    (rows_split.chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget.
     `pairs`: see rows_source."""
     key = rows_key(step, nodes)
-    spread = column_spread(step, nodes, key, caps)
+    _, members, stores, through, _ = key
+    cols = step.cols
+    folds = sum(m[0] == "red" for m in members)
+    passes = folds + any(members[r[1]][0] == "e" for r in stores)  # a loop over the row each
+    direct = caps.rows_direct and trips(cols, folds, passes, 1) <= caps.loop_trips
+    spread = 1 if direct else column_spread(step, nodes, key, caps)
     k = 1 if pairs else chunks_per_row(step, nodes, spread)
     if k == 1 and 1 < spread and step.rows < COLUMN_ROWS * COLUMN_GROUPS_MIN:  # too few workgroups side by side
         spread, k = 1, 1 if pairs else chunks_per_row(step, nodes, 1)
@@ -350,18 +368,15 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
         return split_dispatches(
             step, nodes, k, lambda part, virtual, pairs=False: dispatches(part, virtual, caps, pairs)
         )
-    cols = step.cols
-    tpr = WORKGROUP // spread if spread > 1 else threads_per_row(cols)
-    _, members, stores, through, _ = key
-    folds = sum(m[0] == "red" for m in members)
-    check_budget(cols, folds, folds + any(members[r[1]][0] == "e" for r in stores), caps)  # a loop over the row each
+    tpr = 1 if direct else WORKGROUP // spread if spread > 1 else threads_per_row(cols)
+    check_budget(cols, folds, passes, caps)
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     words += take_words(step, nodes)
     meta = pack_meta([step.rows, cols, tpr, spread, 0, 0, 0, ONE_BITS], params) + struct.pack(f"<{len(words)}I", *words)
     stored = [nid for nid, t in zip(step.stores, through) if t is None]  # the others: through a load
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
-    groups = -(-step.rows // (WORKGROUP // tpr))
+    groups = -(-step.rows // (DIRECT_ROWS if direct else WORKGROUP // tpr))
     slots = 1 << (-(-cols // tpr) - 1).bit_length()  # a power of two: few kernel variants
-    source = rows_source(key, pairs, slots if slots <= REGISTER_SLOTS else 0)
+    source = rows_source(key, pairs, slots if slots <= REGISTER_SLOTS else 0, direct)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]
