@@ -419,6 +419,25 @@ def test_device_destroyed_while_a_read_is_pending():
             again.close()
 
 
+def test_arrays_collected_in_a_cycle_leave_the_pool_sound(fresh_gpu):
+    """DeviceArrays that the garbage collector finds in reference cycles (an exception's traceback holding
+    them: a model whose constructor raised after its weights were uploaded) give their buffers back to the
+    pool while the collector finalizes everything the cycle reaches: the buffers must come back alive, so
+    that the next arrays of their size compute (they had been released under the pool: 'writing a buffer
+    failed' at the next call that took one)."""
+    import gc
+
+    gc.collect()
+    for n in (100, 300, 1000):
+        cycle = [run(fresh_gpu.upload([1.0] * n))]
+        cycle.append(cycle)
+        del cycle
+    gc.collect()
+    for n in (100, 300, 1000):
+        x = fresh_gpu.tensor([float(i) for i in range(n)])
+        assert run((x * 2).sum().item()) == n * (n - 1)
+
+
 def test_buffer_past_max_buffer_size_is_a_gpu_error(fresh_gpu):
     """A WebGPU validation error (a buffer one byte past max_buffer_size) is a GpuError that says
     what failed; the device goes on."""

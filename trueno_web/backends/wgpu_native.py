@@ -75,6 +75,8 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._init_transfers()
         self._groups: dict = {}  # (pipeline, binds) -> bind group
         self._groups_of: dict = {}  # buffer -> its bind group keys (dropped when it is destroyed)
+        self._buffers: dict = {}  # id -> every buffer made and not destroyed: none is ever garbage, so the collector
+        # never releases one in a cycle (a DeviceArray and its buffer) that the pool is given back at the same time
         self._layouts: dict = {}  # pipeline -> bind group layout
         self._hold_next = False  # hold the next submit (hold_next)
         self._read_next = None  # (raw, nbytes) the read after it is expected to ask for
@@ -97,13 +99,16 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def create_buffer(self, nbytes: int):
         self._check()
-        return gpu_call("creating a buffer", self.device.create_buffer, size=nbytes, usage=self.storage_usage)
+        raw = gpu_call("creating a buffer", self.device.create_buffer, size=nbytes, usage=self.storage_usage)
+        self._buffers[id(raw)] = raw
+        return raw
 
     def destroy_buffer(self, raw) -> None:
         if (self._held or self._pending) and not self.lost:
             self.send_held()  # held work may use it
         for key in self._groups_of.pop(raw, ()):
             self._groups.pop(key, None)
+        self._buffers.pop(id(raw), None)
         raw.destroy()
 
     def compile(self, source: str, entry: str):
@@ -259,4 +264,5 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._groups.clear()
         self._groups_of.clear()
         self._layouts.clear()
+        self._buffers.clear()
         self._close_transfers()
