@@ -13,8 +13,11 @@
 // the mask's binding and check for the masked row. DIRECT (software adapters: a CPU rasterizer, where a barrier
 // switches every group of lanes and workgroup memory is the same cache as the buffers): one thread a row reads
 // its keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
+// q, k and v may be views of their storage (read in place, kernels/attention.py's layout): each at its offset,
+// its rows its row stride apart, a row's elements adjacent.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
-//          [7] batch dimensions, [8] scale (f32 bits), [9] mask row stride, [10] mask key stride, then per
+//          [7] batch dimensions, [8] scale (f32 bits), [9] mask row stride, [10] mask key stride, [11] q offset,
+//          [12] q row stride, [13] k offset, [14] k row stride, [15] v offset, [16] v row stride, then per
 //          batch dimension (outermost first): size, q, k, v and mask strides.
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
@@ -39,15 +42,15 @@ var<workgroup> vs: array<vec4<f32>, {{VS}}>;
 {{LOADS}}
 
 // vec4 t of the tile of keys (values) from j0: zeros past the last key
-fn tw_kt(t: u32, j0: u32, ko: u32, n_k: u32, e: u32) -> vec4<f32> {
+fn tw_kt(t: u32, j0: u32, ko: u32, k_row: u32, n_k: u32, e: u32) -> vec4<f32> {
     let j = j0 + t / QV;
     if (j >= n_k) { return vec4<f32>(0.0); }
-    return tw_k4(ko + j * e, t % QV, e);
+    return tw_k4(ko + j * k_row, t % QV, e);
 }
-fn tw_vt(t: u32, j0: u32, vo: u32, n_k: u32, ev: u32) -> vec4<f32> {
+fn tw_vt(t: u32, j0: u32, vo: u32, v_row: u32, n_k: u32, ev: u32) -> vec4<f32> {
     let j = j0 + t / VV;
     if (j >= n_k) { return vec4<f32>(0.0); }
-    return tw_v4(vo + j * ev, t % VV, ev);
+    return tw_v4(vo + j * v_row, t % VV, ev);
 }
 
 @compute @workgroup_size({{THREADS}})
@@ -64,13 +67,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let scale = bitcast<f32>(tw_meta[8]);
     let batch = group / tiles;
     let r0 = (group - batch * tiles) * BQ;
-    var qo = 0u;
-    var ko = 0u;
-    var vo = 0u;
+    var qo = tw_meta[11];
+    var ko = tw_meta[13];
+    var vo = tw_meta[15];
     var mo = 0u;
+    let q_row = tw_meta[12];
+    let k_row = tw_meta[14];
+    let v_row = tw_meta[16];
     var left = batch;
     for (var d = tw_meta[7]; d > 0u; d = d - 1u) {
-        let at = 6u + 5u * d;  // 11 + 5 * (d - 1)
+        let at = 12u + 5u * d;  // 17 + 5 * (d - 1)
         let size = tw_meta[at];
         let idx = left % size;
         left = left / size;

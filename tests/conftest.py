@@ -138,11 +138,12 @@ def wasm():
     return device_for("wasm-simd")
 
 
-@pytest.fixture(params=["tree", "direct"])
+@pytest.fixture(params=["tree", "direct"], ids=["webgpu-tree", "webgpu-direct"])
 def row_kernel(request, gpu, monkeypatch):
     """The session's webgpu device with the row kernel (kernels/rows.py) in one form, whatever this adapter
     picks by itself: "tree", a row's threads folding through workgroup memory (hardware adapters), or
-    "direct", one thread a row with no barrier (software adapters: Caps.rows_direct)."""
+    "direct", one thread a row with no barrier (software adapters: Caps.rows_direct). The ids name webgpu:
+    the Pyodide parity suite selects its tests by backend."""
     monkeypatch.setattr(gpu.executor.caps, "rows_direct", request.param == "direct")
     gpu.executor.forget()  # dispatches kept from other tests were built for the adapter's own form
     yield gpu

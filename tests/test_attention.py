@@ -187,3 +187,46 @@ def test_one_kernel_and_no_scores_in_memory(dev):
     before = dev.stats.dispatches
     block_on(tw.realize(out))
     assert dev.stats.dispatches - before == 1
+
+
+@pytest.mark.parametrize("e", [8, 6], ids=["vec4", "scalar"])  # offsets and strides of whole vec4s, or not
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_views_of_one_qkv_product_are_read_in_place(dev, causal, e):
+    """q, k and v as the transformer block makes them: views (3, batch, heads, L, E) of one (batch, L, 3 heads
+    E) tensor, each at its offset, rows 3 heads E apart, heads E apart; a key slice with a step along S
+    (rows 2 rows apart) and k as a broadcast batch too. The kernel reads them where they are: one dispatch
+    on top of what computes qkv, no copy; the result is the unfused expression's on row-major copies."""
+    b, heads, n = 2, 3, 37
+    qkv_host = data(31, b, n, 3 * heads * e)
+    qkv = dev.tensor(qkv_host)
+    block_on(tw.realize(qkv))
+    views = qkv.reshape(b, n, 3, heads, e).permute(2, 0, 3, 1, 4)
+    host = qkv_host.reshape(b, n, 3, heads, e).transpose(2, 0, 3, 1, 4)
+    cases = [
+        ((views[0], views[1], views[2]), (host[0], host[1], host[2])),
+        ((views[0], views[1][:, :, ::2], views[2][:, :, ::2]), (host[0], host[1][:, :, ::2], host[2][:, :, ::2])),
+        ((views[0], views[1][:1], views[2]), (host[0], host[1][:1], host[2])),
+    ]
+    for ts, arrays in cases:
+        out = tw.nn.scaled_dot_product_attention(*ts, causal=causal)
+        before = dev.stats.dispatches
+        got = value(out)
+        assert dev.stats.dispatches - before == 1  # the attention kernel alone: no copy of q, k or v
+        close(got, unfused(*arrays, causal=causal))
+    mask = data(32, n, n) > -1  # the masked kernel reads the views too
+    got = value(tw.nn.scaled_dot_product_attention(views[0], views[1], views[2], mask=dev.tensor(mask)))
+    close(got, unfused(host[0], host[1], host[2], mask=mask))
+
+
+def test_views_it_cannot_read_in_place_are_copied_or_refused(dev):
+    """A view whose rows are not rows of memory (q transposed: a row's elements apart) or that is padded is
+    copied by the tensor layer first; the batch refuses such a view with a message that says what to do."""
+    q, k, v = data(33, 2, 8, 5), data(34, 2, 5, 8), data(35, 2, 9, 5)
+    ts = [dev.tensor(x) for x in (q, k, v)]
+    padded = tw.nn.scaled_dot_product_attention(ts[0].mT, ts[1], ts[2][:, :4].pad(((0, 0), (0, 1), (0, 0))))
+    close(value(padded), unfused(np.swapaxes(q, -1, -2), k, np.pad(v[:, :4], ((0, 0), (0, 1), (0, 0)))))
+    bt = dev.batch()
+    base = bt.upload(q)
+    with pytest.raises(tw.BatchError, match="copy"):
+        bt.attention(bt.view(base, (2, 5, 8), (40, 1, 5)), bt.upload(k), bt.upload(v[:, :5]))
+    assert value(tw.nn.scaled_dot_product_attention(ts[1], ts[1], ts[1])).shape == (2, 5, 8)  # the device still works

@@ -146,16 +146,14 @@ def reference_block(weights: dict, x, n_heads: int, eps: float = 1e-5):
     return h + z @ w["w_proj"] + w["b_proj"]
 
 
-#: The block is 13 dispatches, whatever the backend, batch or size (the plan is the same graph):
+#: The block is 11 dispatches, whatever the backend, batch or size (the plan is the same graph):
 #:   4 matmul kernels: qkv, output projection, fc, proj
-#:   1 attention kernel (all heads; the scores never in memory)
+#:   1 attention kernel (all heads; the scores never in memory; q, k and v read in place as views of qkv)
 #:   2 row kernels: layer_norm 1; the residual add + output bias + layer_norm 2 together
-#:   3 map kernels: the qkv bias added while laying q, k, v out as (3, heads, L, d_head); bias + gelu;
-#:     bias + residual
-#:   3 copies: k and v (row-major views at an offset: the attention kernel reads from offset 0 only); the
-#:     heads side by side again ((heads, L, d_head) -> (L, d_model), a transposed view reshaped)
-#: = 4 + 1 + 2 + 3 + 3. Fusion is what keeps it there: unfused, layer_norm alone is 11 kernels.
-BLOCK_DISPATCHES = 13
+#:   3 map kernels: the qkv bias; bias + gelu; bias + residual
+#:   1 copy: the heads side by side again ((heads, L, d_head) -> (L, d_model), a transposed view reshaped)
+#: = 4 + 1 + 2 + 3 + 1. Fusion is what keeps it there: unfused, layer_norm alone is 11 kernels.
+BLOCK_DISPATCHES = 11
 
 
 @needs_numpy

@@ -62,7 +62,8 @@ def attention_shape(op, shapes, options):
 
 def _batch(name, shapes, sizes):
     """The broadcast batch shape of the operands' batch `shapes`, and its dimensions as (size, one stride
-    per operand) innermost merged where every operand steps evenly (see the module docstring)."""
+    per operand) innermost merged where every operand steps evenly (see the module docstring), for operands
+    stored row-major, `sizes` elements a batch element."""
     rank = max(len(s) for s in shapes)
     padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
     batch = []
@@ -72,18 +73,31 @@ def _batch(name, shapes, sizes):
             got = ", ".join(str(s) for s in shapes)
             raise TruenoValueError(f"{name}: the leading (batch) dimensions do not broadcast (NumPy's rules): {got}")
         batch.append(sizes_d.pop() if sizes_d else 1)
-    steps, dims = list(sizes), []
-    for d in range(rank - 1, -1, -1):
-        strides = [step if s[d] > 1 else 0 for step, s in zip(steps, padded)]
-        steps = [step * s[d] for step, s in zip(steps, padded)]
+    strides = []
+    for s, size in zip(padded, sizes):
+        own = []
+        for d in range(rank - 1, -1, -1):
+            own.insert(0, size)
+            size *= s[d]
+        strides.append(own)
+    return tuple(batch), batch_dims(batch, padded, strides)
+
+
+def batch_dims(batch, shapes, strides) -> tuple:
+    """(size, one stride per operand) per dimension of `batch`, outermost first, innermost merged where every
+    operand steps evenly; an operand's stride is 0 where its `shapes` (padded to the batch's rank) has 1,
+    else its `strides` there (elements)."""
+    dims = []
+    for d in range(len(batch) - 1, -1, -1):
         if batch[d] == 1:
             continue
-        if dims and all(st == dims[-1][0] * prev for st, prev in zip(strides, dims[-1][1:])):
+        step = [st[d] if s[d] > 1 else 0 for s, st in zip(shapes, strides)]
+        if dims and all(st == dims[-1][0] * prev for st, prev in zip(step, dims[-1][1:])):
             inner = dims.pop()
             dims.append((batch[d] * inner[0], *inner[1:]))
             continue
-        dims.append((batch[d], *strides))
-    return tuple(batch), (tuple(reversed(dims)) if math.prod(batch) else ())
+        dims.append((batch[d], *step))
+    return tuple(reversed(dims)) if math.prod(batch) else ()
 
 
 def batch_offsets(options):

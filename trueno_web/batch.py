@@ -252,9 +252,11 @@ class GpuCommandBatch:
         if dtype is None:
             dtype = signature(op, [self._nodes[b.index].dtype for b in ids])[1]
         rows = options.get("rows") if op.row.template == "reduce" else None  # scans' rows: any length, flat
-        if not op.row.mapped and rows is None:  # only these kernels read strided views
-            for b in ids:
-                self._flat(b, f"{op.name}'s input")
+        if not op.row.mapped and rows is None:  # only these kernels read strided views, and an op's first `views`
+            for j, b in enumerate(ids):
+                view = self._nodes[b.index].view
+                if j >= op.row.views or view is None or not view.rows_in_place:
+                    self._flat(b, f"{op.name}'s input")
         if rows:  # a row too long for even one reduction's own pass raises here, not at execute
             self.executor.check_rows(math.prod(ids[0].shape) // rows)
         return self._add(Node(len(self._nodes), op, tuple([b.index for b in ids]), params, shape, options, dtype=dtype))

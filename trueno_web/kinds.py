@@ -52,6 +52,8 @@ class KindRow:
         Callable  # (op, arrays, params, options) -> array: how op.numpy is called (elementwise: out=, see _map_numpy)
     )
     python: Callable  # (op, flat lists, shapes, params, options) -> flat list: how op.ref is called
+    views: int = 0  # its first `views` inputs may be strided views (rows at any offset and stride, a row's
+    # elements adjacent: `readable`), which its kernels read in place; the others row-major from offset 0
 
     @property
     def elementwise(self) -> bool:
@@ -336,6 +338,7 @@ KINDS: dict[Kind, KindRow] = {
             work=attention_kind.attention_work,
             numpy=attention_kind.attention_numpy,
             python=attention_kind.attention_python,
+            views=3,  # q, k and v: slices of one qkv product, heads apart (kernels/attention.py's layout)
         ),
     )
 }

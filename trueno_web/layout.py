@@ -43,6 +43,16 @@ class View:
         """Row-major from the start of the storage: a kernel reads it as a plain flat array."""
         return self.mask is None and self.offset == 0 and self.strides == contiguous_strides(self.shape, self.strides)
 
+    @property
+    def rows_in_place(self) -> bool:
+        """Readable in place by a kernel that takes an offset, a row stride and batch strides (kinds.KindRow
+        views): no mask, no negative stride, a row's elements adjacent (the last stride 1, or rows of one)."""
+        return (
+            self.mask is None
+            and all(s >= 0 for s in self.strides)
+            and (not self.shape or self.shape[-1] == 1 or self.strides[-1] == 1)
+        )
+
     def reach(self) -> tuple[int, int] | None:
         """(lowest, highest) storage element a valid element reads; None where none is valid."""
         bounds = self.mask or tuple((0, d) for d in self.shape)

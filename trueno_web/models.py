@@ -98,9 +98,9 @@ class TransformerBlock:
         x = asarray(x, self.w_o.device, dtype=self.w_o.dtype)
         *lead, n, d = x.shape
         p, h = len(lead), self.n_heads
-        # q, k, v from one matmul; the kernel that adds their bias also lays them out as (3, ..., heads, L, d_head)
-        qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv).reshape(*lead, n, 3, h, d // h)
-        qkv = qkv.permute(p + 1, *range(p), p + 2, p, p + 3) + self.b_qkv.reshape(3, *[1] * p, h, 1, d // h)
+        # q, k, v from one matmul, as views (3, ..., heads, L, d_head) of it that the attention kernel reads in place
+        qkv = linear(layer_norm(x, self.ln1_w, self.ln1_b, self.eps), self.w_qkv, self.b_qkv)
+        qkv = qkv.reshape(*lead, n, 3, h, d // h).permute(p + 1, *range(p), p + 2, p, p + 3)
         att = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], causal=True)  # (..., heads, L, d_head)
         x = x + linear(att.swapaxes(-3, -2).reshape(x.shape), self.w_o, self.b_o)  # heads side by side again
         z = linear(layer_norm(x, self.ln2_w, self.ln2_b, self.eps), self.w_fc, self.b_fc).gelu()

@@ -254,16 +254,18 @@ def run_search(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
 
 
 def run_attention(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
-    """tw_attention: one call for the batch, its dimensions written to linear memory (row-major inputs,
-    batch.record_checked)."""
+    """tw_attention: one call for the batch, its dimensions written to linear memory; q, k and v given as
+    strided views (kinds.KindRow.views) gathered row-major first."""
     node = nodes[step.node]
     o = node.options
     out = i32(ex.result_buffer(node).ptr)
     if not node.size:
         return
-    q, k, v, *mask = (i32(storage(nodes, i).buffer.ptr) for i in node.inputs)
+    gathered = [ex.gather(nodes, i) for i in node.inputs]
+    q, k, v, *mask = (i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs))
     batch_dims = words(o["dims"])
     dims = ex.alloc(max(batch_dims.nbytes, 4), "the batch dimensions")
+    gathered.append(dims)
     try:
         ex.module.write(dims.ptr, batch_dims)
         shape = (o["l"], o["s"], o["e"], o["ev"], o["batch"])
@@ -271,7 +273,9 @@ def run_attention(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
         args = (*shape, i32(dims.ptr), len(o["dims"]), o["scale"], int(o["causal"]), *strides)
         ex.module.call("tw_attention", q, k, v, mask[0] if mask else 0, out, *args)
     finally:
-        ex.free(dims)
+        for buf in gathered:
+            if buf is not None:
+                ex.free(buf)
 
 
 def symbol(node: Node, nodes: list[Node]) -> str:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import struct
 from functools import cache, reduce
 
+from ..attention_kind import batch_dims
 from ..errors import LimitError
 from ..graph import Node, OpStep
+from ..layout import contiguous_strides
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
@@ -110,7 +112,7 @@ def attention_source(
     threads = DIRECT_THREADS if direct else THREADS
     bq = threads // split
     if direct:  # the key's (value's) vec4 c: its row clamped into the buffer (keys past S are masked)
-        key, val = "tw_k4(ko + min(j, n_k - 1u) * e, {c}u, e)", "tw_v4(vo + min(j, n_k - 1u) * ev, {c}u, ev)"
+        key, val = "tw_k4(ko + min(j, n_k - 1u) * k_row, {c}u, e)", "tw_v4(vo + min(j, n_k - 1u) * v_row, {c}u, ev)"
     else:
         key, val = "ks[b + {c}u]", "vs[b + {c}u]"
     dot = " + ".join(f"dot(qr{c}, {key.format(c=c)})" for c in range(qv))
@@ -143,9 +145,9 @@ def attention_source(
         STAGE=""
         if direct
         else "        workgroupBarrier();\n"
-        + stage("ks", "tw_kt", bk * qv, "j0, ko, n_k, e")
+        + stage("ks", "tw_kt", bk * qv, "j0, ko, k_row, n_k, e")
         + "\n"
-        + stage("vs", "tw_vt", bk * vv, "j0, vo, n_k, ev")
+        + stage("vs", "tw_vt", bk * vv, "j0, vo, v_row, n_k, ev")
         + "\n        workgroupBarrier();",
         SPLIT=split,
         THREADS=threads,
@@ -155,7 +157,7 @@ def attention_source(
             [f"    var qr{c} = vec4<f32>(0.0);" for c in range(qv)]
             + [f"    var acc{c} = vec4<f32>(0.0);" for c in range(vv)]
         ),
-        LOAD_Q="\n".join(f"        qr{c} = tw_q4(qo + i * e, {c}u, e);" for c in range(qv)),
+        LOAD_Q="\n".join(f"        qr{c} = tw_q4(qo + i * q_row, {c}u, e);" for c in range(qv)),
         STORE_Y="\n".join(
             f"        if ({4 * c + t}u < ev) {{ y[yo + {4 * c + t}u] = select(acc{c}[{t}] / l, tw_nan(), dead); }}"
             for c in range(vv)
@@ -187,10 +189,34 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     masked = len(node.inputs) == 4
     tiles = -(-o["l"] // ((DIRECT_THREADS if caps.attention_direct else THREADS) // split))
     ml, ms = o["mask"] if masked else (0, 0)
-    words = [o["l"], o["s"], o["e"], o["ev"], tiles, o["batch"], int(o["causal"]), len(o["dims"])]
-    extra = [ml, ms, *(w for dim in o["dims"] for w in dim)]
+    starts, dims = layout(node, nodes)
+    words = [o["l"], o["s"], o["e"], o["ev"], tiles, o["batch"], int(o["causal"]), len(dims)]
+    extra = [ml, ms, *starts, *(w for dim in dims for w in dim)]
     meta = pack_meta(words, (o["scale"],)) + struct.pack(f"<{len(extra)}I", *extra)
     q, k, v = node.inputs[:3]
     binds = ((1, q), (2, k), (3, v), (5, node.id)) + (((4, node.inputs[3]),) if masked else ())
-    source = attention_source(qv, vv, bk, masked, o["e"] % 4 == 0 and o["ev"] % 4 == 0, split, caps.attention_direct)
+    vec = all(w % 4 == 0 for w in (o["e"], o["ev"], *starts, *(st for dim in dims for st in dim[1:4])))
+    source = attention_source(qv, vv, bk, masked, vec, split, caps.attention_direct)
     return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta)]
+
+
+def layout(node: Node, nodes: list[Node]) -> tuple[list[int], tuple]:
+    """Where q, k and v are read in their storage (views read in place: tensor/linalg.py's attention): each
+    one's offset and row stride, [q offset, q row, k offset, k row, v offset, v row], and the batch dimensions
+    with each operand's own strides (attention_kind.batch_dims; the mask's row-major)."""
+    batch = node.shape[:-2]
+    starts, shapes, strides = [], [], []
+    for i in node.inputs:
+        n = nodes[i]
+        if n.view is None or n.view.identity:
+            own, offset = contiguous_strides(n.shape), 0
+        else:
+            own, offset = n.view.strides, n.view.offset
+        lead = len(batch) - max(len(n.shape) - 2, 0)  # a mask may have fewer than two dimensions
+        shapes.append((1,) * lead + tuple(n.shape[:-2]))
+        strides.append((0,) * lead + tuple(own[:-2]))
+        starts += [offset, own[-2] if len(n.shape) > 1 else 0]
+    if len(node.inputs) == 3:  # no mask: its stride 0 in each dimension
+        shapes.append((1,) * len(batch))
+        strides.append((0,) * len(batch))
+    return starts[:6], batch_dims(batch, shapes, strides)

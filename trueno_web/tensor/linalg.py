@@ -81,8 +81,9 @@ def _operand(t):
 def attention(q, k, v, mask=None, scale=None, causal=None):
     """softmax(q @ k^T * scale, masked) @ v as one op (the attention rows, attention_kind.py): q (..., L, E),
     k (..., S, E), v (..., S, Ev), mask None or broadcast to (..., L, S) (0: not attended, read as bool).
-    Operands broadcast along a dimension are read in place (their one slice), as matmul's; an operand that
-    is otherwise not row-major is copied first; a mask that is not bool or of q's dtype is made bool. Head
+    Operands broadcast along a dimension are read in place (their one slice), as matmul's, and so are q, k
+    and v where their rows are rows of memory at any offset and stride (slices of one qkv product, heads
+    apart); an operand otherwise not row-major is copied first; a mask that is not bool or of q's dtype is made bool. Head
     dimensions past attention_kind.MAX_HEAD (the kernels' registers) run unfused: attention_weights @ v."""
     ts = q._tensors([q, k, v] + ([] if mask is None else [mask])) if isinstance(q, Linalg) else None
     if ts is None:
@@ -93,9 +94,16 @@ def attention(q, k, v, mask=None, scale=None, causal=None):
         scale = 1.0 / math.sqrt(ts[0].shape[-1]) if scale is None else scale
         return matmul(attention_weights(ts[0], ts[1], scale, bool(causal), ts[3] if mask is not None else None), ts[2])
     keep = [2, 2, 2, 0]  # the trailing dimensions each operand keeps whole (a mask broadcasts along L and S too)
-    ts = [_unbroadcast(t, t.ndim - n).contiguous() for t, n in zip(ts, keep)]
+    ts = [_unbroadcast(t, t.ndim - n) for t, n in zip(ts, keep)]
+    ts = [t if j < ATTENTION.row.views and _in_place(t) else t.contiguous() for j, t in enumerate(ts)]
     op = ATTENTION if mask is None else ATTENTION_MASKED
     return ts[0]._apply(op, ts, (), {"scale": scale, "causal": causal})
+
+
+def _in_place(t) -> bool:
+    """Can a kind that reads views (kinds.KindRow.views) take t as it is?"""
+    view = t.expr.view
+    return view is None or view.rows_in_place
 
 
 def attention_weights(q, k, scale: float, causal: bool, mask=None):
