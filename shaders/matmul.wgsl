@@ -4,7 +4,7 @@
 //   workgroup memory, two slices deep (the next slice's global loads are in flight while this one is
 //   multiplied: one barrier per slice); each thread keeps TM x TN results in registers as vec4 rows,
 //   rows (ty + i*TY)*4 + r and columns (tx + j*TX)*4 + c, so a warp reads a few broadcast vec4s of A
-//   and consecutive vec4s of B from workgroup memory.
+//   and consecutive vec4s of B from workgroup memory (PLACE: a warp's threads as a block of tx x ty).
 //   A is read as vec4 along K when K % 4 == 0, B as vec4 along N when N % 4 == 0, C written as vec4 along N
 //   when N % 4 == 0; an operand given as its transpose (the kind's ta, tb: A^T is (K, M), B^T is (N, K),
 //   read in place) as vec4 along its own rows (M, K) when those are whole vec4s; otherwise the same tiles
@@ -73,8 +73,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{SPLIT}}
 {{LOCATE}}
 {{ORDER}}
-    let tx = lid % TX;
-    let ty = lid / TX;
+{{PLACE}}
 {{ACC_DECL}}
 
     // slice 0 -> stage 0

@@ -274,6 +274,7 @@ def matmul_source(
         TX=tx,
         THREADS=threads,
         SA_PAD=int(pad),
+        PLACE=place(tx, ty),
         A_TILE=2 * bk * sa,
         B_TILE=2 * bk * (bn // 4),
         LOAD_A=load_a,
@@ -290,6 +291,23 @@ def matmul_source(
         FIRST="tw_meta[7]" if resumed else "0u",
         ORDER=shader("matmul_order_groups" if grouped else "matmul_order_rows"),
     )
+
+
+WARP = 32  # threads a warp (NVIDIA; AMD's wave64 is two of them)
+WARP_N = 8  # a warp's threads along N (the rest along M): 0 lays threads out row by row of TX
+
+
+def place(tx: int, ty: int) -> str:
+    """WGSL placing thread `lid` at (tx, ty) of the TX x TY threads: where the grid divides, each warp takes a
+    WARP_N x (WARP / WARP_N) block of threads, so that its reads of the B tile are WARP_N vec4s and of the A tile
+    WARP / WARP_N (a row of 16 threads reads 16 vec4s of B a step, twice the workgroup memory's width)."""
+    if WARP_N and tx % WARP_N == 0 and ty % (WARP // WARP_N) == 0:
+        across = tx // WARP_N
+        return (
+            f"    let tx = (lid / {WARP}u) % {across}u * {WARP_N}u + lid % {WARP_N}u;\n"
+            f"    let ty = lid / {WARP * across}u * {WARP // WARP_N}u + lid % {WARP}u / {WARP_N}u;"
+        )
+    return "    let tx = lid % TX;\n    let ty = lid / TX;"
 
 
 def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int, splits: int, span: int, group: int) -> bytes:
