@@ -8,6 +8,7 @@ Per size (SEQxD_MODELxHEADS), the same pre-norm block (trueno_web.models.Transfo
 causal multi-head attention, gelu (tanh) MLP, residuals; d_ff = 4 d_model, eps 1e-5) runs as
 
   ours webgpu       TransformerBlock on tw.GpuDevice.create("webgpu") under Pyodide
+  ours jit          the same block through tw.jit (traced once, its schedule replayed)
   ours wasm-simd    the same on the WASM SIMD128 executor (no GPU)
   TF.js webgpu      bench/tfjs_block.mjs: the block in TF.js 4.22 core ops (fused.matMul+bias, moments,
                     softmax, tanh, ...; no tf.layers) on @tensorflow/tfjs-backend-webgpu
@@ -18,7 +19,7 @@ causal multi-head attention, gelu (tanh) MLP, residuals; d_ff = 4 d_model, eps 1
   jax-js jit        the same forward pass through jax.jit (traced once, its kernels fused)
 
 The host makes the weights (TransformerBlock.random_weights, seed 0) and x (seeded N(0, 1)) once and serves
-them to the page as one safetensors file: ours, TF.js and jax-js read the same bits. All six outputs are sent
+them to the page as one safetensors file: ours, TF.js and jax-js read the same bits. All seven outputs are sent
 back and checked against a float64 NumPy forward pass (bench/transformer.py's numpy_block) and against each other
 (max |a - b| / max |ref|, must be <= --tol) BEFORE anything is timed. The figure is the median over --repeat
 timed runs (after warm-up; ours and the peers on the same kind of device take turns run by run, so that load
@@ -171,11 +172,19 @@ TF_BACKENDS = {"webgpu": "webgpu", "wasm-simd": "wasm"}  # ours -> TF.js's count
 MIN_MS = E2E_ARGS["min_ms"]
 
 
-async def ours(dev):
-    # our block on `dev`, x resident: a forward pass downloads its result (array('f'), flat)
+async def ours(dev, jit=False):
+    # our block on `dev`, x resident (with `jit`, through tw.jit): a forward pass downloads its result
+    # (array('f'), flat)
     block = await TransformerBlock.create(dev, WEIGHTS, n_heads=HEADS, eps=E2E_ARGS["eps"])
     xt = tw.asarray(await dev.upload(X, XSHAPE))
-    return lambda: block(xt).numpy()
+    if not jit:
+        return lambda: block(xt).numpy()
+    forward = tw.jit(lambda x: block(x))
+
+    async def run():
+        return await (await forward(xt)).numpy()
+
+    return run
 
 
 async def host_part(dev, repeat):
@@ -229,6 +238,8 @@ for name, dev in DEVICES.items():
     before = dev.stats.dispatches
     outputs["ours " + name] = base64.b64encode((await run()).tobytes()).decode()
     info["ours " + name] = {"dispatches": dev.stats.dispatches - before}
+    if name == "webgpu":
+        outputs["ours jit"] = base64.b64encode((await (await ours(dev, jit=True))()).tobytes()).decode()
     blk, tf_info = await tfjs(TF_BACKENDS[name])
     try:
         y = await blk.run()
@@ -258,6 +269,8 @@ for name, dev in DEVICES.items():
         peers["jax-js " + mode] = await jaxjs(mode)
     try:  # ours and the peers on this kind of device take turns
         fns = {"ours " + name: run, **{label: peer.run for label, peer in peers.items()}}
+        if name == "webgpu":
+            fns["ours jit"] = await ours(dev, jit=True)
         times.update(await timed(fns, E2E_ARGS["repeat"], 2, MIN_MS))
     finally:
         for peer in peers.values():
@@ -337,9 +350,10 @@ def report(sizes: list, setup: dict) -> str:
         "",
         "One forward pass, x resident, result downloaded; ms, median (min-max) of the timed runs:",
         "",
-        "| size | ours webgpu | TF.js webgpu | jax-js eager | jax-js jit | ours / TF.js, / jax-js jit (webgpu) "
-        "| ours wasm-simd | TF.js wasm | ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js kernels |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| size | ours webgpu | ours jit | TF.js webgpu | jax-js eager | jax-js jit | ours jit / TF.js, / jax-js jit "
+        "(webgpu) | ours wasm-simd | TF.js wasm | ours / TF.js (wasm) | ours webgpu: host part, dispatches | TF.js "
+        "kernels |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(t):
@@ -352,9 +366,9 @@ def report(sizes: list, setup: dict) -> str:
             return f"{t[a]['ms'] / t[b]['ms']:.2f}x" if a in t and b in t else "n/a"
 
         lines.append(
-            f"| {s['size']} | {cell(t.get('ours webgpu'))} | {cell(t.get('TF.js webgpu'))} | "
-            f"{cell(t.get('jax-js eager'))} | {cell(t.get('jax-js jit'))} | "
-            f"{ratio('ours webgpu', 'TF.js webgpu')}, {ratio('ours webgpu', 'jax-js jit')} | {cell(t.get('ours wasm-simd'))} | "
+            f"| {s['size']} | {cell(t.get('ours webgpu'))} | {cell(t.get('ours jit'))} | "
+            f"{cell(t.get('TF.js webgpu'))} | {cell(t.get('jax-js eager'))} | {cell(t.get('jax-js jit'))} | "
+            f"{ratio('ours jit', 'TF.js webgpu')}, {ratio('ours jit', 'jax-js jit')} | {cell(t.get('ours wasm-simd'))} | "
             f"{cell(t.get('TF.js wasm'))} | {ratio('ours wasm-simd', 'TF.js wasm')} | "
             f"{cell(t.get('ours webgpu host'))}, "
             f"{s['info'].get('ours webgpu', {}).get('dispatches', 'n/a')} | "

@@ -1,7 +1,7 @@
 """TF.js's and jax-js's transformer blocks (bench/tfjs_block.mjs and bench/jaxjs_block.mjs, the comparison of
 bench/browser_transformer.py) compute what ours computes: in one page, on a tiny size, ours on webgpu and
 wasm-simd, TF.js on webgpu and wasm and jax-js eager and jitted on webgpu all agree with a float64 NumPy forward
-pass on the same weights (max |err| / max |ref| <= 1e-4; ~2e-7 here). Needs build/web/tfjs/ and build/web/jaxjs/
+pass on the same weights (ours through tw.jit too) (max |err| / max |ref| <= 1e-4; ~2e-7 here). Needs build/web/tfjs/ and build/web/jaxjs/
 (scripts/fetch_web_assets.py fetches them at set-up)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def test_tfjs_block_agrees_with_ours(fresh_pyodide_page, web_server):
     agree = bench.check_size(fresh_pyodide_page, web_server, 12, 16, 2, tol=1e-4)
     assert set(agree["vs_float64"]) == {
         "ours webgpu",
+        "ours jit",
         "TF.js webgpu",
         "ours wasm-simd",
         "TF.js wasm",
