@@ -208,11 +208,15 @@ def _scan_python(op, lists, shapes, params, options):
 
 
 def _map_numpy(op, arrays, params, options, out=None):
-    """op.numpy on the inputs flat, shaped as the first. `out` (a flat float32 array of their length): the
-    result is written there and `out` returned where the op takes out= (Op.writes_out), else a new array."""
+    """op.numpy on the inputs as they are where they have one shape (a broadcast or strided view read in
+    place, as NumPy reads it), else flat; shaped as the first. `out` (a flat array of their length): the result
+    is written there and `out` returned where the op takes out= (Op.writes_out), else a new array."""
+    same = arrays[0].ndim > 0 and all(a.shape == arrays[0].shape for a in arrays)  # 0-d: NumPy's scalars, not arrays
+    ins = arrays if same else _flat(arrays)
     if out is not None and op.writes_out:
-        return op.numpy(*_flat(arrays), *params, out=out)
-    return _shaped(op.numpy(*_flat(arrays), *params), arrays[0].shape)
+        op.numpy(*ins, *params, out=out.reshape(ins[0].shape) if same else out)
+        return out
+    return _shaped(op.numpy(*ins, *params), arrays[0].shape)
 
 
 def _map_row(kind: Kind, inputs: tuple[str, ...]) -> KindRow:

@@ -72,15 +72,31 @@ class NumpyExecutor(CpuExecutor):
                 self._map(nodes, step, fills)
                 continue
             members = [step.node] if isinstance(step, OpStep) else step.nodes
+            last = {storage(nodes, i).id: nid for nid in members for i in nodes[nid].inputs}  # views read their base
             for nid in members:  # each op on whole arrays; a fused value lives until the step ends
                 node = nodes[nid]
                 if fills:
                     self._fill(nodes, node.inputs, fills)
-                result = self._compute(node, [self._value(nodes, i) for i in node.inputs])
+                out = self._out(nodes, node, last, set(members)) if len(members) > 1 else None
+                result = self._compute(node, [self._value(nodes, i) for i in node.inputs], out)
                 node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
             for nid in members:
                 if nodes[nid].fused_away:
                     nodes[nid].buffer = None
+
+    def _out(self, nodes: list[Node], node: Node, last: dict, members: set):
+        """Where a fused step's elementwise member that takes out= writes (flat), else None: in place of a
+        member's value it reads for the last time, directly or through a view (`last`: storage id -> its last
+        reader), that nothing else keeps (var's centred values squared where they are), else a pooled array
+        (its pages warm from the last call, not fresh ones to fault in)."""
+        if not (node.op.writes_out and node.op.row.elementwise):
+            return None
+        for i in node.inputs:
+            n = nodes[i]
+            if n.view is None and last.get(i) == node.id and i in members and n.fused_away and n.buffer is not None:
+                if n.buffer.dtype == node.dtype.name and n.buffer.shape == node.shape and n.buffer.flags.c_contiguous:
+                    return n.buffer.reshape(-1)
+        return self.pool.take((node.size,), node.dtype.name)
 
     def _upload_pending(self, nodes: list[Node]) -> dict:
         """Give every node still holding host data its array: the data itself where it is borrowed, a copy
