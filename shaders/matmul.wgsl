@@ -64,11 +64,7 @@ fn load_b(off: u32, k: u32, col: u32, k_total: u32, n_total: u32) -> vec4<{{S}}>
 @compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let m_total = tw_meta[0];
-    let k_total = tw_meta[1];
-    let n_total = tw_meta[2];
-    let tiles = tw_meta[3] * tw_meta[4];  // per product
-    let linear = wid.y * nwg.x + wid.x;
+{{SIZES}}
     let first = {{FIRST}};  // this dispatch's first slice of its split (0u: the whole split in one dispatch)
 {{SPLIT}}
 {{LOCATE}}

@@ -25,11 +25,7 @@ const TX: u32 = {{TX}}u;
 @compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let m_total = tw_meta[0];
-    let k_total = tw_meta[1];
-    let n_total = tw_meta[2];
-    let tiles = tw_meta[3] * tw_meta[4];  // per product
-    let linear = wid.y * nwg.x + wid.x;
+{{SIZES}}
     if (linear >= tiles * tw_meta[5]) { return; }  // the grid's spare workgroups
     let rest = linear;  // product * tiles + tile
     let split = 0u;

@@ -286,6 +286,7 @@ def matmul_source(
         STASH_NEXT=stash("            ", "stage"),
         COMPUTE="\n".join(compute),
         STORE="\n".join(store),
+        SIZES=shader("matmul_sizes"),
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
         SPLIT=shader("matmul_k_split" if split else "matmul_k_whole"),
         FIRST="tw_meta[7]" if resumed else "0u",

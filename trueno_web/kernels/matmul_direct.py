@@ -101,6 +101,7 @@ def direct_source(
         TX=tx,
         TM=tm,
         THREADS=tx * tile.ty,
+        SIZES=shader("matmul_sizes"),
         LOCATE=shader("matmul_batch" if batched else "matmul_one"),
         ORDER=shader("matmul_order_rows"),
         DECL="\n".join(decl),
