@@ -7,12 +7,14 @@ For var(axis=-1) and sum(axis=0) of a resident (rows, cols) float32 tensor, jitt
 `block_on` on an idle GPU, then wgpu-native's non-blocking poll until the queue is empty: us after the call
 returned and polls taken (quartiles of 20); (2) us a call in rounds of 10 and of 50 awaited calls then one
 `tw.synchronize` (best of 7 rounds after 0.3 s of them: bench/workloads.py's `timed_ours`), for QUEUE_MAX 16 (the default), 4, 2 and 1 (every
-call submitted at once).
+call submitted at once); (3) a round of 10 in its phases, timed inside the coroutine: the first call, each
+next call, the sync (us, medians of 30 rounds after 30), against the kernel's share (10 calls' GPU work).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -40,6 +42,27 @@ def idle_lags(drv, f, x) -> list[tuple[int, int, int]]:
     return sorted(lags)[::5]
 
 
+def phases(f, x, rounds: int = 30) -> str:
+    """us of a round of 10 awaited calls then one `tw.synchronize`, in its phases (medians)."""
+    marks = []
+
+    async def round_of():
+        t0 = time.perf_counter()
+        out = await f(x)
+        t1 = time.perf_counter()
+        for _ in range(9):
+            out = await f(x)
+        t2 = time.perf_counter()
+        await tw.synchronize(out)
+        marks.append((t1 - t0, (t2 - t1) / 9, time.perf_counter() - t2, (time.perf_counter() - t0) / 10))
+
+    for _ in range(2 * rounds):
+        block_on(round_of())
+    kept = marks[rounds:]
+    first, nxt, sync, per = (statistics.median(m[i] for m in kept) * 1e6 for i in range(4))
+    return f"first call {first:.1f}, next calls {nxt:.1f} each, sync {sync:.1f}; {per:.1f} a call"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=8192)
@@ -60,6 +83,7 @@ def main() -> None:
             rounds = ", ".join(f"rounds of {c} {timed_ours(lambda: f(x), c, 7) * 1e3:.1f}" for c in (10, 50))
             print(f"{name} QUEUE_MAX {qmax}: {rounds}")
         wgpu_native.QUEUE_MAX = 16
+        print(f"{name}, a round of 10 (us): {phases(f, x)}")
     dev.close()
 
 
