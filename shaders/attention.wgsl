@@ -9,10 +9,11 @@
 // score of -inf: masked, or -inf itself). At the end MERGE folds a row's SPLIT states into its first thread
 // through workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all
 // -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its
-// diagonal. kernels/attention.py fills the constants, LOADS, STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and
-// the mask's binding and check for the masked row. DIRECT (software adapters: a CPU rasterizer, where a barrier
-// switches every group of lanes and workgroup memory is the same cache as the buffers): one thread a row reads
-// its keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
+// diagonal, and within its diagonal tile the groups past its own key. kernels/attention.py fills the
+// constants, LOADS, STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and the mask's binding and check for the masked
+// row. DIRECT (software adapters: a CPU rasterizer, where a barrier switches every group of lanes and workgroup
+// memory is the same cache as the buffers): one thread a row reads its keys and values straight from k and v,
+// no STAGE, no barrier, no workgroup memory.
 // q, k and v may be views of their storage (read in place, kernels/attention.py's layout): each at its offset,
 // its rows its row stride apart, a row's elements adjacent.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
@@ -99,8 +100,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j0 = 0u; j0 < keys; j0 = j0 + BK) {
 {{STAGE}}
         if (live && (!causal || j0 <= i)) {
-            // GROUP keys at a time, their scores in registers; this thread's groups: every SPLIT-th
-            for (var j4 = part * GROUP; j4 < BK; j4 = j4 + GROUP * SPLIT) {
+            // GROUP keys at a time, their scores in registers; this thread's groups: every SPLIT-th, causal ones
+            // up to the row's own key (the group holding it masks the keys past it)
+            let end = select(BK, min(BK, i + 1u - j0), causal);
+            for (var j4 = part * GROUP; j4 < end; j4 = j4 + GROUP * SPLIT) {
 {{SCORES}}
                 let mn = tw_max(m, {{GROUP_MAX}});
                 let alpha = select(tw_exp(m - mn), 1.0, m == mn);
