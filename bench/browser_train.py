@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from browser_transformer import MODULE as BLOCK_MODULE  # noqa: E402 - after the paths above
 from browser_transformer import MODULE_ROUTE as BLOCK_ROUTE  # noqa: E402
-from browser_transformer import TFJS_BASE, TIMED, ensure_peers  # noqa: E402
+from browser_transformer import PEERS_SETUP, TFJS_BASE, TIMED, ensure_peers  # noqa: E402
 
 from e2e.harness import AssetServer, PyodidePage, launch_chromium  # noqa: E402
 
@@ -163,25 +163,8 @@ def agreement(losses: dict, ref: list[float]) -> dict:
 # -------------------------------------------------------------------------------- code run in Pyodide
 
 SETUP = r"""
-import statistics, time
-import js
-import trueno_web as tw
-from pyodide.code import run_js
-from pyodide.ffi import to_js
-from pyodide.http import pyfetch
-from trueno_web.backends.wasm_simd import WasmExecutor
 from trueno_web.models import read_safetensors
 
-TFJS = await run_js(f"import({E2E_ARGS['module']!r})")
-TFJS_VERSIONS = (await TFJS.loadTfjs(E2E_ARGS["tfjs_base"])).to_py()
-JAXJS = await run_js(f"import({E2E_ARGS['jaxjs_module']!r})")
-JAXJS_INFO = (await JAXJS.loadJaxjs(E2E_ARGS["jaxjs_base"])).to_py()
-DEVICES = {"webgpu": await tw.GpuDevice.create("webgpu")}
-assert DEVICES["webgpu"].backend == "webgpu", DEVICES["webgpu"].backend
-if E2E_ARGS["wasm"]:
-    DEVICES["wasm-simd"] = tw.GpuDevice(await WasmExecutor.create())
-    assert "SIMD128" in DEVICES["wasm-simd"].adapter_info["device"], DEVICES["wasm-simd"].adapter_info
-TF_BACKENDS = {"webgpu": "webgpu", "wasm-simd": "wasm"}  # ours -> TF.js's counterpart
 HYPER = E2E_ARGS["hyper"]
 MIN_MS = E2E_ARGS["min_ms"]
 
@@ -265,7 +248,7 @@ async def work(label, trainer):
 {"tfjs": TFJS_VERSIONS, "jaxjs": JAXJS_INFO, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
-SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
+SETUP = TIMED + PEERS_SETUP + SETUP  # defined first: the SETUP's last expression is what page.run returns
 
 LOAD = r"""
 arrays, meta = read_safetensors(await (await pyfetch(E2E_ARGS["data_url"])).bytes())

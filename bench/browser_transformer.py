@@ -149,15 +149,17 @@ async def timed(fns, repeat, warmup, min_ms):
             for name, v in samples.items()}
 """
 
-SETUP = r"""
-import array, base64, statistics, time
+# The page's peers and devices, shared by the browser benchmarks with peers (browser_train.py): TF.js and jax-js
+# loaded from E2E_ARGS' modules, our devices in DEVICES (webgpu; wasm-simd where E2E_ARGS["wasm"]) and TF.js's
+# backend for each in TF_BACKENDS. Put before a page's own SETUP.
+PEERS_SETUP = r"""
+import statistics, time
 import js
 import trueno_web as tw
 from pyodide.code import run_js
 from pyodide.ffi import to_js
 from pyodide.http import pyfetch
 from trueno_web.backends.wasm_simd import WasmExecutor
-from trueno_web.models import TransformerBlock, read_safetensors
 
 TFJS = await run_js(f"import({E2E_ARGS['module']!r})")
 TFJS_VERSIONS = (await TFJS.loadTfjs(E2E_ARGS["tfjs_base"])).to_py()
@@ -169,6 +171,12 @@ if E2E_ARGS["wasm"]:
     DEVICES["wasm-simd"] = tw.GpuDevice(await WasmExecutor.create())
     assert "SIMD128" in DEVICES["wasm-simd"].adapter_info["device"], DEVICES["wasm-simd"].adapter_info
 TF_BACKENDS = {"webgpu": "webgpu", "wasm-simd": "wasm"}  # ours -> TF.js's counterpart
+"""
+
+SETUP = r"""
+import array, base64
+from trueno_web.models import TransformerBlock, read_safetensors
+
 MIN_MS = E2E_ARGS["min_ms"]
 
 
@@ -219,7 +227,7 @@ async def jaxjs(mode):
 {"tfjs": TFJS_VERSIONS, "jaxjs": JAXJS_INFO, "adapter": DEVICES["webgpu"].adapter_info,
  "wasm": DEVICES["wasm-simd"].adapter_info["device"] if "wasm-simd" in DEVICES else None}
 """
-SETUP = TIMED + SETUP  # defined first: the SETUP's last expression is what page.run returns
+SETUP = TIMED + PEERS_SETUP + SETUP  # defined first: the SETUP's last expression is what page.run returns
 
 LOAD = r"""
 arrays, meta = read_safetensors(await (await pyfetch(E2E_ARGS["data_url"])).bytes())
