@@ -237,3 +237,22 @@ def test_the_pure_python_path_gives_numpys_references_errors_and_sample(monkeypa
         assert {int(b) >> 23 for b in bits} == set(range(512))
         edges = np.array(accuracy.EDGES + tuple(-v for v in accuracy.EDGES), np.float32).view(np.uint32).tolist()
         assert set(edges) <= bits
+
+
+@pytest.mark.skipif(SMALL, reason="the NumPy backend's references need NumPy")
+def test_float64_activations_in_blocks_give_the_bits_of_one_pass(monkeypatch):
+    """references.in_float64 widens a large input a block of rows at a time (its float64 values in cache): the
+    same bits as widening it whole, for rows that do and do not divide into blocks, a flat array, array and
+    number arguments beside it, and the 0-d and one-row inputs that never split."""
+    np = pytest.importorskip("numpy")
+    monkeypatch.setattr(references, "WIDE_CHUNK", 64)
+    rng = np.random.default_rng(3)
+    ops_ = [lambda x: np.tanh(x) * np.exp(-x), lambda x, b: np.arctan2(x, b), lambda x, c: np.log1p(np.abs(x)) * c]
+    for shape in [(37, 5), (101,), (7, 3, 4), (), (1, 300)]:
+        x = rng.uniform(-4, 4, shape).astype(np.float32)
+        b = rng.uniform(-4, 4, shape).astype(np.float32)
+        for expr, extra in zip(ops_, [(), (b,), (2.5,)]):
+            got = references.in_float64(expr)(x, *extra)
+            want = np.asarray(expr(x.astype(np.float64), *extra)).astype(np.float32)
+            assert got.shape == want.shape and got.dtype == np.float32
+            np.testing.assert_array_equal(got, want)
