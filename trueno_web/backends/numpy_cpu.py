@@ -73,11 +73,12 @@ class NumpyExecutor(CpuExecutor):
                 continue
             members = [step.node] if isinstance(step, OpStep) else step.nodes
             last = {storage(nodes, i).id: nid for nid in members for i in nodes[nid].inputs}  # views read their base
+            inside = set(members) if len(members) > 1 else None
             for nid in members:  # each op on whole arrays; a fused value lives until the step ends
                 node = nodes[nid]
                 if fills:
                     self._fill(nodes, node.inputs, fills)
-                out = self._out(nodes, node, last, set(members)) if len(members) > 1 else None
+                out = self._out(nodes, node, last, inside) if inside else None
                 result = self._compute(node, [self._value(nodes, i) for i in node.inputs], out)
                 node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
             for nid in members:

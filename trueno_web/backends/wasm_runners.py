@@ -261,12 +261,14 @@ def run_attention(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
     out = i32(ex.result_buffer(node).ptr)
     if not node.size:
         return
-    gathered = [ex.gather(nodes, i) for i in node.inputs]
-    q, k, v, *mask = (i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs))
-    batch_dims = words(o["dims"])
-    dims = ex.alloc(max(batch_dims.nbytes, 4), "the batch dimensions")
-    gathered.append(dims)
+    gathered = []  # freed at the end: the views' copies, then the batch dimensions' words
     try:
+        for i in node.inputs:
+            gathered.append(ex.gather(nodes, i))
+        q, k, v, *mask = (i32((g or storage(nodes, i).buffer).ptr) for g, i in zip(gathered, node.inputs))
+        batch_dims = words(o["dims"])
+        dims = ex.alloc(max(batch_dims.nbytes, 4), "the batch dimensions")
+        gathered.append(dims)
         ex.module.write(dims.ptr, batch_dims)
         shape = (o["l"], o["s"], o["e"], o["ev"], o["batch"])
         strides = o["mask"] if mask else (0, 0)
