@@ -95,24 +95,20 @@ fn tw_fold(lid: u32, width: u32, st: vec3<f32>) -> vec3<f32> {
     return tw_shared[lid & ~(width - 1u)];
 }
 
-// where a thread of main (main_regs) is: its row (live: within the rows; the others still reach every
-// barrier), its lane of the row's TPR threads, and the row's vectors (cv); sets tw_one
-struct TwPlace { row: u32, live: bool, lane: u32, tpr: u32, cv: u32 }
-fn tw_place(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> TwPlace {
-    tw_one = bitcast<f32>(tw_meta[7]);
-    let tpr = tw_meta[6];
-    let row = (wid.y * nwg.x + wid.x) * (256u / tpr) + lid / tpr;
-    return TwPlace(row, row < tw_meta[0], lid & (tpr - 1u), tpr, tw_meta[5]);
-}
-
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let p = tw_place(wid, nwg, lid);
+    tw_one = bitcast<f32>(tw_meta[7]);
+    let rows = tw_meta[0];
+    let cv = tw_meta[5];
+    let tpr = tw_meta[6];
+    let lane = lid & (tpr - 1u);
+    let row = (wid.y * nwg.x + wid.x) * (256u / tpr) + lid / tpr;
+    let live = row < rows;  // rows past the end still reach every barrier
     var st = tw_empty();
-    if (p.live) { st = tw_stats(p.row * p.cv, p.cv, p.lane, p.tpr); }
-    let sd = tw_done(tw_fold(lid, p.tpr, st));
-    if (p.live) { tw_write(p.row * p.cv, p.cv, p.lane, p.tpr, false, sd, tw_meta[2] == 1u); }
+    if (live) { st = tw_stats(row * cv, cv, lane, tpr); }
+    let sd = tw_done(tw_fold(lid, tpr, st));
+    if (live) { tw_write(row * cv, cv, lane, tpr, false, sd, tw_meta[2] == 1u); }
 }
 
 // the vectors of chunk c of its row: (first, count)

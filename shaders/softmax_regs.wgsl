@@ -7,12 +7,13 @@
 @compute @workgroup_size(256)
 fn main_regs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
-    let p = tw_place(wid, nwg, lid);
-    let row = p.row;
-    let live = p.live;
-    let lane = p.lane;
-    let tpr = p.tpr;
-    let cv = p.cv;
+    tw_one = bitcast<f32>(tw_meta[7]);
+    let rows = tw_meta[0];
+    let cv = tw_meta[5];
+    let tpr = tw_meta[6];
+    let lane = lid & (tpr - 1u);
+    let row = (wid.y * nwg.x + wid.x) * (256u / tpr) + lid / tpr;
+    let live = row < rows;  // rows past the end still reach the fold's barriers
     let at = row * cv + lane;
     let is_log = tw_meta[2] == 1u;
 {{DECLS}}
