@@ -73,13 +73,7 @@ def _batch(name, shapes, sizes):
             got = ", ".join(str(s) for s in shapes)
             raise TruenoValueError(f"{name}: the leading (batch) dimensions do not broadcast (NumPy's rules): {got}")
         batch.append(sizes_d.pop() if sizes_d else 1)
-    strides = []
-    for s, size in zip(padded, sizes):
-        own = []
-        for d in range(rank - 1, -1, -1):
-            own.insert(0, size)
-            size *= s[d]
-        strides.append(own)
+    strides = [[size * math.prod(s[d + 1 :]) for d in range(rank)] for s, size in zip(padded, sizes)]
     return tuple(batch), batch_dims(batch, padded, strides)
 
 

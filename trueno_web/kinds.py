@@ -53,7 +53,7 @@ class KindRow:
     )
     python: Callable  # (op, flat lists, shapes, params, options) -> flat list: how op.ref is called
     views: int = 0  # its first `views` inputs may be strided views (rows at any offset and stride, a row's
-    # elements adjacent: `readable`), which its kernels read in place; the others row-major from offset 0
+    # elements adjacent: layout.View.rows_in_place), which its kernels read in place; the others row-major from 0
 
     @property
     def elementwise(self) -> bool:

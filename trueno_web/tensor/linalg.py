@@ -83,8 +83,9 @@ def attention(q, k, v, mask=None, scale=None, causal=None):
     k (..., S, E), v (..., S, Ev), mask None or broadcast to (..., L, S) (0: not attended, read as bool).
     Operands broadcast along a dimension are read in place (their one slice), as matmul's, and so are q, k
     and v where their rows are rows of memory at any offset and stride (slices of one qkv product, heads
-    apart); an operand otherwise not row-major is copied first; a mask that is not bool or of q's dtype is made bool. Head
-    dimensions past attention_kind.MAX_HEAD (the kernels' registers) run unfused: attention_weights @ v."""
+    apart); an operand otherwise not row-major is copied first; a mask that is not bool or of q's dtype is
+    made bool. Head dimensions past attention_kind.MAX_HEAD (the kernels' registers) run unfused:
+    attention_weights @ v."""
     ts = q._tensors([q, k, v] + ([] if mask is None else [mask])) if isinstance(q, Linalg) else None
     if ts is None:
         raise TruenoTypeError("attention needs q as a Tensor")
