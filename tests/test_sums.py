@@ -124,3 +124,20 @@ def test_softmax_denominator_as_tensor_ops(dev):
     t = dev.tensor(x, shape=(1, len(x)))
     e = (t - t.max(axis=-1, keepdims=True)).exp()
     check_softmax(block_on((e / e.sum(axis=-1, keepdims=True)).numpy()), x)
+
+
+def test_numpy_sums_keep_numpy_buffer_size():
+    """references.np_sum widens through a larger casting buffer (references.SUM_BUFFER) and gives NumPy's own
+    back, also when the sum raises; its float64 result is the same either way."""
+    np = pytest.importorskip("numpy")
+    from trueno_web import references
+
+    x = np.asarray(alternating(4 * references.SUM_BUFFER), np.float32).reshape(4, -1)
+    before = np.getbufsize()
+    got = references.np_sum(x, axis=1)
+    assert np.getbufsize() == before
+    assert np.array_equal(got, x.sum(axis=1, dtype=np.float64).astype(np.float32))
+    assert got[0] == references.SUM_BUFFER // 2  # a float32 accumulation gives 0
+    with pytest.raises(np.exceptions.AxisError):
+        references.np_sum(x, axis=2)
+    assert np.getbufsize() == before
