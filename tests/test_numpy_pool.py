@@ -114,6 +114,19 @@ def test_pool_lends_memory_again_only_once_nothing_refers_to_it():
     assert pool.give_away(e) and not pool.give_away(e) and not pool.give_away(np.empty(20, np.float32))
 
 
+def test_pool_keeps_what_a_program_needed_at_once(monkeypatch):
+    """Past KEEP_BYTES the pool still keeps the blocks it lent at once at its peak (a (8192, 4096) step's input
+    and centred values: 128 MiB each), so that the next call finds them instead of fresh pages."""
+    from trueno_web.backends import array_pool
+
+    monkeypatch.setattr(array_pool, "KEEP_BYTES", 100 * 4)
+    pool = ArrayPool(np)
+    a, b = pool.take((80,)), pool.take((80,))  # 640 bytes lent at once
+    del a, b
+    a, b = pool.take((80,)), pool.take((80,))
+    assert pool.give_away(a) and pool.give_away(b), "a block of the program's own left the pool"
+
+
 def test_chunked_chain_fills_uploads_it_reads_through_views(cpu, small_chunks):
     """An upload read plain and through a reversed view by one chunked chain, and an upload nothing reads."""
     x, b = data(4097, 1)

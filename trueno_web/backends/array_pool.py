@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 import sys
 
-KEEP_BYTES = 1 << 27  # the blocks kept, at most (128 MiB); past it, idle ones of other sizes go first
+KEEP_BYTES = 1 << 27  # the blocks kept, at most (128 MiB), or more: the most ever lent at once (a program that
+# needed them finds them again: a (8192, 4096) float32 step's input and centred values are 256 MiB); past it,
+# idle ones of other sizes go first
 
 
 def _refs(blocks: list, i: int) -> int:
@@ -31,6 +33,7 @@ class ArrayPool:
         self.np = np
         self._blocks: dict[tuple, list] = {}  # (element count, dtype) -> the pool's blocks of that size
         self._bytes = 0
+        self._peak = 0  # the most bytes of blocks ever lent at once
         self._free_refs = _refs([np.empty(1, np.float32)], 0)  # a block nothing but its list refers to
 
     def take(self, shape: tuple[int, ...], dtype="float32"):
@@ -42,6 +45,10 @@ class ArrayPool:
             if _refs(blocks, i) == self._free_refs:
                 return blocks[i].reshape(shape)
         block = self.np.empty(size, dtype=dtype)
+        lent = sum(
+            bs[i].nbytes for bs in self._blocks.values() for i in range(len(bs)) if _refs(bs, i) != self._free_refs
+        )
+        self._peak = max(self._peak, lent + block.nbytes)
         if self._room(block.nbytes):
             blocks.append(block)
             self._bytes += block.nbytes
@@ -60,13 +67,14 @@ class ArrayPool:
 
     def _room(self, nbytes: int) -> bool:
         """Is there room for a new block of `nbytes`? Drops free blocks to make it where needed."""
+        budget = max(KEEP_BYTES, self._peak)
         for blocks in self._blocks.values():
-            if self._bytes + nbytes <= KEEP_BYTES:
+            if self._bytes + nbytes <= budget:
                 break
             for i in range(len(blocks) - 1, -1, -1):
-                if _refs(blocks, i) == self._free_refs and self._bytes + nbytes > KEEP_BYTES:
+                if _refs(blocks, i) == self._free_refs and self._bytes + nbytes > budget:
                     self._bytes -= blocks.pop(i).nbytes
-        return self._bytes + nbytes <= KEEP_BYTES
+        return self._bytes + nbytes <= budget
 
     def clear(self) -> None:
         """Forget every block (those in use stay with their holders)."""
