@@ -142,6 +142,20 @@ def test_bad_shapes_raise_at_the_call(dev, shapes, error):
     assert value(dev.tensor(np.ones(2, np.float32)) + 1).tolist() == [2.0, 2.0]  # the device still works
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_numpy_reference_in_blocks_of_rows(monkeypatch, causal):
+    """The numpy backend's attention (attention_kind.np_attention) a few query rows at a time: blocks of 3
+    rows of 2 batches, a ragged last one, masked and not, causal blocks seeing only their keys."""
+    from trueno_web import attention_kind
+
+    monkeypatch.setattr(attention_kind, "BLOCK_ELEMENTS", 3 * 2 * 70)
+    q, k, v = data(20, 2, 37, 8), data(21, 2, 70, 8), data(22, 2, 70, 12)
+    band = np.abs(np.arange(70) - np.arange(37)[:, None]) < 9
+    band[3] = False  # a row with every key masked: NaN
+    for mask in (None, band):
+        close(attention_kind.np_attention(q, k, v, mask, 8**-0.5, causal), unfused(q, k, v, mask, causal=causal))
+
+
 def test_gradients_match_finite_differences(dev):
     q, k, v = (data(s, 2, n, 3).astype(np.float64) for s, n in ((10, 5), (11, 7), (12, 7)))
     mask = np.arange(7) % 3 != 2

@@ -20,7 +20,8 @@ import math
 from .errors import TruenoTypeError, TruenoValueError
 from .references import softmax_row, total
 
-BLOCK_ELEMENTS = 1 << 17  # scores the NumPy reference holds at once (a block of query rows, all batches)
+BLOCK_ELEMENTS = 1 << 21  # scores the NumPy reference holds at once (a block of query rows, all batches): 8 MiB;
+# 2^17 made (4, 16, 1024, 64) blocks of 2 rows, 4.6x slower (docs/benchmarks.md)
 MAX_HEAD = 128  # E and Ev the fused op takes (the WebGPU kernel's registers); larger heads run unfused
 
 
