@@ -9,7 +9,8 @@ awaited one after the other in one coroutine, as an asyncio program calls them):
   ours       the tensor expression built and realised each call (`tw.realize`), the device synced per round
   ours jit   the same function traced once by tw.jit and replayed
   torch      the same computation in torch eager on CUDA (TF32 off), torch.cuda.synchronize per round
-  numpy      the same computation in NumPy float32 on the host (skipped past --numpy-max elements of work)
+  numpy      the same computation in NumPy float32 on the host, one call a round (skipped past --numpy-max
+             elements of work)
 --anatomy (webgpu) adds, per workload, where a jitted call's time goes: host us a call (calls issued with no sync,
 each through block_on as above, and awaited in one coroutine), a sync alone once the queue is idle (ms), and
 the kernels' GPU time (ms, timestamps of the dispatches run again on their buffers).
@@ -266,9 +267,8 @@ def main() -> None:
             shapes[0][-1] if name.startswith(("attention", "x.T", "MLP")) else 1
         )
         if not args.no_numpy and work <= args.numpy_max:
-            t0 = time.perf_counter()
             np_ref = numpy_fn(*arrays)
-            numpy_ms = (time.perf_counter() - t0) * 1e3
+            numpy_ms = timed(lambda: numpy_fn(*arrays), lambda out: None, 1, args.rounds)
             ref = np_ref if ref is None else ref
         err = rel_err(got, ref) if ref is not None else float("nan")
         print(
@@ -308,9 +308,7 @@ def block_rows(dev, torch, args, rng) -> None:
             forward = torch_block(torch, {k: torch.tensor(v, device="cuda") for k, v in w.items()}, heads)
             xc = torch.tensor(x, device="cuda")
             torch_ms = timed(lambda: forward(xc), lambda out: torch.cuda.synchronize(), args.calls, args.rounds)
-        t0 = time.perf_counter()
-        numpy_block(w, x, heads)
-        numpy_ms = (time.perf_counter() - t0) * 1e3
+        numpy_ms = timed(lambda: numpy_block(w, x, heads), lambda out: None, 1, args.rounds)
         print(
             f"| transformer block {seq}/{d_model}/{heads} | {eager:.3f} | {jit_ms:.3f} | {torch_ms:.3f} |"
             f" {numpy_ms:.1f} | {jit_ms / torch_ms:.2f} | {rel_err(got, ref):.1e} |"
