@@ -11,7 +11,9 @@ balance), then the longest tiles. On software adapters (Caps.attention_direct) t
 thread a row of DIRECT_THREADS reads the keys and values straight from the buffers, no workgroup memory and no
 barrier (on SwiftShader the staged kernel's barriers took most of a transformer block's time: docs/benchmarks.md).
 Head dims past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
-(tensor/linalg.py)."""
+(tensor/linalg.py). Tried on the H100 and not kept, slower or no faster (docs/benchmarks.md): FlashAttention-2's
+blocking (both products as register-tiled matrix products, row maxima through workgroup memory; twice), dot
+products summed as a tree, a rescale only where the row max grows past a margin, the heaviest causal tiles first."""
 
 from __future__ import annotations
 
