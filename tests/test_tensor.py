@@ -100,6 +100,32 @@ def test_division_power_comparisons_and_where_broadcast_with_specials(dev, sa, s
     check(tw.maximum(ta, tb), apply("maximum", a, b))
 
 
+def test_square_is_one_multiply(dev):
+    """t ** 2, t.pow(2) and tw.pow(t, 2) are t * t, as NumPy's fast path: the correctly rounded square (the float64
+    square of a float32 is exact) bit for bit, the dtype kept (int32 wraps as pow's does), one multiply in the
+    graph; other exponents, and a float 2 that makes an int32 tensor float, stay pow."""
+    import struct
+
+    from trueno_web.accuracy import f32
+
+    x = choice(RNG, (4, 5), SPECIAL_VALUES + (3e20, -1e19, 1e-15))  # 3e20 ** 2 overflows to inf
+    t = tensor(dev, x)
+    want = [struct.pack("<f", f32(f32(v) * f32(v))) for v in flat_values(x)]
+    for got in (t**2, t**2.0, t.pow(2), tw.pow(t, 2)):
+        assert got.expr.op.name == "mul" and got.dtype == "float32"
+        assert [struct.pack("<f", v) for v in flat_values(block_on(got.numpy()))] == want
+    assert (t**3).expr.op.name == "pow" and (t**-1).expr.op.name == "pow"
+    i = tw.asarray([3, -5, 46341, -46341, 0], dev, dtype=tw.int32)
+    assert (i**2).expr.op.name == "mul" and flat_values(block_on((i**2).numpy())) == [
+        9,
+        25,
+        -2147479015,
+        -2147479015,
+        0,
+    ]
+    assert (i**2.0).expr.op.name == "pow" and (i**2.0).dtype == "float32"
+
+
 def test_scalar_operands_of_division_power_and_comparisons(dev):
     x = choice(RNG, (6, 7), SPECIAL_VALUES)
     t = tensor(dev, x)
