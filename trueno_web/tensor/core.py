@@ -44,7 +44,7 @@ from .sorting import Sorting
 from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
-POW, MUL = ops.get("pow"), ops.get("mul")
+POW, SQUARE = ops.get("pow"), ops.get("square")
 
 
 class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
@@ -330,7 +330,7 @@ def _op(name: str, *args, **params) -> Tensor:
 
 def _method(self, op, inputs, params, options):
     if op is POW and _squares(*inputs):  # as NumPy's fast path: one multiply, not pow's logarithm and exponential
-        op, inputs = MUL, (inputs[0], inputs[0])
+        op, inputs = SQUARE, inputs[:1]
     ts = as_tensors(inputs, () if op.elementwise else None)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
@@ -345,9 +345,9 @@ def _method(self, op, inputs, params, options):
 
 
 def _squares(base, exponent) -> bool:
-    """Is pow(base, exponent) base * base with the same dtype: a tensor (not bool) to the Python number 2 (a float 2
-    only where the tensor's kind is float or complex, as an integer tensor's result would be float)? The product
-    is the correctly rounded square, which pow's definition is (pow's kernels are within 3 ulp of it)."""
+    """Is pow(base, exponent) square(base) with the same dtype: a tensor (not bool) to the Python number 2 (a float
+    2 only where the tensor's kind is float or complex, as an integer tensor's result would be float)? x * x is the
+    correctly rounded square, which pow's definition is (pow's kernels are within 3 ulp of it)."""
     if type(base) is not Tensor or type(exponent) not in (int, float) or exponent != 2:
         return False
     kind = base.dtype.kind
