@@ -60,6 +60,36 @@ def test_bias_add_uploads_the_bias_once_and_never_expands_it(dev):
     assert_close(out, x + b)
 
 
+VIEW_CASES = {  # name: (x's shape, operand's shape, x read as, vec4 form on webgpu)
+    "row-broadcast bias": ((5, 8), (8,), lambda x: x, True),
+    "a slice of whole rows": ((6, 12), (12,), lambda x: x[1:4], True),
+    "a bias over the middle axis": ((2, 3, 8), (3, 8), lambda x: x, True),
+    "a column broadcast": ((6, 8), (6, 1), lambda x: x, False),
+    "an unaligned slice of columns": ((6, 8), (4,), lambda x: x[:, 2:6], False),
+}
+
+
+@pytest.mark.parametrize("case", VIEW_CASES)
+def test_broadcast_and_sliced_operands_of_a_map(dev, monkeypatch, case):
+    """An operand read through a view whose rows are whole, aligned vec4s (a bias, a slice of rows) keeps the map
+    kernel in its vec4 form, a vec4 at a time (kernels/map.vec4_view); a column broadcast or an unaligned slice
+    runs element by element. Every backend against the reference, NaN and inf in the operand."""
+    shape, oshape, view, vec4 = VIEW_CASES[case]
+    x, b = data(*shape), data(*oshape)
+    b.flat[0], b.flat[-1] = NAN, -INF
+    forms = []
+    if dev.backend == "webgpu":
+        from trueno_web.kernels import map as map_kernel
+
+        monkeypatch.setattr(dev.executor.caps, "map_vpt", 3)  # plans of their own: the kernels compiled here
+        source = map_kernel.map_source
+        monkeypatch.setattr(map_kernel, "map_source", lambda key, vec, vpt: forms.append(vec) or source(key, vec, vpt))
+    out, dispatches = run(dev, (view(tensor(dev, x)) * 2 + tensor(dev, b)).tanh())
+    assert dispatches == 1
+    assert_close(out, apply("tanh", view(x) * 2 + b), rtol=1e-6, atol=1e-6)
+    assert forms == ([vec4] if dev.backend == "webgpu" else [])
+
+
 def test_a_centred_square_mean_reads_its_input_through_the_chain(dev):
     x, m = data(9, 40), data(9, 1)
     out, dispatches = run(dev, ((tensor(dev, x) - tensor(dev, m)) ** 2).mean(axis=-1))

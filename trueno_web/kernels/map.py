@@ -1,5 +1,6 @@
 """The fused elementwise kernel (shaders/map.wgsl): one chain of catalog functions per element; a load
-that is a strided view (a broadcast, transpose or slice) is read through index arithmetic. A generator
+that is a strided view (a broadcast, transpose or slice) is read through index arithmetic, a vec4 at a time
+where its rows are whole aligned vec4s (`vec4_view`: a bias, a slice of rows), else element by element. A generator
 (tw.random's rows, the index iota) takes the element's flat index as its first argument (the ref ("idx", 0));
 one with strides= other than row-major (an iota broadcast) its strided index (("at", k, rank): the helper
 tw_atg{k}, node k of the chain, its shape and strides in tw_meta after the loads' views). A gather (take) reads
@@ -40,7 +41,25 @@ def chain_key(step: MapStep, nodes: list[Node]) -> tuple:
         chain.append((function(node, nodes), refs, len(node.params)))
         local[nid] = ("t", k)
     types = tuple(nodes[i].dtype.wgsl for i in step.loads), tuple(nodes[i].dtype.wgsl for i in step.stores)
-    return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views), types
+    quads = tuple(vec4_view(v) and t != HALF for v, t in zip(views, types[0]))
+    return loads, tuple(chain), tuple(local[nid] for nid in step.stores), inplace(step, nodes, views), types, quads
+
+
+def vec4_view(view) -> bool:
+    """Is a strided view read a vec4 at a time in the vec4 form: unmasked, its index_view's last dimension
+    contiguous and whole vec4s, its offset and other strides multiples of 4 (a row-broadcast bias, a slice of
+    rows)? Then the four elements of an output vec4 are one aligned vec4 of its storage, found by one index
+    computation (tw_at of the vec4's first element), not four."""
+    if view is None or view.identity or view.mask is not None:
+        return False
+    at = index_view(view)
+    return (
+        bool(at.shape)
+        and at.strides[-1] == 1
+        and at.shape[-1] % 4 == 0
+        and at.offset % 4 == 0
+        and all(s % 4 == 0 for s in at.strides[:-1])
+    )
 
 
 def generator_ref(node: Node, k: int) -> tuple:
@@ -188,7 +207,7 @@ def load_expr(j: int, key, i_expr: str, half: bool = False, vec: bool = False) -
 @lru_cache(maxsize=512)
 def map_source(key: tuple, vec: bool, vpt: int) -> str:
     """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on scalars."""
-    loads, chain, stores, through, (load_types, store_types) = key
+    loads, chain, stores, through, (load_types, store_types), quads = key
     n_loads = len(loads)
     access = ["read_write" if j in through else "read" for j in range(n_loads)]
     decls = [
@@ -221,7 +240,12 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     elements = {r[1] for _, inputs, _ in chain for r in inputs if r[0] == "in"}
     body = [f"    let p{q} = tw_param({q}u);" for q in range(n_params)]
     body += [
-        f"    let v_in{j} = {load_expr(j, load, 'i', load_types[j] == HALF, vec)};"
+        f"    let v_in{j} = "
+        + (
+            f"in{j}[tw_at{j}(i * 4u) / 4u];"
+            if vec and quads[j]
+            else f"{load_expr(j, load, 'i', load_types[j] == HALF, vec)};"
+        )
         for j, load in enumerate(loads)
         if j in elements
     ]

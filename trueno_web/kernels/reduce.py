@@ -31,7 +31,7 @@ def fused(step: OpStep | ReduceStep, nodes: list[Node]) -> ReduceStep:
 def reduce_key(step: ReduceStep, nodes: list[Node]) -> tuple:
     """The structure of a reduction step (what the WGSL depends on, never values or sizes): the op's load,
     combine, identity, finish and scalar type for its dtype (source.fold); per load its view_key; the chain's functions; the reduction's operands."""
-    loads, chain, _, _, _ = chain_key(step.chain(nodes), nodes)
+    loads, chain, *_ = chain_key(step.chain(nodes), nodes)
     local = {nid: ("in", j) for j, nid in enumerate(step.loads)}
     local.update({nid: ("t", k) for k, nid in enumerate(step.nodes[:-1])})
     node = nodes[step.node]
