@@ -100,29 +100,44 @@ def test_division_power_comparisons_and_where_broadcast_with_specials(dev, sa, s
     check(tw.maximum(ta, tb), apply("maximum", a, b))
 
 
-def test_square_is_one_multiply(dev):
-    """t ** 2, t.pow(2) and tw.pow(t, 2) are tw.square(t), as NumPy's fast path: the correctly rounded square (the
-    float64 square of a float32 is exact) bit for bit, the dtype kept (int32 wraps as pow's does); other exponents,
-    and a float 2 that makes an int32 tensor float, stay pow."""
+POWER_VALUES = SPECIAL_VALUES + (3e20, -1e19, 1e-9, 7.1e12, -5e12)  # 3e20 ** 2, 7.1e12 ** 4 and -5e12 ** 3 overflow
+
+
+def test_small_integer_powers_are_products(dev):
+    """t ** 2 (t.pow(2), tw.pow(t, 2)) is tw.square(t), as NumPy's fast path: the correctly rounded square (the
+    float64 square of a float32 is exact) bit for bit; t ** 3 and t ** 4 are square(t) * t and square(square(t)),
+    as JAX's integer_pow, within 1 and 1.5 ulp of the float64 power with the same special values (inf, -0, NaN,
+    overflow); the dtype kept (int32 wraps as pow's does). Other exponents, and a float exponent that makes an int32
+    tensor float, stay pow."""
     import struct
 
     from trueno_web.accuracy import f32
 
-    x = choice(RNG, (4, 5), SPECIAL_VALUES + (3e20, -1e19, 1e-15))  # 3e20 ** 2 overflows to inf
+    x = Ref(POWER_VALUES)
     t = tensor(dev, x)
-    want = [struct.pack("<f", f32(f32(v) * f32(v))) for v in flat_values(x)]
+    xs = [f32(v) for v in flat_values(x)]
+    want = [struct.pack("<f", f32(v * v)) for v in xs]
     for got in (t**2, t**2.0, t.pow(2), tw.pow(t, 2)):
         assert got.expr.op.name == "square" and got.dtype == "float32"
         assert [struct.pack("<f", v) for v in flat_values(block_on(got.numpy()))] == want
-    assert (t**3).expr.op.name == "pow" and (t**-1).expr.op.name == "pow"
-    i = tw.asarray([3, -5, 46341, -46341, 0], dev, dtype=tw.int32)
-    assert (i**2).expr.op.name == "square" and flat_values(block_on((i**2).numpy())) == [
-        9,
-        25,
-        -2147479015,
-        -2147479015,
-        0,
-    ]
+    for n, ulps, op in ((3, 1.0, "mul"), (4, 1.5, "square")):
+        got = t**n
+        assert got.expr.op.name == op and got.dtype == "float32"
+        for v, g in zip(xs, flat_values(block_on(got.numpy()))):
+            if math.isnan(v):
+                assert math.isnan(g)
+                continue
+            exact = v**n  # float64: finite for every finite float32 at n <= 4
+            w = f32(exact)
+            if math.isinf(w) or w == 0:
+                assert g == w and math.copysign(1, g) == math.copysign(1, w), (v, n, g)  # -0 ** 3 is -0
+            else:
+                assert abs(g - exact) <= ulps * 2.0**-23 * abs(w), (v, n, g)
+    assert (t**5).expr.op.name == "pow" and (t**-1).expr.op.name == "pow" and (t**0.5).expr.op.name == "pow"
+    ints = [3, -5, 46341, -46341, 0, 1291]  # 46341^2 and 1291^3 wrap
+    i = tw.asarray(ints, dev, dtype=tw.int32)
+    for n in (2, 3, 4):
+        assert flat_values(block_on((i**n).numpy())) == [(v**n + 2**31) % 2**32 - 2**31 for v in ints]
     assert (i**2.0).expr.op.name == "pow" and (i**2.0).dtype == "float32"
 
 

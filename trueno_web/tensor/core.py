@@ -44,7 +44,7 @@ from .sorting import Sorting
 from .views import Views, broadcast_shapes
 
 ASTYPE = ops.get("astype")
-POW, SQUARE = ops.get("pow"), ops.get("square")
+POW, SQUARE, MUL = ops.get("pow"), ops.get("square"), ops.get("mul")
 
 
 class Tensor(ArrayApi, Indexing, Views, Reductions, Scans, Linalg, Sorting):
@@ -329,8 +329,8 @@ def _op(name: str, *args, **params) -> Tensor:
 
 
 def _method(self, op, inputs, params, options):
-    if op is POW and _squares(*inputs):  # as NumPy's fast path: one multiply, not pow's logarithm and exponential
-        op, inputs = SQUARE, inputs[:1]
+    if op is POW and _small_power(*inputs):  # one or two multiplies, not pow's logarithm and exponential
+        return _product_power(inputs[0], inputs[1])
     ts = as_tensors(inputs, () if op.elementwise else None)
     if not op.elementwise:
         return ts[0]._apply(op, ts, params, options)
@@ -344,14 +344,24 @@ def _method(self, op, inputs, params, options):
     return _rounded(Tensor(ts[0].device, expr), dtype)
 
 
-def _squares(base, exponent) -> bool:
-    """Is pow(base, exponent) square(base) with the same dtype: a tensor (not bool) to the Python number 2 (a float
-    2 only where the tensor's kind is float or complex, as an integer tensor's result would be float)? x * x is the
-    correctly rounded square, which pow's definition is (pow's kernels are within 3 ulp of it)."""
-    if type(base) is not Tensor or type(exponent) not in (int, float) or exponent != 2:
+def _small_power(base, exponent) -> bool:
+    """Is pow(base, exponent) computed as products (`_product_power`) with the same dtype: a tensor (not bool) to the
+    Python number 2, 3 or 4 (a float one only where the tensor's kind is float or complex: an integer tensor's
+    result would be float)?"""
+    if type(base) is not Tensor or type(exponent) not in (int, float) or exponent not in (2, 3, 4):
         return False
     kind = base.dtype.kind
     return kind in ("float", "complex") or (type(exponent) is int and kind != "bool")
+
+
+def _product_power(t: Tensor, n) -> Tensor:
+    """t ** n for n in (2, 3, 4) as products, as JAX's integer_pow (NumPy's fast path for 2): square(t), the
+    correctly rounded square pow's definition gives; square(t) * t and square(square(t)), two roundings (within 1
+    and 1.5 ulp; pow's kernels are within 3). Integers wrap as pow's do."""
+    square = _method(None, SQUARE, (t,), (), {})
+    if n == 2:
+        return square
+    return _method(None, MUL, (square, t), (), {}) if n == 3 else _method(None, SQUARE, (square,), (), {})
 
 
 def _rounded(t: Tensor, out: DType) -> Tensor:
