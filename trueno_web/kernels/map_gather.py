@@ -43,7 +43,7 @@ def vec4_ok(key: tuple) -> bool:
     """May a chain key run in the vec4 form: every load plain, a strided one read a vec4 at a time (map.vec4_view)
     or only as a gather's "row" or "lane" index or its VIEWED data, and every gather's data 32-bit words, FLAT or
     VIEWED?"""
-    loads, chain = key[0], key[1]
+    loads, chain, quads = key[0], key[1], key[5]  # map.chain_key's
     gathers = [refs for _, refs, _ in chain if refs and refs[0][0] == "whole"]
     viewed = {refs[1][1] for refs in gathers if refs[1][0] in ("row", "lane")}
     viewed |= {refs[0][1] for refs in gathers if VIEWED in refs[0][2]}
@@ -51,7 +51,7 @@ def vec4_ok(key: tuple) -> bool:
         return False
     if any(r[0] == "in" and r[1] in viewed for _, refs, _ in chain for r in refs):
         return False
-    return all(view is None or j in viewed or key[5][j] for j, view in enumerate(loads))
+    return all(view is None or j in viewed or quads[j] for j, view in enumerate(loads))
 
 
 def take_fn(k: int, at: int, unsigned: bool, flags: tuple = ()) -> str:
