@@ -194,7 +194,7 @@ def test_a_plan_whose_kernel_fails_to_compile_is_a_gpu_error(fresh_gpu, monkeypa
     real = ex.driver.compile_many
 
     async def broken(jobs):
-        return await real([(source + "\nfn broken( {", entry) for source, entry in jobs])
+        return await real([(source + "\nfn broken( {", entry, checked) for source, entry, checked in jobs])
 
     monkeypatch.setattr(ex.driver, "compile_many", broken)
     compiled, cached = fresh_gpu.stats.pipelines_compiled, len(ex.pipelines)

@@ -143,12 +143,15 @@ class Driver(Protocol):
         """The bytes of `data` (any contiguous buffer) into `raw` from offset 0, ahead of any later submit.
         `data` is copied before this returns: the caller may change or drop it afterwards."""
 
-    def compile(self, source: str, entry: str) -> object:
-        """A compute pipeline of WGSL `source` at `entry`, layout "auto" (its bindings are group 0)."""
+    def compile(self, source: str, entry: str, checked: bool = True) -> object:
+        """A compute pipeline of WGSL `source` at `entry`, layout "auto" (its bindings are group 0). `checked`
+        False: the kernel's indices are in range and its loops end by construction (Dispatch.checked), so a
+        driver that can may leave out the WGSL runtime's bounds checks and loop bounding (the desktop's
+        wgpu-native does; a browser's WebGPU cannot)."""
 
-    async def compile_many(self, jobs: Sequence[tuple[str, str]]) -> list[object]:
-        """The pipelines of every (source, entry) of `jobs`, as compile() makes them, in order: all started
-        before any is awaited, off the event loop (the browser's createComputePipelineAsync; worker threads
+    async def compile_many(self, jobs: Sequence[tuple[str, str, bool]]) -> list[object]:
+        """The pipelines of every (source, entry, checked) of `jobs`, as compile() makes them, in order: all
+        started before any is awaited, off the event loop (the browser's createComputePipelineAsync; worker threads
         on the desktop), so that a plan's kernels compile in parallel. Raises GpuError naming "compiling
         WGSL" at once where one fails (no pipeline of `jobs` is kept then), DeviceLostError as compile()."""
 

@@ -198,7 +198,7 @@ class BrowserDriver(DriverBase):
         self._send_pending()  # the queue's own write would land before it
         self.helpers.write(self.device.queue, raw, data.cast("B"))
 
-    def compile(self, source: str, entry: str):
+    def compile(self, source: str, entry: str, checked: bool = True):  # WebGPU checks every kernel
         def build():
             module = self.device.createShaderModule(_obj({"code": source}))
             return self.device.createComputePipeline(
@@ -212,7 +212,9 @@ class BrowserDriver(DriverBase):
         awaited together (the GPU process compiles them while Python waits); a failure raises here."""
         self._check()
         _, _, _, _, to_js = _js()
-        error, pipelines = await self.helpers.compileMany(self.device, to_js([list(job) for job in jobs], depth=2))
+        error, pipelines = await self.helpers.compileMany(
+            self.device, to_js([[source, entry] for source, entry, _ in jobs], depth=2)
+        )
         self._check()
         if not _missing(error):
             raise GpuError(f"compiling WGSL failed: {error}")

@@ -15,6 +15,7 @@ from .. import kernels
 from ..errors import GpuError, LimitError
 from ..graph import Key, Node, Plan, storage
 from ..host import HostData
+from ..kernels.source import Dispatch
 from ..stats import Stats, tally
 from .base import WORD_DTYPES, upload_pending
 from .replay import Schedule, bind
@@ -158,22 +159,23 @@ class GpuExecutor:
             tally(stats, uploads=1, bytes_up=nbytes)
         return buf
 
-    def pipeline(self, source: str, entry: str, stats: tuple[Stats, ...]):
-        key = (source, entry)
+    def pipeline(self, d: Dispatch, stats: tuple[Stats, ...]):
+        key = (d.source, d.entry)
         if key not in self.pipelines:
-            self.pipelines[key] = self.driver.compile(source, entry)
+            self.pipelines[key] = self.driver.compile(d.source, d.entry, d.checked)
             tally(stats, pipelines_compiled=1)
         return self.pipelines[key]
 
     async def compile_all(self, dispatches: list, stats: tuple[Stats, ...]) -> list:
         """The pipeline of every dispatch: the cached ones, the missing compiled together off the event loop
         (Driver.compile_many), each stored and counted once; one that another call is compiling is awaited."""
+        checked = {(d.source, d.entry): d.checked for d in dispatches}
         keys = [(d.source, d.entry) for d in dispatches]
         found = {k: self.pipelines[k] for k in keys if k in self.pipelines}
         waits = {k: self.compiling[k] for k in keys if k not in found and k in self.compiling}
-        missing = [k for k in dict.fromkeys(keys) if k not in found and k not in waits]
+        missing = [k for k in checked if k not in found and k not in waits]
         if missing:
-            job = asyncio.ensure_future(self.driver.compile_many(missing))
+            job = asyncio.ensure_future(self.driver.compile_many([(*k, checked[k]) for k in missing]))
             self.compiling.update({k: (job, i) for i, k in enumerate(missing)})
             if self.on_compile is not None:
                 self.on_compile(len(missing))
@@ -242,7 +244,7 @@ class GpuExecutor:
         planned = self.plan_dispatches(nodes, plan)
         if planned.dispatches and not planned.pipelines:
             try:
-                planned.pipelines = [self.pipeline(d.source, d.entry, stats) for d in planned.dispatches]
+                planned.pipelines = [self.pipeline(d, stats) for d in planned.dispatches]
             except BaseException:
                 if planned.key is None:
                     self.pool.give(planned.meta)

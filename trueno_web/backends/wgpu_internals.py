@@ -122,3 +122,21 @@ def raw_submit(device) -> RawSubmit | None:
         return RawSubmit(device, ffi, lib, error_handler)
     except (ImportError, AttributeError):
         return None
+
+
+def unchecked_module(device, source: str):
+    """A shader module of WGSL `source` compiled by wgpu-native without runtime checks (no bounds checks on
+    array indices, no loop bounding: wgpuDeviceCreateShaderModuleTrusted), or None without wgpu-py's private
+    FFI (the caller compiles it checked). A compile error is raised as wgpu-py raises its own."""
+    try:
+        from wgpu.backends.wgpu_native._api import GPUShaderModule, ffi, lib, libf
+    except ImportError:
+        return None
+    code = ffi.new("char[]", source.encode())
+    wgsl = ffi.new("WGPUShaderSourceWGSL *")
+    wgsl.chain.sType = lib.WGPUSType_ShaderSourceWGSL
+    wgsl.code.data, wgsl.code.length = code, len(code) - 1
+    desc = ffi.new("WGPUShaderModuleDescriptor *")
+    desc.nextInChain = ffi.cast("WGPUChainedStruct *", wgsl)
+    handle = libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, desc, 0)  # WGPUShaderRuntimeChecks_None
+    return GPUShaderModule("", handle, device)

@@ -111,9 +111,11 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._buffers.pop(id(raw), None)
         raw.destroy()
 
-    def compile(self, source: str, entry: str):
+    def compile(self, source: str, entry: str, checked: bool = True):
         self._check()
-        module = gpu_call("compiling WGSL", self.device.create_shader_module, code=source)
+        module = None if checked else gpu_call("compiling WGSL", wgpu_internals.unchecked_module, self.device, source)
+        if module is None:
+            module = gpu_call("compiling WGSL", self.device.create_shader_module, code=source)
         return gpu_call(
             "creating a pipeline",
             self.device.create_compute_pipeline,
@@ -131,7 +133,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
             self._compiler = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="trueno_web-compile")
         loop = asyncio.get_running_loop()
         done = await asyncio.gather(
-            *[loop.run_in_executor(self._compiler, self.compile, source, entry) for source, entry in jobs],
+            *[loop.run_in_executor(self._compiler, self.compile, *job) for job in jobs],
             return_exceptions=True,
         )
         for outcome in done:

@@ -199,7 +199,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     binds = ((1, q), (2, k), (3, v), (5, node.id)) + (((4, node.inputs[3]),) if masked else ())
     vec = all(w % 4 == 0 for w in (o["e"], o["ev"], *starts, *(st for dim in dims for st in dim[1:4])))
     source = attention_source(qv, vv, bk, masked, vec, split, caps.attention_direct)
-    return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta)]
+    return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta, checked=False)]
 
 
 def layout(node: Node, nodes: list[Node]) -> tuple[list[int], tuple]:

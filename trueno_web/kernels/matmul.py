@@ -343,7 +343,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
         source = direct_source(TILE, vec_a and not ta, bool(o["dims"]), scalar, ta, tb)
         grid, bindings = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), ((1, ins[0]), (2, ins[1]), (3, node.id))
-        return [Dispatch(source, "main", bindings, grid, matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1))]
+        return [Dispatch(source, "main", bindings, grid, matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1), checked=False)]
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
@@ -361,6 +361,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
             grid,
             matmul_meta(o, tiles_n, tiles_m, first, splits, span, group),
             scratch,
+            checked=False,
         )
         for first in range(0, span, per)
     ]
@@ -374,6 +375,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
                 grid_for(-(-count // WORKGROUP), caps.max_per_dim),
                 pack_meta([count, splits]),
                 scratch,
+                checked=False,
             )
         )
     return runs

@@ -116,6 +116,7 @@ class Dispatch:
     grid: tuple[int, int]
     meta: bytes
     scratch: int = 0  # bytes of scratch ("partials") this dispatch needs
+    checked: bool = True  # False: its indices in range and its loops bounded by construction (Driver.compile)
 
 
 def pack_meta(words: list[int], params: tuple[float, ...] = ()) -> bytes:
