@@ -52,7 +52,7 @@ dev = await tw.GpuDevice.create("webgpu")
 ex = dev.executor
 real = ex.driver.compile_many
 async def broken(jobs):
-    return await real([(source + "\nfn broken( {", entry) for source, entry in jobs])
+    return await real([(source + "\nfn broken( {", entry, checked) for source, entry, checked in jobs])
 ex.driver.compile_many = broken   # a plan's kernels fail to compile, through createComputePipelineAsync
 compiled = dev.stats.pipelines_compiled
 try:

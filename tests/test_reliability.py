@@ -861,9 +861,9 @@ def _compiles(dev, monkeypatch) -> list:
     driver = dev.executor.driver
     real = driver.compile
 
-    def spy(source, entry):
+    def spy(source, entry, checked=True):
         sources.append((source, entry))
-        return real(source, entry)
+        return real(source, entry, checked)
 
     monkeypatch.setattr(driver, "compile", spy)
     return sources
