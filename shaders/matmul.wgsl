@@ -23,7 +23,9 @@
 // tw_meta: [0] M, [1] K, [2] N, [3] tiles along N, [4] tiles along M, [5] products in the batch,
 // [6] batch dimensions D, [7] this dispatch's first BK-slice of K (within its split), [8] splits S,
 // [9] SPAN (slices of K per split), [10] rows of tiles per group of the tile order, then per batch
-// dimension, outermost first: size, A stride, B stride (elements).
+// dimension, outermost first: size, A stride, B stride (elements), then an epilogue's words.
+// OUT declares C (binding 3), or an epilogue (kernels/matmul.py `epilogue`): the elementwise chain that reads
+// the product, `tw_out(i, v)` storing what it computes at element (or vec4) i of C, bindings 3 on.
 // Bounded loops: a dispatch runs SLICES slices of K at most (kernels/matmul.py sets it from the adapter's
 // loop budget, less the D trips of LOCATE's loop), so a longer split takes several dispatches; each one
 // after the first adds its partial products to what the ones before stored. Workgroups run tiles in a
@@ -35,7 +37,7 @@
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{B_TYPE}}>;
-@group(0) @binding(3) var<storage, read_write> c: array<{{C_TYPE}}>;
+{{OUT}}
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;

@@ -16,7 +16,7 @@
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<{{A_TYPE}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{S}}>;
-@group(0) @binding(3) var<storage, read_write> c: array<{{S}}>;
+{{OUT}}
 
 const BM: u32 = {{BM}}u;  // rows of C per workgroup: TY threads of TM rows
 const BN: u32 = {{BN}}u;  // columns of C per workgroup: TX threads of TN columns, TX apart

@@ -415,8 +415,9 @@ def _dispatches(dev, *tensors) -> int:
 
 def test_backward_fuses_like_the_forward(dev):
     """layer_norm's gradient is ONE row kernel, and a loss with it costs what the loss alone costs; an MLP's
-    backward pass adds 8 kernels: the three matmuls (each reads its transposed operand in place), the relu
-    mask and the loss's derivative (one map each), the two bias sums, the mean's 0-d scale."""
+    backward pass adds 8 kernels: the three matmuls (each reads its transposed operand in place; the relu
+    mask multiplied in the first one's epilogue), the relu mask and the loss's derivative (one map each), the
+    two bias sums, the mean's 0-d scale."""
     p, x, t = _mlp(dev)
     c = dev.tensor(RNG.uniform(-1, 1, (4, 16)).astype(np.float32))
     z = dev.tensor(RNG.uniform(-1, 1, (4, 16)).astype(np.float32))

@@ -3,7 +3,7 @@ the buffer of a donated argument, and where that is safe."""
 
 from __future__ import annotations
 
-from .graph import MapStep, Node, OpStep, RowStep, gathers, storage
+from .graph import MapStep, Node, RowStep, computes, gathers, storage
 
 
 def reuse_donated(nodes: list[Node], planned, slots: list[int | None], outs: list[int], donated) -> dict[int, int]:
@@ -16,7 +16,7 @@ def reuse_donated(nodes: list[Node], planned, slots: list[int | None], outs: lis
     reads: dict[int, list[tuple[int, int]]] = {}
     whole: set[tuple[int, int]] = set()  # (storage, step) where a gather reads that storage at computed indices
     for s, step in enumerate(planned.steps):
-        for nid in [step.node] if isinstance(step, OpStep) else step.nodes:
+        for nid in computes(step):
             writer[nid] = s
             for i in nodes[nid].inputs:
                 reads.setdefault(storage(nodes, i).id, []).append((s, i))

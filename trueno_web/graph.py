@@ -1,6 +1,7 @@
 """The recorded graph of a batch (its nodes) and the Plan it runs in (planner.py makes it): map steps
 (fused elementwise chains), row steps (reductions along rows with the elementwise ops around them),
-reduce steps (a full reduction with the chain that feeds it) and op steps (one kernel each)."""
+reduce steps (a full reduction with the chain that feeds it), matmul steps (a product with the chain that
+reads it) and op steps (one kernel each)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,28 @@ class OpStep:
     node: int
 
 
-Step = MapStep | RowStep | ReduceStep | OpStep
+@dataclass
+class MatmulStep:
+    """A matrix product (`node`) with the elementwise chain that reads it (`nodes`, in order, each of the
+    product's size, reading the product and each other plainly, no view): the chain is computed as the
+    product's tile is stored (kernels/matmul.py), so the product need not go to memory. `loads`: the chain's
+    other inputs; `stores`: what something needs afterwards, the product among them where it is read
+    elsewhere; `cost` as in MapStep. A product that nothing joins is an OpStep."""
+
+    node: int
+    size: int
+    nodes: list[int] = field(default_factory=list)
+    loads: list[int] = field(default_factory=list)
+    stores: list[int] = field(default_factory=list)
+    cost: int = field(default=0, compare=False, repr=False)
+
+    def chain(self) -> MapStep:
+        """The chain alone as a map step reading the product as its first load (CPU executors run the
+        product, then it; kernels/matmul.py generates the epilogue from it)."""
+        return MapStep(self.size, [self.node, *self.loads], self.nodes, self.stores)
+
+
+Step = MapStep | RowStep | ReduceStep | MatmulStep | OpStep
 
 
 class Key(tuple):
@@ -140,9 +162,25 @@ def function(node: Node, nodes: list[Node]) -> str:
 
 def template(step: Step, nodes: list[Node]) -> str:
     """The kernel template a step runs on (the key of every backend's table)."""
-    if isinstance(step, (OpStep, ReduceStep)):
+    if isinstance(step, (OpStep, ReduceStep, MatmulStep)):
         return nodes[step.node].op.row.template
     return "map" if isinstance(step, MapStep) else "rows"
+
+
+def computes(step: Step) -> list[int]:
+    """The nodes a step computes, in order."""
+    if isinstance(step, OpStep):
+        return [step.node]
+    return [step.node, *step.nodes] if isinstance(step, MatmulStep) else step.nodes
+
+
+def reads(step: Step, nodes: list[Node]) -> list[int]:
+    """The nodes a step reads from memory (views among them, as the step reads them)."""
+    if isinstance(step, OpStep):
+        return list(nodes[step.node].inputs)
+    if isinstance(step, MatmulStep):
+        return [*nodes[step.node].inputs, *step.loads]
+    return step.loads
 
 
 def row_reduction(node: Node) -> bool:

@@ -1,6 +1,7 @@
 """Planning a batch: the steps that compute the nodes queued since the last `execute()`, elementwise
 chains fused into map steps, reductions along rows fused with the elementwise ops around them into row
-steps, full reductions with the chains that feed them into reduce steps.
+steps, full reductions with the chains that feed them into reduce steps, the elementwise chain that reads a
+matrix product into its matmul step (an epilogue).
 
 The rules. Nodes run in the order they were queued. An elementwise node joins the open step of an input
 of the same size. A reduction along rows (option rows=R) opens a row step, or joins one of the same rows
@@ -20,7 +21,9 @@ joins; a group holding one, or a float16 conversion (an astype from or to float1
 reads and writes float16 storage), stays a map step (row and reduce steps load its values). A gather (take) is a
 member that reads its data input whole at indices computed from its index input (an element value): it
 never joins the step that computes its data; it joins a row step as an element value only, and no reduce
-step (its group stays a map step there, as a generator's).
+step (its group stays a map step there, as a generator's). A matrix product opens a matmul step: an elementwise
+node of its size that reads the product or the chain's values plainly (no view) joins it, unless it is a
+generator, a gather or a float16 conversion; a product nothing joins runs as an op step.
 
 Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
 """
@@ -31,6 +34,7 @@ from .gcpause import collector_paused
 from .graph import (
     Key,
     MapStep,
+    MatmulStep,
     Node,
     OpStep,
     Plan,
@@ -47,7 +51,7 @@ from .graph import (
     row_reduction,
     storage,
 )
-from .kernels.caps import FUSE_BUDGET
+from .kernels.caps import EPILOGUE_BUDGET, FUSE_BUDGET
 
 PLANS: dict[Key, Plan] = {}  # graph structure -> its plan; at most PLANS_KEPT, oldest out
 PLANS_KEPT = 256
@@ -130,6 +134,11 @@ class Planner:
         if isinstance(step, (ReduceStep, OpStep)):
             self.steps.append(step)
             return
+        if isinstance(step, MatmulStep) and step.node == node.id:  # a product: open for its epilogue
+            self.open[node.id] = step
+            if not self.fuse:
+                self.close(step)
+            return
         if isinstance(step, MapStep):
             self.join(step, node, commit=True)
         step.nodes.append(node.id)
@@ -148,16 +157,21 @@ class Planner:
             self.close(step)
 
     def start(self, node: Node) -> Step:
-        """A step of its own for a node that joins none: an open map or row step, or an OpStep."""
+        """A step of its own for a node that joins none: an open map, row or matmul step, or an OpStep."""
         if node.op.row.mapped:
             return MapStep(node.size, [], [], [])
         if row_reduction(node):
             rows = node.shape[0]
             return RowStep(rows, self.nodes[node.inputs[0]].size // rows if rows else 0, [])
+        if node.op.row.template == "matmul":
+            return MatmulStep(node.id, node.size)
         return OpStep(node.id)
 
-    def close(self, step: MapStep | RowStep) -> None:
+    def close(self, step: MapStep | RowStep | MatmulStep) -> None:
         """Fix what an open step loads and stores, append it to the plan, and note the values it fuses away."""
+        if isinstance(step, MatmulStep):
+            self.close_product(step)
+            return
         if isinstance(step, RowStep) and not any(row_reduction(self.nodes[m]) for m in step.nodes):
             step = MapStep(step.rows * step.cols, [], step.nodes, [])  # no reduction joined it after all
         members, aliases = set(step.nodes), step.aliases if isinstance(step, RowStep) else {}
@@ -169,6 +183,37 @@ class Planner:
             self.open.pop(m, None)
         self.counts.pop(id(step), None)
         self.steps.append(step)
+
+    def close_product(self, step: MatmulStep) -> None:
+        """close() of a matmul step: an OpStep where no chain joined it."""
+        members = {step.node, *step.nodes}
+        for m in members:
+            self.open.pop(m, None)
+        if not step.nodes:
+            self.steps.append(OpStep(step.node))
+            return
+        step.stores = [m for m in (step.node, *step.nodes) if self.stored(m, members, {})]
+        step.loads = self.chain_loads(step.node, step.nodes)
+        self.fused_away |= members - set(step.stores)
+        self.steps.append(step)
+
+    def epilogue(self, node: Node, step: MatmulStep) -> bool:
+        """Can elementwise `node` join matmul step `step` (see the module docstring), within the budget (and
+        EPILOGUE_BUDGET: the chain is inlined once per element a thread stores) and the bindings (tw_meta, A,
+        B, the chain's loads and stores)?"""
+        nodes, members = self.nodes, {step.node, *step.nodes}
+        if node.size != step.size or map_only(node) or halves(node, nodes):
+            return False
+        if any(storage(nodes, i).id in members and nodes[i].view is not None for i in node.inputs):
+            return False
+        members.add(node.id)
+        stores = sum(self.stored(m, members, {}) for m in members)
+        fits = 3 + len(self.chain_loads(step.node, [*step.nodes, node.id])) + stores <= self.max_bindings
+        return fits and step.cost + node.op.cost <= min(self.budget, EPILOGUE_BUDGET)
+
+    def chain_loads(self, product: int, chain: list[int]) -> list[int]:
+        """What a product's chain reads from memory: its members' inputs other than the product and themselves."""
+        return [i for i in self.loads(set(chain), {}) if i != product]
 
     # ------------------------------------------------------------ what a step holds, loads and stores
 
@@ -278,6 +323,10 @@ class Planner:
         """The open step `node` joins, with the same-size map groups it also reads merged in (a new step
         object replaces them), or None where there is none or the result would need too many bindings."""
         found = self.open_inputs(node)
+        if not row_reduction(node):
+            product = next((f for f in found if isinstance(f, MatmulStep) and self.epilogue(node, f)), None)
+            if product is not None:
+                return product
         step = next((f for f in found if isinstance(f, RowStep) and self.reads(node, f)), None)
         maps = [f for f in found if isinstance(f, MapStep) and self.reads(node, f)]
         if step is not None or row_reduction(node):  # a generator's group stays a map step (see generates)

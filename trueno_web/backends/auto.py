@@ -9,7 +9,7 @@ adapters (lavapipe, SwiftShader) never get here: `auto` gives them the CPU fallb
 
 from __future__ import annotations
 
-from ..graph import Node, OpStep, Plan, Step, storage, template
+from ..graph import MatmulStep, Node, OpStep, Plan, Step, computes, reads, storage, template
 from ..host import HostData
 from ..stats import Stats
 from .gpu import GpuBuffer, GpuExecutor
@@ -35,7 +35,7 @@ def work(step: Step, nodes: list[Node]) -> tuple[str, int]:
     """(template, amount) of a plan step, in GPU_FROM's units. Each op weighs by its cost squared: the host's
     time per element grows faster than the cost says (NumPy's float64 gelu takes 30x relu's time at 2^20),
     while a GPU map kernel stays memory-bound."""
-    ids = [step.node] if isinstance(step, OpStep) else step.nodes
+    ids = computes(step)
     amount = sum(
         nodes[i].op.cost ** 2
         * nodes[i].op.row.work(nodes[i].shape, [nodes[j].shape for j in nodes[i].inputs], nodes[i].options)
@@ -46,8 +46,7 @@ def work(step: Step, nodes: list[Node]) -> tuple[str, int]:
 
 def step_inputs(step: Step, nodes: list[Node]) -> list[int]:
     """The nodes whose storage a step reads (a view's base)."""
-    ids = nodes[step.node].inputs if isinstance(step, OpStep) else step.loads
-    return [storage(nodes, i).id for i in ids]
+    return [storage(nodes, i).id for i in reads(step, nodes)]
 
 
 class AutoExecutor:
@@ -99,7 +98,7 @@ class AutoExecutor:
                         on_cpu += nodes[i].size
             gpu = on_gpu > on_cpu
         if gpu:
-            arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, OpStep)]
+            arrays = [nodes[i] for i in used] + [nodes[s.node] for s in steps if isinstance(s, (OpStep, MatmulStep))]
             gpu = all(self.fits_gpu(n.size * 4) for n in arrays)
         return self.gpu if gpu else self.cpu
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 
 from ..dtypes import bool_
-from ..graph import MapStep, Node, OpStep, Plan, map_only, storage
+from ..graph import MapStep, MatmulStep, Node, OpStep, Plan, Step, map_only, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
@@ -66,24 +66,35 @@ class NumpyExecutor(CpuExecutor):
             tally(stats, dispatches=len(plan.steps), submits=1)
 
     def _run(self, nodes: list[Node], plan: Plan, fills: dict) -> None:
-        """The plan's steps in order, each op on whole arrays but for fused chains (_map)."""
+        """The plan's steps in order, each op on whole arrays but for fused chains (_map); a matmul step's
+        product, then its chain."""
         for step in plan.steps:
-            if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
-                self._map(nodes, step, fills)
-                continue
-            members = [step.node] if isinstance(step, OpStep) else step.nodes
-            last = {storage(nodes, i).id: nid for nid in members for i in nodes[nid].inputs}  # views read their base
-            inside = set(members) if len(members) > 1 else None
-            for nid in members:  # each op on whole arrays; a fused value lives until the step ends
-                node = nodes[nid]
-                if fills:
-                    self._fill(nodes, node.inputs, fills)
-                out = self._out(nodes, node, last, inside) if inside else None
-                result = self._compute(node, [self._value(nodes, i) for i in node.inputs], out)
-                node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
-            for nid in members:
-                if nodes[nid].fused_away:
-                    nodes[nid].buffer = None
+            if isinstance(step, MatmulStep):
+                self._step(nodes, OpStep(step.node), fills, keep=True)
+                self._step(nodes, step.chain(), fills)
+                if nodes[step.node].fused_away:
+                    nodes[step.node].buffer = None
+            else:
+                self._step(nodes, step, fills)
+
+    def _step(self, nodes: list[Node], step: Step, fills: dict, keep: bool = False) -> None:
+        """One step (`keep`: its values stay, fused away or not, for the chain that reads them next)."""
+        if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
+            self._map(nodes, step, fills)
+            return
+        members = [step.node] if isinstance(step, OpStep) else step.nodes
+        last = {storage(nodes, i).id: nid for nid in members for i in nodes[nid].inputs}  # views read their base
+        inside = set(members) if len(members) > 1 else None
+        for nid in members:  # each op on whole arrays; a fused value lives until the step ends
+            node = nodes[nid]
+            if fills:
+                self._fill(nodes, node.inputs, fills)
+            out = self._out(nodes, node, last, inside) if inside else None
+            result = self._compute(node, [self._value(nodes, i) for i in node.inputs], out)
+            node.buffer = result if result.shape == node.shape else result.reshape(node.shape)
+        for nid in members:
+            if nodes[nid].fused_away and not keep:
+                nodes[nid].buffer = None
 
     def _out(self, nodes: list[Node], node: Node, last: dict, members: set):
         """Where a fused step's elementwise member that takes out= writes (flat), else None: in place of a

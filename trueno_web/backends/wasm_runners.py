@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..dtypes import DType
-from ..graph import MapStep, Node, OpStep, ReduceStep, RowStep, gathers, row_reduction, storage
+from ..graph import MapStep, MatmulStep, Node, OpStep, ReduceStep, RowStep, gathers, row_reduction, storage
 from ..sort_kinds import key_kind
 from .wasm_module import i32, words
 
@@ -170,10 +170,21 @@ def run_softmax(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
         )
 
 
-def run_matmul(ex: WasmExecutor, nodes: list[Node], step: OpStep) -> None:
+def run_matmul(ex: WasmExecutor, nodes: list[Node], step: OpStep | MatmulStep) -> None:
     """One product: tw_matmul; a batch: tw_matmul_batch, one call that walks the batch dimensions
     (their sizes and strides written to linear memory for it). A transposed operand is copied row-major
-    first (the module's kernel packs B and streams A along rows)."""
+    first (the module's kernel packs B and streams A along rows). A matmul step's chain runs after its
+    product (run_map), the product's buffer freed after it where nothing else reads it."""
+    if isinstance(step, MatmulStep):
+        try:
+            run_matmul(ex, nodes, OpStep(step.node))
+            run_map(ex, nodes, step.chain())
+        finally:
+            product = nodes[step.node]
+            if product.fused_away and product.buffer is not None:
+                ex.free(product.buffer)
+                product.buffer = None
+        return
     node = nodes[step.node]
     o = node.options
     copies = [  # an operand given transposed (options ta, tb): a row-major copy of it

@@ -18,6 +18,12 @@ LOOP_TRIPS = 65535
 # 300 and 1000 iterations ran 10-20% faster under 512 than under 256, its first call still within 2 s.
 FUSE_BUDGET = 256
 HARDWARE_FUSE_BUDGET = 512
+# Op costs a matmul step's chain (its epilogue) holds at most: a bias, a residual, a relu (the rest of a chain
+# goes on as a map step). The product kernel computes the chain once for each element a thread stores (64 on
+# the direct kernel, up to 128 on the tiles), inlined, after its loop: on the H100 the MLP's kernels took 2.15 ms
+# with its bias + gelu (cost 5) there, 1.88 with the bias alone (the gelu in a map kernel after it, at full
+# occupancy), 1.93 with neither (docs/benchmarks.md); on lavapipe a chain of 16 took minutes to compile.
+EPILOGUE_BUDGET = 2
 
 
 def round16(nbytes: int) -> int:

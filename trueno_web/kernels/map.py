@@ -136,8 +136,9 @@ def meta_len(key) -> int:
     return 1 + 2 * rank + (2 * rank if masked else 0)
 
 
-def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
-    """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load): a strided load
+def index_fn(j: int | str, key, at: int, elem: str = "f32", base: str = "") -> str:
+    """WGSL helper of load j, its view's words in tw_meta from `at` ('' for a plain load; `base`: a WGSL
+    expression and ' + ' before it, where the words' place is known only at run time): a strided load
     gets `tw_at{j}(i) -> u32`, its element index; a masked one `tw_ld{j}(i) -> elem`, the value, 0 outside
     the mask (the address is computed as i32 and read clamped at 0 under `select`: an invalid element's
     address may lie outside the storage). A float16 load (elem HALF) reads through `half_fn`'s helper."""
@@ -146,10 +147,10 @@ def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
     half = elem == HALF
     elem = "f32" if half else elem
     rank, masked = key
-    shape = lambda d: f"tw_meta[{at + 1 + d}u]"  # noqa: E731
-    stride = lambda d: f"bitcast<i32>(tw_meta[{at + 1 + rank + d}u])"  # noqa: E731
+    shape = lambda d: f"tw_meta[{base}{at + 1 + d}u]"  # noqa: E731
+    stride = lambda d: f"bitcast<i32>(tw_meta[{base}{at + 1 + rank + d}u])"  # noqa: E731
     head = f"fn tw_ld{j}(i: u32) -> {elem} {{" if masked else f"fn tw_at{j}(i: u32) -> u32 {{"
-    lines = [head, "    var rem = i;", f"    var at = bitcast<i32>(tw_meta[{at}u]);"]
+    lines = [head, "    var rem = i;", f"    var at = bitcast<i32>(tw_meta[{base}{at}u]);"]
     if masked:
         lines.append("    var ok = true;")
     for d in range(rank - 1, -1, -1):
@@ -157,7 +158,7 @@ def index_fn(j: int | str, key, at: int, elem: str = "f32") -> str:
             lo, hi = at + 1 + 2 * rank + 2 * d, at + 2 + 2 * rank + 2 * d
             lines.append(f"    let k{d} = rem % {shape(d)};")
             lines.append(f"    at = at + i32(k{d}) * {stride(d)};")
-            lines.append(f"    ok = ok & (k{d} >= tw_meta[{lo}u]) & (k{d} < tw_meta[{hi}u]);")
+            lines.append(f"    ok = ok & (k{d} >= tw_meta[{base}{lo}u]) & (k{d} < tw_meta[{base}{hi}u]);")
         else:
             lines.append(f"    at = at + i32(rem % {shape(d)}) * {stride(d)};")
         if d:
@@ -207,31 +208,44 @@ def load_expr(j: int, key, i_expr: str, half: bool = False, vec: bool = False) -
 @lru_cache(maxsize=512)
 def map_source(key: tuple, vec: bool, vpt: int) -> str:
     """WGSL of one chain structure, on vec4s (each lane through the same scalar functions) or on scalars."""
+    decls, body = chain_wgsl(key, vec)
+    loop = "\n".join(
+        f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
+    )
+    return functions() + fill(shader("map"), BINDINGS="\n".join(decls), BODY="\n".join(body), VPT=vpt, LOOP=loop)
+
+
+def chain_wgsl(key: tuple, vec: bool, first: int = 1, start: int = META_WORDS, base: str = "", given: bool = False):
+    """(declarations, body lines) of a chain (its chain_key) on element (or vec4) `i`: its bindings from number
+    `first` (loads, then stores), their helpers, and the body that loads, computes and stores. The chain's
+    scalar parameters come from tw_param, its views' words from tw_meta[base + start] on. `given`: load 0 is
+    not read but given as `v` (a matmul's product, kernels/matmul.py's epilogue)."""
     loads, chain, stores, through, (load_types, store_types), quads = key
     n_loads = len(loads)
+    bound = [j for j in range(n_loads) if not (given and j == 0)]
     access = ["read_write" if j in through else "read" for j in range(n_loads)]
     decls = [
-        f"@group(0) @binding({j + 1}) var<storage, {access[j]}> in{j}: array<{declared(load_types[j], vec, False)}>;"
-        for j in range(n_loads)
+        f"@group(0) @binding({first + k}) var<storage, {access[j]}> in{j}: array<{declared(load_types[j], vec, False)}>;"
+        for k, j in enumerate(bound)
     ]
-    base = n_loads + 1
+    after = first + len(bound)
     outs = [j for j, t in enumerate(through) if t is None]
     decls += [
-        f"@group(0) @binding({base + k}) var<storage, read_write> out{j}: array<{declared(store_types[j], vec, True)}>;"
+        f"@group(0) @binding({after + k}) var<storage, read_write> out{j}: array<{declared(store_types[j], vec, True)}>;"
         for k, j in enumerate(outs)
     ]
     if not vec:
         decls += [half_fn(j) for j, t in enumerate(load_types) if t == HALF]
     n_params = sum(p for _, _, p in chain)
-    at, index_fns = META_WORDS + n_params, []
+    at, index_fns = start + n_params, []
     for j, load in enumerate(loads):
         if load is not None:
-            index_fns.append(index_fn(j, load, at, load_types[j]))
+            index_fns.append(index_fn(j, load, at, load_types[j], base))
             at += meta_len(load)
     for _, inputs, _ in chain:  # strided generators' index helpers
         for ref in inputs:
             if ref[0] == "at":
-                index_fns.append(index_fn(f"g{ref[1]}", (ref[2], False), at))
+                index_fns.append(index_fn(f"g{ref[1]}", (ref[2], False), at, "f32", base))
                 at += meta_len((ref[2], False))
     for k, (fn, inputs, _) in enumerate(chain):  # gathers' index helpers
         if inputs[0][0] == "whole":
@@ -242,7 +256,9 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
     body += [
         f"    let v_in{j} = "
         + (
-            f"in{j}[tw_at{j}(i * 4u) / 4u];"
+            "v;"
+            if given and j == 0
+            else f"in{j}[tw_at{j}(i * 4u) / 4u];"
             if vec and quads[j]
             else f"{load_expr(j, load, 'i', load_types[j] == HALF, vec)};"
         )
@@ -285,12 +301,7 @@ def map_source(key: tuple, vec: bool, vpt: int) -> str:
             body.append(f"    atomicOr(&{target}[i >> 1u], tw_f16_bits({value}) << ((i & 1u) * 16u));")
         else:
             body.append(f"    {target}[i] = {value};")
-    loop = "\n".join(
-        f"    if (base + {j * WORKGROUP}u < count) {{ tw_chain(base + {j * WORKGROUP}u); }}" for j in range(vpt)
-    )
-    return functions() + fill(
-        shader("map"), BINDINGS="\n".join(decls + index_fns), BODY="\n".join(body), VPT=vpt, LOOP=loop
-    )
+    return decls + index_fns, body
 
 
 # A kernel holds its chain once per element it handles in a thread (4 lanes x vpt vec4s, or 1 on f32): at

@@ -12,11 +12,13 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..graph import Node, OpStep, storage
+from ..graph import MatmulStep, Node, OpStep, storage
 from .caps import Caps, round16
+from .map import chain_key, chain_wgsl, inplace, strided, view_meta
+from .map_gather import vec4_ok
 from .matmul_direct import TILE, direct_fits, direct_source
 from .matmul_tuned import tuned_choice
-from .source import WORKGROUP, Dispatch, fill, grid_for, pack_meta, shader
+from .source import WORKGROUP, Dispatch, fill, functions, grid_for, pack_meta, scalar_bytes, shader
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ def matmul_source(
     tb: bool = False,
     vec_c: bool | None = None,
     scalar: str = "f32",
+    out: str = "",
 ) -> str:
     """The register-blocked kernel of shaders/matmul.wgsl for one tiling and alignment case, for a batch
     of products or (`batched` False) one, running at most `slices` BK-slices of K per dispatch; with
@@ -145,7 +148,8 @@ def matmul_source(
     storage is its transpose, read in place (A^T's rows are A's columns: vec4s along M, stored into the
     A tile as they are; B^T's rows give vec4s along K, spread over four rows of the B tile). `vec_a`,
     `vec_b`: the operands' storage rows are whole vec4s; `vec_c` (default `vec_b`): C's. `scalar`: the WGSL
-    type of the elements (f32; i32 and u32 multiply and add exactly, wrapping)."""
+    type of the elements (f32; i32 and u32 multiply and add exactly, wrapping). `out`: an epilogue's WGSL
+    (`epilogue`), whose tw_out stores C (one dispatch: not split, not resumed), else C is binding 3."""
     vec_c = vec_b if vec_c is None else vec_c
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
@@ -236,17 +240,18 @@ def matmul_source(
                 col = f"col0 + (tx + {j * tx}u) * 4u"
                 if vec_c:
                     at = "(c_off + row * n_total + col) / 4u"
-                    store.append(
-                        f"      {{ let col = {col}; if (row < m_total && col < n_total) "
-                        f"{{ if (first > 0u) {{ {v} = c[{at}] + {v}; }} c[{at}] = {v}; }} }}"
-                    )
+                    put = f"tw_out({at}, {v});" if out else f"if (first > 0u) {{ {v} = c[{at}] + {v}; }} c[{at}] = {v};"
+                    store.append(f"      {{ let col = {col}; if (row < m_total && col < n_total) {{ {put} }} }}")
                 else:
                     for q in range(4):
-                        at = "c_off + row * n_total + col"
+                        at, lane = "c_off + row * n_total + col", f"{v}.{xyzw[q]}"
+                        put = (
+                            f"tw_out({at}, {lane});"
+                            if out
+                            else f"if (first > 0u) {{ {lane} = c[{at}] + {lane}; }} c[{at}] = {lane};"
+                        )
                         store.append(
-                            f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) "
-                            f"{{ if (first > 0u) {{ {v}.{xyzw[q]} = c[{at}] + {v}.{xyzw[q]}; }} "
-                            f"c[{at}] = {v}.{xyzw[q]}; }} }}"
+                            f"      {{ let col = {col} + {q}u; if (row < m_total && col < n_total) {{ {put} }} }}"
                         )
             store.append("    }")
 
@@ -262,10 +267,11 @@ def matmul_source(
     )
 
     return fill(
-        shader("matmul"),
+        (functions() if out else "") + shader("matmul"),
+        OUT=out
+        or f"@group(0) @binding(3) var<storage, read_write> c: array<{'vec4<' + scalar + '>' if vec_c else scalar}>;",
         A_TYPE=f"vec4<{scalar}>" if vec_a else scalar,
         B_TYPE=f"vec4<{scalar}>" if vec_b else scalar,
-        C_TYPE=f"vec4<{scalar}>" if vec_c else scalar,
         S=scalar,
         BM=bm,
         BN=bn,
@@ -322,11 +328,46 @@ def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int, splits: i
     )
 
 
-def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
+def epilogue(step: MatmulStep, nodes: list[Node], vec: bool, first: int, words_at: str) -> tuple[str, tuple, bytes]:
+    """(WGSL, bindings, tw_meta bytes) of a matmul step's chain computed where C is stored (kernels/map.py's
+    chain, its load 0 the product given as `v`): `tw_out(i, v)` computes it at element i of C (vec4 i where
+    `vec`) and stores what the step stores; bindings from number `first`; its words at tw_meta[`words_at`]
+    (a WGSL expression), to go after the kernel's own."""
+    chain = step.chain()
+    key = chain_key(chain, nodes)
+    decls, body = chain_wgsl(key, vec, first, 0, "tw_e() + ", given=True)
+    scalar = nodes[step.node].dtype.wgsl
+    text = "\n".join(
+        [
+            *decls,
+            f"fn tw_e() -> u32 {{ return {words_at}; }}",
+            "fn tw_param(i: u32) -> f32 { return bitcast<f32>(tw_meta[tw_e() + i]); }",
+            f"fn tw_out(i: u32, v: {f'vec4<{scalar}>' if vec else scalar}) {{",
+            *body,
+            "}",
+        ]
+    )
+    views = strided(chain, nodes)
+    loads = [storage(nodes, i).id for i in chain.loads[1:]]
+    stores = [nid for nid, t in zip(chain.stores, inplace(chain, nodes, views)) if t is None]
+    words = view_meta(views)
+    params = tuple(v for nid in chain.nodes for v in nodes[nid].params)
+    return (
+        text,
+        tuple(enumerate([*loads, *stores], start=first)),
+        scalar_bytes(params) + struct.pack(f"<{len(words)}I", *words),
+    )
+
+
+EPILOGUE_AT = "11u + 3u * tw_meta[6]"  # after matmul_meta's words: 8, splits, span, group, 3 a batch dimension
+
+
+def dispatches(step: OpStep | MatmulStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     """One dispatch for the whole batch, tiles_m * tiles_n workgroups per product and split of K; a split
     longer than the loop budget allows (caps.loop_trips slices, less the batch loop's trips) runs over
     several dispatches. Split K (splits > 1): the partials go to scratch, and shaders/matmul_sum.wgsl adds
-    them into C."""
+    them into C. A matmul step's chain (`epilogue`) runs where C is stored: in the one dispatch, or where the
+    product takes several (split or resumed), in the sum of the partials (of one, where not split)."""
     node = nodes[step.node]
     ins = node.inputs
     o = node.options
@@ -334,46 +375,60 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     size_a, size_b = (storage(nodes, i).size for i in ins)
     cfg, pad, splits, group, vec = matmul_config(m, k, n, caps, batch)
     scalar = node.dtype.wgsl  # f32, or an integer's i32 / u32
+    chained = isinstance(step, MatmulStep)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
     ta, tb = bool(o.get("ta")), bool(o.get("tb"))
     vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
     vec_b = vec and (k if tb else n) % 4 == 0 and caps.vec_ok(size_b)
-    vec_c = vec and n % 4 == 0 and caps.vec_ok(node.size)
+    # C as vec4s where its rows are; a chain's (the epilogue's) where its loads allow, whatever the loads' width
+    vec_c = n % 4 == 0 and caps.vec_ok(node.size) and (vec4_ok(chain_key(step.chain(), nodes)) if chained else vec)
     if direct_fits(k, len(o["dims"]), caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
-        source = direct_source(TILE, vec_a and not ta, bool(o["dims"]), scalar, ta, tb)
-        grid, bindings = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), ((1, ins[0]), (2, ins[1]), (3, node.id))
-        return [Dispatch(source, "main", bindings, grid, matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1), checked=False)]
+        out, binds, words = epilogue(step, nodes, False, 3, EPILOGUE_AT) if chained else ("", ((3, node.id),), b"")
+        source = direct_source(TILE, vec_a and not ta, bool(o["dims"]), scalar, ta, tb, out)
+        grid, meta = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1)
+        return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), *binds), grid, meta + words, checked=False)]
     tiles_n, tiles_m = -(-n // cfg.bn), -(-m // cfg.bm)
     span = -(-max(-(-k // cfg.bk), 1) // splits)
     per = caps.loop_trips - len(o["dims"])
+    partial = splits > 1 or (chained and span > per)  # C through scratch and the sum's dispatch
+    out, binds, words = ("", ((3, "partials"),), b"") if partial else ("", ((3, node.id),), b"")
+    if chained and not partial:
+        out, binds, words = epilogue(step, nodes, vec_c, 3, EPILOGUE_AT)
     # no batch dimensions: one product (or a batch folded into M)
     source = matmul_source(
-        cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c, scalar
+        cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c, scalar, out
     )
     grid = grid_for(tiles_m * tiles_n * batch * splits, caps.max_per_dim)
-    out, scratch = ((3, node.id), 0) if splits == 1 else ((3, "partials"), 4 * splits * node.size)
+    scratch = 4 * splits * node.size if partial else 0
     runs = [
         Dispatch(
             source,
             "main",
-            ((1, ins[0]), (2, ins[1]), out),
+            ((1, ins[0]), (2, ins[1]), *binds),
             grid,
-            matmul_meta(o, tiles_n, tiles_m, first, splits, span, group),
+            matmul_meta(o, tiles_n, tiles_m, first, splits, span, group) + words,
             scratch,
             checked=False,
         )
         for first in range(0, span, per)
     ]
-    if splits > 1:
+    if partial:
         count = node.size // 4 if vec_c else node.size
+        t = f"vec4<{scalar}>" if vec_c else scalar
+        out, binds, words = (
+            epilogue(step, nodes, vec_c, 2, "8u")
+            if chained
+            else (f"@group(0) @binding(2) var<storage, read_write> c: array<{t}>;", ((2, node.id),), b"")
+        )
         runs.append(
             Dispatch(
-                fill(shader("matmul_sum"), T=f"vec4<{scalar}>" if vec_c else scalar),
+                (functions() if chained else "")
+                + fill(shader("matmul_sum"), T=t, OUT=out, STORE="tw_out(i, s);" if chained else "c[i] = s;"),
                 "main",
-                ((1, "partials"), (2, node.id)),
+                ((1, "partials"), *binds),
                 grid_for(-(-count // WORKGROUP), caps.max_per_dim),
-                pack_meta([count, splits]),
+                pack_meta([count, splits]) + words,
                 scratch,
                 checked=False,
             )

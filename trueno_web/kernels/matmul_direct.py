@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .caps import Caps
-from .source import fill, shader
+from .source import fill, functions, shader
 
 
 class DirectTile(NamedTuple):
@@ -38,12 +38,19 @@ def direct_fits(k: int, dims: int, caps: Caps) -> bool:
 
 
 def direct_source(
-    tile: DirectTile, vec_a: bool, batched: bool, scalar: str = "f32", ta: bool = False, tb: bool = False
+    tile: DirectTile,
+    vec_a: bool,
+    batched: bool,
+    scalar: str = "f32",
+    ta: bool = False,
+    tb: bool = False,
+    out: str = "",
 ) -> str:
     """The kernel for `vec_a` (K % 4 == 0 and A row-major: A's rows read as vec4s along K, else as scalars),
     `batched` (a batch of products, else one), `scalar`, the WGSL type of the elements (f32; i32 and u32
     multiply and add exactly, wrapping), and `ta` / `tb`: that operand stored transposed, read in place (A as
-    (K, M): a thread's rows are columns M apart; B as (N, K): a column's K values are neighbours)."""
+    (K, M): a thread's rows are columns M apart; B as (N, K): a column's K values are neighbours). `out`: an
+    epilogue's WGSL (kernels/matmul.py `epilogue`), whose tw_out stores C, else C is binding 3."""
     tm, tn, tx = tile.tm, tile.tn, tile.tx
     vec_a = vec_a and not ta
     if ta:  # ra: the element of row i at k = 0; `ka` walks K by rows of M
@@ -89,11 +96,13 @@ def direct_source(
     store = []
     for i in range(tm):
         store.append(f"    if (row + {i}u < m_total) {{ let at = c_off + (row + {i}u) * n_total + col;")
-        store += [f"        if (col + {j * tx}u < n_total) {{ c[at + {j * tx}u] = acc{i}_{j}; }}" for j in range(tn)]
+        put = "tw_out(at + {0}u, acc{1}_{2});" if out else "c[at + {0}u] = acc{1}_{2};"
+        store += [f"        if (col + {j * tx}u < n_total) {{ {put.format(j * tx, i, j)} }}" for j in range(tn)]
         store.append("    }")
 
     return fill(
-        shader("matmul_direct"),
+        (functions() if out else "") + shader("matmul_direct"),
+        OUT=out or f"@group(0) @binding(3) var<storage, read_write> c: array<{scalar}>;",
         A_TYPE=f"vec4<{scalar}>" if vec_a else scalar,
         S=scalar,
         BM=tile.bm,

@@ -122,10 +122,15 @@ class Dispatch:
 def pack_meta(words: list[int], params: tuple[float, ...] = ()) -> bytes:
     """Counts as u32, then scalar parameters as f32 bits (NaN and Inf travel as data)."""
     words = (words + [0] * META_WORDS)[:META_WORDS]
+    return struct.pack(f"<{META_WORDS}I", *words) + scalar_bytes(params)
+
+
+def scalar_bytes(params: tuple[float, ...]) -> bytes:
+    """Scalar parameters as little-endian f32 bits."""
     scalars = array.array("f", params)  # rounds like float32 does: 1e39 -> inf (struct.pack would raise)
     if sys.byteorder == "big":
         scalars.byteswap()
-    return struct.pack(f"<{META_WORDS}I", *words) + scalars.tobytes()
+    return scalars.tobytes()
 
 
 def grid_for(groups: int, max_per_dim: int = 65535) -> tuple[int, int]:
