@@ -56,6 +56,7 @@ EXECUTOR_MEMBERS = {
     "adapter_info",
     "limits",
     "fuse_budget",
+    "epilogue_budget",
     "check_size",
     "check_rows",
     "upload",

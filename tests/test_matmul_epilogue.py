@@ -1,7 +1,9 @@
 """The elementwise chain that reads a matrix product runs in the product's kernel (graph.MatmulStep: an epilogue,
 kernels/matmul.py `epilogue`): what joins and what does not (planner), results against float64 NumPy on every
 backend, the product bit for bit as it is alone, every GPU path (the direct kernel, tiles, split over K, K past
-the loop budget, vec4 and scalar epilogues), jit replays and a donated output."""
+the loop budget, vec4 and scalar epilogues), jit replays and a donated output. Software adapters (lavapipe here)
+plan no epilogue by default (Caps.epilogue_budget 0: slower there); these tests give them the hardware's budget so
+that the kernels run."""
 
 from __future__ import annotations
 
@@ -14,6 +16,26 @@ from trueno_web.kernels.caps import EPILOGUE_BUDGET
 from trueno_web.runtime import block_on
 
 RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def hardware_budget(request, monkeypatch):
+    """The hardware adapters' epilogue budget on this test's GPU device (software adapters have none)."""
+    for name in ("dev", "dev2", "fresh_gpu", "gpu"):
+        if name in request.fixturenames:
+            executor = request.getfixturevalue(name).executor
+            if executor.backend == "webgpu":
+                monkeypatch.setattr(executor.caps, "epilogue_budget", EPILOGUE_BUDGET)
+
+
+def test_software_adapters_plan_no_epilogue(fresh_gpu, monkeypatch):
+    monkeypatch.undo()
+    caps = fresh_gpu.executor.caps
+    assert caps.epilogue_budget == (0 if fresh_gpu.adapter_info["software"] else EPILOGUE_BUDGET)
+    x, w, b = fresh_gpu.tensor(arr(3, 4)), fresh_gpu.tensor(arr(4, 5)), fresh_gpu.tensor(arr(5))
+    block_on(tw.realize(x, w, b))
+    steps = steps_of(fresh_gpu, x @ w + b)
+    assert isinstance(steps[0], MatmulStep) != fresh_gpu.adapter_info["software"]
 
 
 def arr(*shape, scale=1.0):

@@ -270,7 +270,7 @@ class GpuCommandBatch:
         self.device.check_open()
         pending, self._pending = self._pending, []
         limits = executor.limits["max_storage_buffers_per_shader_stage"]
-        planned = plan(self._nodes, pending, self.fuse, limits, executor.fuse_budget)
+        planned = plan(self._nodes, pending, self.fuse, limits, executor.fuse_budget, executor.epilogue_budget)
         stats = (self.stats, self.device.stats)
         read_id = None if read is None else self._own(read).index
         self._borrow_unreachable()

@@ -22,8 +22,8 @@ reads and writes float16 storage), stays a map step (row and reduce steps load i
 member that reads its data input whole at indices computed from its index input (an element value): it
 never joins the step that computes its data; it joins a row step as an element value only, and no reduce
 step (its group stays a map step there, as a generator's). A matrix product opens a matmul step: an elementwise
-node of its size that reads the product or the chain's values plainly (no view) joins it, unless it is a
-generator, a gather or a float16 conversion; a product nothing joins runs as an op step.
+node of its size that reads the product or the chain's values plainly (no view) joins it, within `epilogue` op
+costs, unless it is a generator, a gather or a float16 conversion; a product nothing joins runs as an op step.
 
 Planning only reads the nodes: what it fuses away comes back in the Plan, for the batch to mark.
 """
@@ -57,7 +57,14 @@ PLANS: dict[Key, Plan] = {}  # graph structure -> its plan; at most PLANS_KEPT, 
 PLANS_KEPT = 256
 
 
-def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Key:
+def structure(
+    nodes: list[Node],
+    pending: list[int],
+    fuse: bool,
+    max_bindings: int,
+    budget: int = FUSE_BUDGET,
+    epilogue: int = EPILOGUE_BUDGET,
+) -> Key:
     """Everything planning reads of a graph, and the dtypes (the GPU executor's kernels depend on them): the
     plan cache's key (built on every execute: kept lean)."""
     return Key(
@@ -65,6 +72,7 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
             fuse,
             max_bindings,
             budget,
+            epilogue,
             tuple(pending),
             tuple(
                 (n.op and n.op.name, n.inputs, n.shape, n.view, n.keep, n.into, n.options.get("rows"), n.dtype.name)
@@ -74,15 +82,22 @@ def structure(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: i
     )
 
 
-def plan(nodes: list[Node], pending: list[int], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET) -> Plan:
+def plan(
+    nodes: list[Node],
+    pending: list[int],
+    fuse: bool,
+    max_bindings: int,
+    budget: int = FUSE_BUDGET,
+    epilogue: int = EPILOGUE_BUDGET,
+) -> Plan:
     """The plan of the pending op nodes; see the module docstring for the rules. A graph of the same
     structure as one planned before (a loop, a model's forward pass) gets that Plan again."""
     with collector_paused():
-        key = structure(nodes, pending, fuse, max_bindings, budget)
+        key = structure(nodes, pending, fuse, max_bindings, budget, epilogue)
         hit = PLANS.get(key)
         if hit is not None:
             return hit
-        planner = Planner(nodes, fuse, max_bindings, budget)
+        planner = Planner(nodes, fuse, max_bindings, budget, epilogue)
         for nid in pending:
             planner.add(nodes[nid])
         planner.finish()
@@ -104,11 +119,19 @@ class Planner:
     steps and `fused_away` the members no step stores. The open steps (map and row steps that nodes may
     still join) are kept by member; the nodes are only read."""
 
-    def __init__(self, nodes: list[Node], fuse: bool, max_bindings: int, budget: int = FUSE_BUDGET):
+    def __init__(
+        self,
+        nodes: list[Node],
+        fuse: bool,
+        max_bindings: int,
+        budget: int = FUSE_BUDGET,
+        epilogue: int = EPILOGUE_BUDGET,
+    ):
         self.nodes = nodes
         self.fuse = fuse
         self.max_bindings = max_bindings
         self.budget = budget
+        self.epilogue_budget = epilogue
         self.used = consumers(nodes)
         self.steps: list[Step] = []
         self.open: dict[int, MapStep | RowStep] = {}  # member node id -> its open step
@@ -198,9 +221,9 @@ class Planner:
         self.steps.append(step)
 
     def epilogue(self, node: Node, step: MatmulStep) -> bool:
-        """Can elementwise `node` join matmul step `step` (see the module docstring), within the budget (and
-        EPILOGUE_BUDGET: the chain is inlined once per element a thread stores) and the bindings (tw_meta, A,
-        B, the chain's loads and stores)?"""
+        """Can elementwise `node` join matmul step `step` (see the module docstring), within the budgets (the
+        epilogue's, kernels/caps.py EPILOGUE_BUDGET: the chain is inlined once per element a thread stores) and
+        the bindings (tw_meta, A, B, the chain's loads and stores)?"""
         nodes, members = self.nodes, {step.node, *step.nodes}
         if node.size != step.size or map_only(node) or halves(node, nodes):
             return False
@@ -209,7 +232,7 @@ class Planner:
         members.add(node.id)
         stores = sum(self.stored(m, members, {}) for m in members)
         fits = 3 + len(self.chain_loads(step.node, [*step.nodes, node.id])) + stores <= self.max_bindings
-        return fits and step.cost + node.op.cost <= min(self.budget, EPILOGUE_BUDGET)
+        return fits and step.cost + node.op.cost <= min(self.budget, self.epilogue_budget)
 
     def chain_loads(self, product: int, chain: list[int]) -> list[int]:
         """What a product's chain reads from memory: its members' inputs other than the product and themselves."""

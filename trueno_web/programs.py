@@ -56,7 +56,7 @@ class Program:
         self.returned = [(nid, taken.get(nid)) for nid in outs]  # (output node, the argument it is, or None)
         executor = device.executor
         limit = executor.limits["max_storage_buffers_per_shader_stage"]
-        traced = plan(nodes, self.pending, True, limit, executor.fuse_budget)
+        traced = plan(nodes, self.pending, True, limit, executor.fuse_budget, executor.epilogue_budget)
         # on the GPU only (the CPU executors compute into arrays of their own anyway): outputs written into donated
         # arguments, and an arena: the buffers of intermediates kept from one run to the next, so a replay binds
         # the same buffers (its bind groups are reused) and allocates none
@@ -123,7 +123,9 @@ class Program:
         planned = self.plans.get(which)
         if planned is None:
             limit = executor.limits["max_storage_buffers_per_shader_stage"]
-            planned = self.plans[which] = plan(nodes, self.pending, True, limit, executor.fuse_budget)
+            planned = self.plans[which] = plan(
+                nodes, self.pending, True, limit, executor.fuse_budget, executor.epilogue_budget
+            )
         for nid in planned.fused_away:
             nodes[nid].fused_away = True
         if self.arena is not None:

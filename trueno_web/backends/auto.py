@@ -66,6 +66,11 @@ class AutoExecutor:
         """The GPU's planning budget: a plan is made before its steps are routed."""
         return self.gpu.fuse_budget
 
+    @property
+    def epilogue_budget(self) -> int:
+        """The GPU's, as fuse_budget."""
+        return self.gpu.epilogue_budget
+
     def owner(self, buffer):
         return self.gpu if isinstance(buffer, GpuBuffer) else self.cpu
 

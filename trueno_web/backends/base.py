@@ -9,7 +9,7 @@ from typing import Protocol
 from ..errors import UnavailableError
 from ..graph import Node, Plan
 from ..host import HostData
-from ..kernels.caps import FUSE_BUDGET
+from ..kernels.caps import EPILOGUE_BUDGET, FUSE_BUDGET
 from ..stats import Stats
 
 # The adapter limits every backend reports in `limits` (snake_case, as wgpu-py spells them with "-" for
@@ -39,6 +39,7 @@ class Executor(Protocol):
     adapter_info: dict
     limits: dict  # name -> int, one entry per LIMIT_NAMES
     fuse_budget: int  # op costs (ops.Op.cost) one fused step holds at most: planner.plan's budget
+    epilogue_budget: int  # op costs a matmul step's chain (its epilogue) holds at most: planner.plan's
 
     def check_size(self, nbytes: int, what: str) -> None:
         """Raise LimitError (naming the limit) if `what` cannot fit one buffer of this backend."""
@@ -211,9 +212,11 @@ CPU_LIMITS = {  # the CPU executors hold arrays in host memory: nothing is as ti
 
 class CpuExecutor:
     """The defaults the CPU executors share: no loop budget, no GPU device to destroy, the default planning
-    budget (an executor's `fuse_budget`: op costs one fused step holds at most; read by batch.execute)."""
+    budgets (an executor's `fuse_budget` and `epilogue_budget`: op costs one fused step and one matmul step's
+    chain hold at most; read by batch.execute)."""
 
     fuse_budget = FUSE_BUDGET
+    epilogue_budget = EPILOGUE_BUDGET
 
     def check_rows(self, cols: int) -> None:
         """No loop budget on the CPU."""

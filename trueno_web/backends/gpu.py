@@ -134,6 +134,11 @@ class GpuExecutor:
         """Op costs one fused step holds at most on this adapter (the planner's budget)."""
         return self.caps.fuse_budget
 
+    @property
+    def epilogue_budget(self) -> int:
+        """Op costs a matmul step's chain holds at most on this adapter (none on software adapters)."""
+        return self.caps.epilogue_budget
+
     def check_size(self, nbytes: int, what: str) -> None:
         """Refuse a buffer larger than one storage binding, naming the limit."""
         limit = self.limits["max_storage_buffer_binding_size"]

@@ -22,7 +22,9 @@ HARDWARE_FUSE_BUDGET = 512
 # goes on as a map step). The product kernel computes the chain once for each element a thread stores (64 on
 # the direct kernel, up to 128 on the tiles), inlined, after its loop: on the H100 the MLP's kernels took 2.15 ms
 # with its bias + gelu (cost 5) there, 1.88 with the bias alone (the gelu in a map kernel after it, at full
-# occupancy), 1.93 with neither (docs/benchmarks.md); on lavapipe a chain of 16 took minutes to compile.
+# occupancy), 1.93 with neither (docs/benchmarks.md); on lavapipe a chain of 16 took minutes to compile. Software
+# adapters take none: their direct kernel computes a chain per element, a bias's index arithmetic and all, where
+# the map kernel does a vec4 at a time (lavapipe: x @ w + b at (1024, 256, 1024) 47-48 ms fused, 44-45 not).
 EPILOGUE_BUDGET = 2
 
 
@@ -56,6 +58,7 @@ class Caps:
     matmul_min_groups: int = 256  # a larger tile or fewer splits only when it still gives this many workgroups
     loop_trips: int = LOOP_TRIPS  # loop iterations per invocation at most (all loops of a kernel together)
     fuse_budget: int = FUSE_BUDGET  # op costs one fused step holds at most (planner.plan)
+    epilogue_budget: int = EPILOGUE_BUDGET  # op costs a matmul step's chain holds at most (planner.plan)
 
     @classmethod
     def for_driver(cls, driver) -> Caps:
@@ -69,6 +72,7 @@ class Caps:
             enable_subgroups=driver.wgsl_enable_subgroups,
             adapter=str(driver.adapter_info.get("device", "")),
             fuse_budget=FUSE_BUDGET if driver.adapter_info["software"] else HARDWARE_FUSE_BUDGET,
+            epilogue_budget=0 if driver.adapter_info["software"] else EPILOGUE_BUDGET,
             matmul_direct=bool(driver.adapter_info["software"]),
             attention_direct=bool(driver.adapter_info["software"]),
             rows_direct=bool(driver.adapter_info["software"]),
