@@ -1,7 +1,7 @@
 """What the desktop driver takes from wgpu-py's private fields: they are wgpu==0.32's (pinned in
 pyproject.toml's `desktop` extra) and may move in any release. Where one is missing, each helper falls back
 to the public API: a map is awaited through the event loop, a device poll is left to wgpu-py's own poller,
-a read-only buffer's address comes from NumPy."""
+a read-only buffer's address comes from NumPy, a kernel is compiled with the WGSL runtime's checks."""
 
 from __future__ import annotations
 
