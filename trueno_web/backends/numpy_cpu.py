@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 
 from ..dtypes import bool_
-from ..graph import MapStep, MatmulStep, Node, OpStep, Plan, Step, map_only, storage
+from ..graph import MapStep, MatmulStep, Node, OpStep, Plan, Step, computes, map_only, storage
 from ..host import HostData
 from ..stats import Stats, tally
 from .array_pool import ArrayPool
@@ -82,7 +82,7 @@ class NumpyExecutor(CpuExecutor):
         if isinstance(step, MapStep) and len(step.nodes) > 1 and step.size >= POOL_FROM:
             self._map(nodes, step, fills)
             return
-        members = [step.node] if isinstance(step, OpStep) else step.nodes
+        members = computes(step)
         last = {storage(nodes, i).id: nid for nid in members for i in nodes[nid].inputs}  # views read their base
         inside = set(members) if len(members) > 1 else None
         for nid in members:  # each op on whole arrays; a fused value lives until the step ends

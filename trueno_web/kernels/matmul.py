@@ -328,13 +328,14 @@ def matmul_meta(options: dict, tiles_n: int, tiles_m: int, first: int, splits: i
     )
 
 
-def epilogue(step: MatmulStep, nodes: list[Node], vec: bool, first: int, words_at: str) -> tuple[str, tuple, bytes]:
+def epilogue(
+    step: MatmulStep, nodes: list[Node], key: tuple, vec: bool, first: int, words_at: str
+) -> tuple[str, tuple, bytes]:
     """(WGSL, bindings, tw_meta bytes) of a matmul step's chain computed where C is stored (kernels/map.py's
     chain, its load 0 the product given as `v`): `tw_out(i, v)` computes it at element i of C (vec4 i where
     `vec`) and stores what the step stores; bindings from number `first`; its words at tw_meta[`words_at`]
-    (a WGSL expression), to go after the kernel's own."""
+    (a WGSL expression), to go after the kernel's own. `key`: the chain's chain_key."""
     chain = step.chain()
-    key = chain_key(chain, nodes)
     decls, body = chain_wgsl(key, vec, first, 0, "tw_e() + ", given=True)
     scalar = nodes[step.node].dtype.wgsl
     text = "\n".join(
@@ -381,10 +382,11 @@ def dispatches(step: OpStep | MatmulStep, nodes: list[Node], caps: Caps) -> list
     vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
     vec_b = vec and (k if tb else n) % 4 == 0 and caps.vec_ok(size_b)
     # C as vec4s where its rows are; a chain's (the epilogue's) where its loads allow, whatever the loads' width
-    vec_c = n % 4 == 0 and caps.vec_ok(node.size) and (vec4_ok(chain_key(step.chain(), nodes)) if chained else vec)
+    key = chain_key(step.chain(), nodes) if chained else None
+    vec_c = n % 4 == 0 and caps.vec_ok(node.size) and (vec4_ok(key) if chained else vec)
     if direct_fits(k, len(o["dims"]), caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
-        out, binds, words = epilogue(step, nodes, False, 3, EPILOGUE_AT) if chained else ("", ((3, node.id),), b"")
+        out, binds, words = epilogue(step, nodes, key, False, 3, EPILOGUE_AT) if chained else ("", ((3, node.id),), b"")
         source = direct_source(TILE, vec_a and not ta, bool(o["dims"]), scalar, ta, tb, out)
         grid, meta = grid_for(tiles_m * tiles_n * batch, caps.max_per_dim), matmul_meta(o, tiles_n, tiles_m, 0, 1, 0, 1)
         return [Dispatch(source, "main", ((1, ins[0]), (2, ins[1]), *binds), grid, meta + words, checked=False)]
@@ -394,7 +396,7 @@ def dispatches(step: OpStep | MatmulStep, nodes: list[Node], caps: Caps) -> list
     partial = splits > 1 or (chained and span > per)  # C through scratch and the sum's dispatch
     out, binds, words = ("", ((3, "partials"),), b"") if partial else ("", ((3, node.id),), b"")
     if chained and not partial:
-        out, binds, words = epilogue(step, nodes, vec_c, 3, EPILOGUE_AT)
+        out, binds, words = epilogue(step, nodes, key, vec_c, 3, EPILOGUE_AT)
     # no batch dimensions: one product (or a batch folded into M)
     source = matmul_source(
         cfg, pad, vec_a, vec_b, bool(o["dims"]), per, splits > 1, group > 1, span > per, ta, tb, vec_c, scalar, out
@@ -417,7 +419,7 @@ def dispatches(step: OpStep | MatmulStep, nodes: list[Node], caps: Caps) -> list
         count = node.size // 4 if vec_c else node.size
         t = f"vec4<{scalar}>" if vec_c else scalar
         out, binds, words = (
-            epilogue(step, nodes, vec_c, 2, "8u")
+            epilogue(step, nodes, key, vec_c, 2, "8u")
             if chained
             else (f"@group(0) @binding(2) var<storage, read_write> c: array<{t}>;", ((2, node.id),), b"")
         )
