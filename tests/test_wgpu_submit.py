@@ -1,7 +1,7 @@
 """The desktop driver's submits: through wgpu-native's C functions (wgpu_internals.RawSubmit) and through
 wgpu-py's objects, the same results; an error in the encoding or the submit raised there as GpuError, the
 driver usable after; queued work (Driver.queue, a replay's) kept while the GPU is busy and sent, in order,
-by the next use of the queue, the event loop's turn, QUEUE_MAX, or an idle GPU."""
+by the next use of the queue, the event loop's turn, QUEUE_MAX, every `queue_calls` calls, or an idle GPU."""
 
 from __future__ import annotations
 
@@ -95,6 +95,7 @@ def values(driver, raw, n: int) -> list[float]:
 def test_queued_work_waits_while_the_gpu_is_busy(driver):
     raw, work = add_one(driver, 100)
     driver._raw = busy = Busy(driver._raw)
+    driver.queue_calls = 0  # the other rules alone (a hardware adapter's driver also sends every QUEUE_CALLS calls)
 
     async def five_then_read():
         for _ in range(5):
@@ -111,6 +112,7 @@ def test_queued_work_goes_at_the_loop_turn_at_queue_max_and_when_idle(driver):
 
     raw, work = add_one(driver, 64)
     driver._raw = busy = Busy(driver._raw)
+    driver.queue_calls = 0  # the other rules alone (a hardware adapter's driver also sends every QUEUE_CALLS calls)
 
     async def queued_then_turn():
         driver.queue(work)
@@ -129,10 +131,37 @@ def test_queued_work_goes_at_the_loop_turn_at_queue_max_and_when_idle(driver):
     assert busy.sends[-1] == 1
 
 
+def test_queued_work_goes_every_queue_calls_calls_on_hardware(driver):
+    """With `queue_calls` 2 (hardware adapters' default, QUEUE_CALLS) every second call submits what waits, the
+    GPU busy or not, however many dispatches each brought; a software adapter's driver (lavapipe) has no such
+    limit (0)."""
+    from trueno_web.backends.wgpu_native import QUEUE_CALLS
+
+    assert driver.queue_calls == (0 if driver.adapter_info["software"] else QUEUE_CALLS) and QUEUE_CALLS == 2
+    raw, work = add_one(driver, 64)
+    driver._raw = busy = Busy(driver._raw)
+    driver.queue_calls = QUEUE_CALLS
+
+    async def calls():
+        driver.queue(work * 3)
+        assert busy.sends == []
+        driver.queue(work)
+        assert busy.sends == [4]
+        for _ in range(3):
+            driver.queue(work)
+        assert busy.sends == [4, 2]  # the fifth call waits for the loop's turn
+        await asyncio.sleep(0)
+        assert busy.sends == [4, 2, 1]
+
+    block_on(calls())
+    assert values(driver, raw, 64) == [7.0] * 64
+
+
 def test_queued_work_runs_before_a_later_write_and_destroy(driver):
     raw, work = add_one(driver, 32)
     other, other_work = add_one(driver, 32)
     driver._raw = busy = Busy(driver._raw)
+    driver.queue_calls = 0  # the other rules alone (a hardware adapter's driver also sends every QUEUE_CALLS calls)
 
     async def queued_then_write():
         driver.queue(work)

@@ -27,6 +27,7 @@ class HeldSubmit:
     def _init_held(self) -> None:
         self._held: list = []  # finished command buffers not submitted yet (see hold)
         self._pending: list = []  # queued dispatches [(pipeline, bind group, grid)] not submitted yet (see queue)
+        self._calls = 0  # keep() calls whose dispatches are in _pending
         self._due = False  # a send from the event loop is scheduled
         self._failed: Exception | None = None  # a held submit's error, raised by the next call (_check)
 
@@ -45,6 +46,7 @@ class HeldSubmit:
         if self._held:
             self.send_held()
         self._pending.extend(dispatches)
+        self._calls += 1
         self._send_soon()
 
     def _send_soon(self) -> None:
@@ -69,14 +71,14 @@ class HeldSubmit:
 
     def _send_pending(self) -> None:
         if self._pending:
-            work, self._pending = self._pending, []
+            work, self._pending, self._calls = self._pending, [], 0
             gpu_call("running kernels", self._raw, work)
 
     def _send_held_later(self) -> None:
         """send_held() from the event loop: a failure is kept for the driver's next call to raise."""
         self._due = False
         if self.lost:
-            self._held, self._pending = [], []
+            self._held, self._pending, self._calls = [], [], 0
             return
         try:
             self.send_held()

@@ -15,6 +15,7 @@ from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_
 
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 QUEUE_MAX = 16  # queued dispatches at most (queue()) before they are submitted, the GPU busy or not
+QUEUE_CALLS = 2  # on hardware, queue() calls at most whose dispatches wait together, the GPU busy or not
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
@@ -82,6 +83,8 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._read_next = None  # (raw, nbytes) the read after it is expected to ask for
         self._compiler: ThreadPoolExecutor | None = None  # compile_many's worker threads, made on first use
         self._raw = wgpu_internals.raw_submit(device)
+        # a software adapter's kernels run on the host's own cores: no GPU to keep fed, each submit only costs
+        self.queue_calls = 0 if self.adapter_info["software"] else QUEUE_CALLS  # 0: no limit
         self.lost = False
 
     @classmethod
@@ -168,8 +171,10 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def queue(self, work) -> None:
         """Driver.queue: while the GPU is busy (wgpu-native's queue has work left), `work` waits to go with
-        later work in one submit (HeldSubmit.keep), each submit costing the GPU a gap; at once where the GPU
-        is idle, past QUEUE_MAX waiting dispatches, or without the C functions (submit())."""
+        later work in one submit (HeldSubmit.keep): each submit costs the host 40-80 us and the GPU a gap. It
+        goes at once where the GPU is idle, past QUEUE_MAX waiting dispatches, with the `queue_calls`-th call
+        waiting (a submit every other call: the next one reaches the GPU before it runs dry, where waiting
+        for idle let it drain first), or without the C functions (submit())."""
         if self._raw is None:
             self.submit(work)
             return
@@ -177,7 +182,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self.unstage(self._staged)  # an earlier one never read: its copy runs, unused
         self._staged = None
         self.keep(gpu_call("running kernels", self._with_groups, work))  # bind groups' errors raised here
-        if len(self._pending) >= QUEUE_MAX or self._raw.idle():
+        if len(self._pending) >= QUEUE_MAX or self._calls == self.queue_calls or self._raw.idle():
             self.send_held()
 
     def hold_next(self, read: tuple[object, int] | None) -> None:
@@ -256,7 +261,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError; held work is dropped."""
-        self._held, self._pending = [], []
+        self._held, self._pending, self._calls = [], [], 0
         self.device.destroy()
         self.lost = True
 

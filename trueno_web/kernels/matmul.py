@@ -43,6 +43,8 @@ class MatmulConfig:
 CONFIGS = {
     "256x128x8": MatmulConfig(256, 128, 8, 16, 8),
     "128x256x8": MatmulConfig(128, 256, 8, 8, 16),
+    "256x128x16": MatmulConfig(256, 128, 16, 16, 8),
+    "128x256x16": MatmulConfig(128, 256, 16, 8, 16),
     "128x128x8": MatmulConfig(128, 128, 8, 8, 8),
     "128x128x16": MatmulConfig(128, 128, 16, 8, 8),
     "128x64x8": MatmulConfig(128, 64, 8, 8, 4),
