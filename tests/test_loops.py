@@ -108,14 +108,14 @@ def test_convolve2d_split_taps_on_the_device(gpu, monkeypatch):
 
 
 def test_a_row_too_long_for_the_budget_raises(gpu, monkeypatch):
-    """A row reduction runs ceil(cols / 256) trips per pass over the row plus 8 per fold: with a budget of
-    40, one sum fits rows of 32 * 256 elements; one more element raises LimitError naming the budget; two
-    passes (sum, then the row minus it) halve it."""
+    """A row reduction runs ceil(cols / 256) trips per pass over the row plus 4 per fold (a tree of fan-in 4 over
+    256 threads): with a budget of 40, one sum fits rows of 36 * 256 elements; one more element raises
+    LimitError naming the budget; two passes (sum, then the row minus it) halve it."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
-    x = ints((2, 32 * 256), 3, 0)
+    x = ints((2, 36 * 256), 3, 0)
     assert flat(block_on(tensor(gpu, x).sum(axis=-1).numpy())) == x.sum(axis=-1).flat
     for t in (
-        tensor(gpu, ints((2, 32 * 256 + 1), 3, 0)).sum(axis=-1),
+        tensor(gpu, ints((2, 36 * 256 + 1), 3, 0)).sum(axis=-1),
         (tensor(gpu, x) - tensor(gpu, x).sum(axis=-1, keepdims=True)).sum(axis=-1),
     ):
         with pytest.raises(tw.LimitError, match=r"loop budget of 40 .*llvmpipe.*reshape each row"):
@@ -140,9 +140,9 @@ def test_a_row_too_long_for_one_pass_raises_when_recorded(gpu, monkeypatch):
     message execute gives; the longest row that fits records and runs."""
     monkeypatch.setattr(gpu.executor.caps, "loop_trips", 40)
     b = gpu.batch()
-    fits = ints((2, 32 * 256), 3, 0)
+    fits = ints((2, 36 * 256), 3, 0)
     out = b.record(tw.ops.get("sum"), (host(fits),), options={"rows": 2})
-    with pytest.raises(tw.LimitError, match=r"rows of 8193 elements .* loop budget of 40 .*llvmpipe.*up to 8192"):
-        b.record(tw.ops.get("sum"), (host(ints((2, 32 * 256 + 1), 3, 0)),), options={"rows": 2})
+    with pytest.raises(tw.LimitError, match=r"rows of 9217 elements .* loop budget of 40 .*llvmpipe.*up to 9216"):
+        b.record(tw.ops.get("sum"), (host(ints((2, 36 * 256 + 1), 3, 0)),), options={"rows": 2})
     block_on(b.execute())
     assert flat(block_on(b.read(out))) == fits.sum(axis=-1).flat

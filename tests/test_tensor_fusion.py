@@ -263,10 +263,13 @@ def test_argmax_of_everything_and_keepdims_and_one_dispatch(dev):
     assert_close(out, Ref(_arg(x, -1, max).flat, (6, 1)))
 
 
-@pytest.mark.parametrize("shape", [(4, 7), (3, 300), (1, 4097), (65, 1), (37, 16)], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(4, 7), (5, 30), (9, 100), (3, 300), (3, 2000), (1, 4097), (65, 1), (37, 16)], ids=str
+)
 def test_row_steps_in_both_kernel_forms(row_kernel, shape):
     """The row kernel's two forms (conftest.row_kernel: a row's threads folding through workgroup memory, or
-    one thread a row) on rows of one column, of a register slot's few, of many: layer_norm (two folds and the
+    one thread a row) on rows of one column, of a register slot's few, of many (2 to 256 threads a row: every
+    last level of the fold's tree of fan-in 4, kernels/rows.FOLD_RADIX): layer_norm (two folds and the
     stores), var of a chain along either axis, argmax with a NaN and an Inf, an int32 sum."""
     x, w, b = data(*shape), data(shape[-1]), data(shape[-1])
     x.flat[0], x.flat[-1] = NAN, INF

@@ -262,7 +262,15 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
                 body.append(f"    let v{k} = acc{k};\n    let r{k} = {finish}({acc['VALUE']}(v{k}));")
                 continue
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
-            body.append(fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, **acc).rstrip())
+            take = "\n".join(
+                f"            if ({j}u < fan) {{ a = {acc['COMBINE']}(a, {shared}[lid + {j}u * stride * spread]); }}"
+                for j in range(1, FOLD_RADIX)
+            )
+            body.append(
+                fill(
+                    shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, RADIX=FOLD_RADIX, TAKE=take, **acc
+                ).rstrip()
+            )
     row_stores = [
         f"out{s}[2u * row] = v{r[1]}.x; out{s}[2u * row + 1u] = tw_pair_error(v{r[1]});"
         if pairs
@@ -293,6 +301,8 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
 
 
 REGISTER_SLOTS = 16  # a row a thread reads at most this many columns of: its loads kept in registers across passes
+FOLD_RADIX = 4  # a workgroup fold's tree: values each folding thread takes a level (4: half the barriers of a
+# binary tree; 8-16% off every row workload on the H100, 16 slower than 2: docs/benchmarks.md)
 UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
 DIRECT_ROWS = 32  # a direct kernel's workgroup (software adapters): rows, one thread each; few enough that a
 # step of a few dozen rows still makes a workgroup per core
@@ -309,7 +319,15 @@ def threads_per_row(cols: int) -> int:
 
 def trips(cols: int, folds: int, passes: int, tpr: int) -> int:
     """Loop iterations per thread of `passes` loops over rows of `cols` elements and `folds` workgroup folds."""
-    return passes * -(-cols // tpr) + folds * (tpr.bit_length() - 1)
+    return passes * -(-cols // tpr) + folds * fold_trips(tpr)
+
+
+def fold_trips(tpr: int) -> int:
+    """Loop iterations of one workgroup fold over `tpr` threads: rows_fold.wgsl's tree levels."""
+    n, width = 0, tpr
+    while width > 1:
+        n, width = n + 1, max(width // FOLD_RADIX, 1)
+    return n
 
 
 def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
@@ -317,7 +335,7 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
     adapter's loop budget (batch.record_checked checks one reduction's own pass when it is recorded)."""
     n = trips(cols, folds, passes, threads_per_row(cols))
     if n > caps.loop_trips:
-        longest = (caps.loop_trips - folds * 8) // passes * WORKGROUP
+        longest = (caps.loop_trips - folds * fold_trips(WORKGROUP)) // passes * WORKGROUP
         raise LimitError(
             f"a reduction along rows of {cols} elements runs {n} loop iterations per GPU thread, past this "
             f"adapter's loop budget of {caps.loop_trips} (Mesa's llvmpipe stops a shader's loops there without "
