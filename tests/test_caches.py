@@ -275,25 +275,44 @@ def test_a_plans_pipelines_compile_together_and_count_once(fresh_gpu, monkeypatc
     assert len(asked) == 2 and fresh_gpu.stats.pipelines_compiled == len(ex.pipelines), asked[1:]
 
 
+class PoolDriver:
+    """What BufferPool asks of a driver, counted."""
+
+    def __init__(self, max_buffer_size=1 << 40):
+        self.limits = {"max_buffer_size": max_buffer_size}
+        self.created, self.destroyed = 0, []
+
+    def create_buffer(self, nbytes):
+        self.created += 1
+        return [nbytes, self.created]  # unhashable, as the browser's JS buffers are
+
+    def destroy_buffer(self, raw):
+        self.destroyed.append(raw)
+
+
+def test_pool_capacities_are_powers_of_two_within_the_largest_buffer_and_remembered_boundedly():
+    """A buffer's capacity: a power of two of 256 bytes at least, or the adapter's largest buffer (rounded down
+    to 16) where that is smaller, but never below the size rounded up to 16; each size's capacity is
+    remembered, up to CAPACITIES_KEPT sizes, then the memory starts over."""
+    from trueno_web.backends.gpu import CAPACITIES_KEPT, BufferPool
+
+    pool = BufferPool(PoolDriver(max_buffer_size=10_010))
+    for nbytes, want in [(0, 256), (1, 256), (256, 256), (257, 512), (4097, 8192), (9_990, 10_000), (10_010, 10_016)]:
+        buf = pool.take(nbytes)
+        assert (buf.capacity, buf.nbytes, pool.capacities[nbytes]) == (want, nbytes, want), nbytes
+        pool.give(buf)
+    for nbytes in range(1, CAPACITIES_KEPT + 2):
+        pool.give(pool.take(nbytes))
+    assert len(pool.capacities) <= CAPACITIES_KEPT
+    assert all(capacity == pool.capacity(nbytes) for nbytes, capacity in pool.capacities.items())
+
+
 def test_a_full_pool_destroys_its_longest_idle_buffers_first():
     """Past its budget, the pool makes room for the buffer given back by destroying the buffers idle longest
     (of any capacity), so a loop's output of a new size is reused rather than created every call."""
     from trueno_web.backends.gpu import POOL_BYTES, BufferPool
 
-    class Driver:
-        limits = {"max_buffer_size": 1 << 40}
-
-        def __init__(self):
-            self.created, self.destroyed = 0, []
-
-        def create_buffer(self, nbytes):
-            self.created += 1
-            return [nbytes, self.created]  # unhashable, as the browser's JS buffers are
-
-        def destroy_buffer(self, raw):
-            self.destroyed.append(raw)
-
-    driver = Driver()
+    driver = PoolDriver()
     pool = BufferPool(driver)
     small = [pool.take(POOL_BYTES // 8) for _ in range(8)]  # the budget's worth, idle once given back
     for buf in small:

@@ -22,6 +22,7 @@ from .replay import Schedule, bind
 
 META_ALIGN = 256  # >= every adapter's minStorageBufferOffsetAlignment
 POOL_BYTES = 256 << 20  # idle buffers kept for reuse at most, or more: twice the largest buffer, the peak in use
+CAPACITIES_KEPT = 4096  # sizes whose pooled capacity the pool remembers at most (then it starts over)
 
 
 @dataclass(eq=False)
@@ -49,18 +50,29 @@ class BufferPool:
         self.largest = 0  # the largest capacity handed out: a loop over arrays that size reuses them
         self.in_use = 0  # bytes of the buffers handed out and not given back
         self.peak = 0  # the most bytes ever handed out at once: a program that needs them again finds them idle
+        self.capacities: dict[int, int] = {}  # nbytes -> capacity(nbytes) of the sizes asked lately
+
+    def capacity(self, nbytes: int) -> int:
+        """The pooled capacity for `nbytes`: a power of two of 256 bytes at least, within the adapter's largest
+        buffer; kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room."""
+        capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
+        return min(capacity, max(self.driver.limits["max_buffer_size"] // 16 * 16, kernels.round16(nbytes), 256))
 
     def take(self, nbytes: int, kept: bool = False) -> GpuBuffer:
-        # kernels bind arrays rounded up to 16 bytes (vec4 access), so every capacity has that room
-        capacity = max(256, 1 << (max(nbytes, 1) - 1).bit_length())
-        capacity = min(capacity, max(self.driver.limits["max_buffer_size"] // 16 * 16, kernels.round16(nbytes), 256))
+        capacity = self.capacities.get(nbytes)
+        if capacity is None:
+            if len(self.capacities) >= CAPACITIES_KEPT:
+                self.capacities.clear()
+            capacity = self.capacities[nbytes] = self.capacity(nbytes)
         if kept:
             self.kept += 1
         else:
             self.live += 1
-        self.largest = max(self.largest, capacity)
+        if capacity > self.largest:
+            self.largest = capacity
         self.in_use += capacity
-        self.peak = max(self.peak, self.in_use)
+        if self.in_use > self.peak:
+            self.peak = self.in_use
         free = self.idle.get(capacity)
         if free:
             self.idle_bytes -= capacity

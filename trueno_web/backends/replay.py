@@ -11,15 +11,16 @@ touched.
 from __future__ import annotations
 
 from ..graph import Node, storage
-from ..kernels import round16
 from ..stats import Stats
 
 Bind = tuple[int, object, int, int]
 
 
 def bind(index: int, buffer) -> Bind:
-    """A storage binding of a pooled buffer: its bytes in use, rounded up to 16 (vec4 access), within capacity."""
-    return (index, buffer.raw, 0, min(round16(buffer.nbytes), buffer.capacity))
+    """A storage binding of a pooled buffer: its bytes in use, rounded up to 16 (vec4 access: kernels.round16), within
+    capacity (written out: a replay binds its arguments and outputs so each call)."""
+    size = (buffer.nbytes + 15) & -16 or 16
+    return (index, buffer.raw, 0, size if size < buffer.capacity else buffer.capacity)
 
 
 class Schedule:
