@@ -17,8 +17,8 @@ Bind = tuple[int, object, int, int]
 
 
 def bind(index: int, buffer) -> Bind:
-    """A storage binding of a pooled buffer: its bytes in use, rounded up to 16 (vec4 access: kernels.round16), within
-    capacity (written out: a replay binds its arguments and outputs so each call)."""
+    """A storage binding of a pooled buffer: its bytes in use, rounded up to 16 (vec4 access, as kernels.round16),
+    within capacity; written out, as a replay binds its arguments and outputs so on every call."""
     size = (buffer.nbytes + 15) & -16 or 16
     return (index, buffer.raw, 0, size if size < buffer.capacity else buffer.capacity)
 

@@ -171,10 +171,10 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def queue(self, work) -> None:
         """Driver.queue: while the GPU is busy (wgpu-native's queue has work left), `work` waits to go with
-        later work in one submit (HeldSubmit.keep): each submit costs the host 40-80 us and the GPU a gap. It
-        goes at once where the GPU is idle, past QUEUE_MAX waiting dispatches, with the `queue_calls`-th call
+        later work in one submit (HeldSubmit.keep): each submit costs the host time and the GPU a gap. It goes
+        at once where the GPU is idle, past QUEUE_MAX waiting dispatches, with the `queue_calls`-th call
         waiting (a submit every other call: the next one reaches the GPU before it runs dry, where waiting
-        for idle let it drain first), or without the C functions (submit())."""
+        for idle let it drain first; docs/benchmarks.md), or without the C functions (submit())."""
         if self._raw is None:
             self.submit(work)
             return

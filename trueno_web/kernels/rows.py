@@ -302,7 +302,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
 
 REGISTER_SLOTS = 16  # a row a thread reads at most this many columns of: its loads kept in registers across passes
 FOLD_RADIX = 4  # a workgroup fold's tree: values each folding thread takes a level (4: half the barriers of a
-# binary tree; 8-16% off every row workload on the H100, 16 slower than 2: docs/benchmarks.md)
+# binary tree, and few enough combines in a row; measured against 2, 8 and 16 in docs/benchmarks.md)
 UNROLL = 4  # columns a trip of a row loop: loads in flight per thread (a loop of one load a trip waits for each)
 DIRECT_ROWS = 32  # a direct kernel's workgroup (software adapters): rows, one thread each; few enough that a
 # step of a few dozen rows still makes a workgroup per core
