@@ -11,7 +11,7 @@ Workloads: x * 1, layer_norm(x, w, b), x.sum(-1), x.softmax(-1), x.var(-1), and 
 place): x.sum(0), x.mean(0), x.var(0); with a 3-D shape such as 64x1024x1024, x.mean(axis=(1, 2)).
 `--row-layout` puts every row step's threads along its rows (column_spread 1), the layout before the column
 one, to compare. `--set NAME=VALUE` (repeatable) sets a constant of kernels/rows.py first (PER_THREAD,
-REGISTER_SLOTS, UNROLL, FOLD_RADIX).
+REGISTER_SLOTS, LIGHT_PER_THREAD, LIGHT_SLOTS, UNROLL, FOLD_RADIX).
 """
 
 from __future__ import annotations

@@ -286,6 +286,31 @@ def test_row_steps_in_both_kernel_forms(row_kernel, shape):
     assert list(got.reshape(-1)) == want
 
 
+def test_light_row_steps_fold_across_fewer_threads(fresh_gpu):
+    """A row step whose element values are light (var, layer_norm: no exponential) takes 32 columns a thread
+    in registers (rows of 4096: 128 threads, register slots c_0 .. c_31); softmax's, with its exponentials,
+    16 (256 threads, c_0 .. c_15); each against its reference. (The row kernel's tree form: a device of
+    this test alone, so the kernels compiled are its own.)"""
+    fresh_gpu.executor.caps.rows_direct = False
+    x, w, b = data(3, 4096), data(4096), data(4096)
+    t = tensor(fresh_gpu, x)
+
+    def compiled_now() -> list[str]:
+        sources = [src for src, _ in fresh_gpu.executor.pipelines if src not in seen]
+        seen.update(sources)
+        return sources
+
+    seen: set[str] = set()
+    assert_close(block_on(t.var(axis=-1).numpy()), x.var(axis=-1), rtol=1e-5, atol=1e-6)
+    assert any("let c_31 = " in src for src in compiled_now()), "var: 32 register slots"
+    assert_close(block_on(t.softmax(-1).numpy()), x.softmax(axis=-1), rtol=1e-5, atol=1e-7)
+    heavy = compiled_now()
+    assert any("let c_15 = " in src for src in heavy) and not any("let c_16 = " in src for src in heavy)
+    out, _ = run(fresh_gpu, tw.layer_norm(t, tensor(fresh_gpu, w), tensor(fresh_gpu, b)))
+    assert_close(out, ref_layer_norm(x, w, b), rtol=2e-5, atol=2e-5)
+    assert any("let c_31 = " in src for src in compiled_now()), "layer_norm: 32 register slots"
+
+
 # ---------------------------------------------------------------- the planner's bindings bound
 
 

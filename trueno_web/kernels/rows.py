@@ -308,13 +308,21 @@ DIRECT_ROWS = 32  # a direct kernel's workgroup (software adapters): rows, one t
 # step of a few dozen rows still makes a workgroup per core
 PER_THREAD = 16  # elements (the softmax kernel: vectors) of a row per thread, about: short rows share a
 # workgroup, and fewer threads fold each (measured: docs/benchmarks.md, "#26's workloads")
+LIGHT_PER_THREAD = 32  # the same, and LIGHT_SLOTS the register slots, for a row step whose element values are
+LIGHT_SLOTS = 32  # light (`light`: sums, var, layer_norm): half the threads fold each row; a step with
+# exponentials keeps PER_THREAD and REGISTER_SLOTS, its values' registers (docs/benchmarks.md, fifth session)
 
 
-def threads_per_row(cols: int) -> int:
-    """Threads per row of the row kernel and the one-pass softmax: a power of two, about PER_THREAD of the
+def threads_per_row(cols: int, per_thread: int = PER_THREAD) -> int:
+    """Threads per row of the row kernel and the one-pass softmax: a power of two, about `per_thread` of the
     row's `cols` elements (or vectors) each, at most 256 (a workgroup); short rows share a workgroup and fold
     across fewer threads."""
-    return min(WORKGROUP, 1 << max(-(-cols // PER_THREAD) - 1, 0).bit_length())
+    return min(WORKGROUP, 1 << max(-(-cols // per_thread) - 1, 0).bit_length())
+
+
+def light(step: RowStep, nodes: list[Node]) -> bool:
+    """Are the step's element values all ops of cost 1 (adds, products, comparisons: no exponential)?"""
+    return all(nodes[m].op.cost <= 1 for m in step.nodes if m not in step.row_values)
 
 
 def trips(cols: int, folds: int, passes: int, tpr: int) -> int:
@@ -330,10 +338,11 @@ def fold_trips(tpr: int) -> int:
     return n
 
 
-def check_budget(cols: int, folds: int, passes: int, caps: Caps) -> None:
-    """Raise LimitError where `folds` reductions and `passes` loops over rows of `cols` elements run past the
-    adapter's loop budget (batch.record_checked checks one reduction's own pass when it is recorded)."""
-    n = trips(cols, folds, passes, threads_per_row(cols))
+def check_budget(cols: int, folds: int, passes: int, caps: Caps, per_thread: int = LIGHT_PER_THREAD) -> None:
+    """Raise LimitError where `folds` reductions and `passes` loops over rows of `cols` elements, `per_thread`
+    of each a thread, run past the adapter's loop budget (batch.record_checked checks one reduction's own
+    pass when it is recorded: a light step)."""
+    n = trips(cols, folds, passes, threads_per_row(cols, per_thread))
     if n > caps.loop_trips:
         longest = (caps.loop_trips - folds * fold_trips(WORKGROUP)) // passes * WORKGROUP
         raise LimitError(
@@ -386,8 +395,9 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
         return split_dispatches(
             step, nodes, k, lambda part, virtual, pairs=False: dispatches(part, virtual, caps, pairs)
         )
-    tpr = 1 if direct else WORKGROUP // spread if spread > 1 else threads_per_row(cols)
-    check_budget(cols, folds, passes, caps)
+    per_thread, most = (LIGHT_PER_THREAD, LIGHT_SLOTS) if light(step, nodes) else (PER_THREAD, REGISTER_SLOTS)
+    tpr = 1 if direct else WORKGROUP // spread if spread > 1 else threads_per_row(cols, per_thread)
+    check_budget(cols, folds, passes, caps, per_thread)
     params = tuple(v for nid in step.nodes for v in nodes[nid].params)
     words = [w for i in step.loads for w in view_words(nodes[i].view)]
     words += take_words(step, nodes)
@@ -396,5 +406,5 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (DIRECT_ROWS if direct else WORKGROUP // tpr))
     slots = 1 << (-(-cols // tpr) - 1).bit_length()  # a power of two: few kernel variants
-    source = rows_source(key, pairs, slots if slots <= REGISTER_SLOTS else 0, direct)
+    source = rows_source(key, pairs, slots if slots <= most else 0, direct)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]
