@@ -82,9 +82,9 @@ def in_loop(call, calls: int, rounds: int) -> float:
     return block_on(main())
 
 
-def phases(call, raw, spin: bool = False, rounds: int = 40) -> str:
+def phases(call, raw, rounds: int = 40) -> str:
     """A round of 10 inside a running loop: first call (and the submits within it), each next call, the sync
-    (host us, medians). `spin`: the sync first polls without blocking until the queue is empty."""
+    (host us, medians)."""
     submits = []
     submit = type(raw).__call__
 
@@ -106,9 +106,6 @@ def phases(call, raw, spin: bool = False, rounds: int = 40) -> str:
             for _ in range(9):
                 out = await call()
             t2 = time.perf_counter()
-            if spin:
-                while not raw.idle():
-                    pass
             await tw.synchronize(out)
             t3 = time.perf_counter()
             marks.append((t1 - t0, first_submit, (t2 - t1) / 9, t3 - t2, (t3 - t0) / 10, len(submits)))

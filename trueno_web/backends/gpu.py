@@ -161,8 +161,9 @@ class GpuExecutor:
             )
 
     def check_rows(self, cols: int) -> None:
-        """Refuse rows too long for one reduction's own pass within the adapter's loop budget."""
-        kernels.rows.check_budget(cols, 1, 1, self.caps)
+        """Refuse rows too long for one reduction's own pass within the adapter's loop budget (a lone
+        reduction is a light row step)."""
+        kernels.rows.check_budget(cols, 1, 1, self.caps, kernels.rows.LIGHT_PER_THREAD)
 
     def upload(self, host: HostData, stats: tuple[Stats, ...]) -> GpuBuffer:
         nbytes = host.dtype.nbytes(host.size)

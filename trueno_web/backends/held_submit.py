@@ -78,12 +78,16 @@ class HeldSubmit:
         """send_held() from the event loop: a failure is kept for the driver's next call to raise."""
         self._due = False
         if self.lost:
-            self._held, self._pending, self._calls = [], [], 0
+            self.drop_held()
             return
         try:
             self.send_held()
         except Exception as exc:
             self._failed = exc
+
+    def drop_held(self) -> None:
+        """Forget the held and queued work unsent (a lost or destroyed device)."""
+        self._held, self._pending, self._calls = [], [], 0
 
     def _raise_failed(self) -> None:
         """Raise the error of a held submit sent from the event loop, once."""

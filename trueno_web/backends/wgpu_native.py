@@ -261,7 +261,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
 
     def destroy(self) -> None:
         """Destroy the device (as a loss would): later calls raise DeviceLostError; held work is dropped."""
-        self._held, self._pending, self._calls = [], [], 0
+        self.drop_held()
         self.device.destroy()
         self.lost = True
 

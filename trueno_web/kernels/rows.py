@@ -338,10 +338,10 @@ def fold_trips(tpr: int) -> int:
     return n
 
 
-def check_budget(cols: int, folds: int, passes: int, caps: Caps, per_thread: int = LIGHT_PER_THREAD) -> None:
+def check_budget(cols: int, folds: int, passes: int, caps: Caps, per_thread: int) -> None:
     """Raise LimitError where `folds` reductions and `passes` loops over rows of `cols` elements, `per_thread`
     of each a thread, run past the adapter's loop budget (batch.record_checked checks one reduction's own
-    pass when it is recorded: a light step)."""
+    pass when it is recorded)."""
     n = trips(cols, folds, passes, threads_per_row(cols, per_thread))
     if n > caps.loop_trips:
         longest = (caps.loop_trips - folds * fold_trips(WORKGROUP)) // passes * WORKGROUP
