@@ -6,7 +6,8 @@ scaled_dot_product_attention (CUDA events) on the same card.
 Each shape (batch x heads x length x head dim), causal and not: the kernel (shaders/attention.wgsl) by
 bench/grid.py's Resident (GPU timestamps); TFLOPS count the scores and the products with V once (causal:
 half). Small shapes are checked against the unfused float64 expression first. `--set NAME=VALUE` (repeatable)
-sets a constant of kernels/attention.py first: THREADS, MAX_BK, GROUP, FULL_GROUPS, or SPLITS, FULL_SPLITS (comma-separated: 4,1).
+sets a constant of kernels/attention.py first: TILED, TILED_SHUFFLES, THREADS, MAX_BK, GROUP, FULL_GROUPS, or SPLITS,
+FULL_SPLITS (comma-separated: 4,1); or of kernels/attention_tiled.py: KEYS, PREFETCH, PV_UNROLL.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from devices import HoldingExecutor, TimedDriver, webgpu
 from grid import Resident, cuda_time, set_constants, torch_cuda
 
 import trueno_web as tw
-from trueno_web.kernels import attention
+from trueno_web.kernels import attention, attention_tiled
 from trueno_web.runtime import block_on
 
 
@@ -41,7 +42,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
-    set_constants(attention, args.set)
+    for setting in args.set:  # a constant of kernels/attention.py, else of kernels/attention_tiled.py
+        set_constants(attention if hasattr(attention, setting.split("=")[0]) else attention_tiled, [setting])
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, torch = Resident(dev), torch_cuda()
     print(f"# bench/attention.py: {dev.adapter_info['device']}; torch cuda: {torch is not None} {' '.join(args.set)}")

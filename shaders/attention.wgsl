@@ -39,20 +39,7 @@ var<workgroup> ks: array<vec4<f32>, {{KS}}>;
 var<workgroup> vs: array<vec4<f32>, {{VS}}>;
 {{MERGE_DECL}}
 
-// the c-th vec4 of a row of n floats from `at` (zeros past n); one function per buffer (WGSL passes none)
 {{LOADS}}
-
-// vec4 t of the tile of keys (values) from j0: zeros past the last key
-fn tw_kt(t: u32, j0: u32, ko: u32, k_row: u32, n_k: u32, e: u32) -> vec4<f32> {
-    let j = j0 + t / QV;
-    if (j >= n_k) { return vec4<f32>(0.0); }
-    return tw_k4(ko + j * k_row, t % QV, e);
-}
-fn tw_vt(t: u32, j0: u32, vo: u32, v_row: u32, n_k: u32, ev: u32) -> vec4<f32> {
-    let j = j0 + t / VV;
-    if (j >= n_k) { return vec4<f32>(0.0); }
-    return tw_v4(vo + j * v_row, t % VV, ev);
-}
 
 @compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

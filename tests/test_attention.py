@@ -59,14 +59,28 @@ def test_matches_the_unfused_expression(dev, n_q, n_k, b, causal, ev):
         close(got, value(attention_weights(ts[0], ts[1], 8**-0.5, causal) @ ts[2]), 1e-5)
 
 
-@pytest.mark.parametrize("split,direct", [(1, False), (4, False), (1, True)], ids=["split1", "split4", "direct"])
-def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, split, direct):
+KERNELS = {  # name: (attention.TILED, TILED_SHUFFLES, SPLITS and FULL_SPLITS, Caps.attention_direct)
+    "split1": (False, False, 1, False),
+    "split4": (False, False, 4, False),
+    "direct": (False, False, 1, True),
+    "tiled": (True, True, 1, False),
+    "tiled-shared": (True, False, 1, False),
+}
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
     """The staged kernel with one thread a query row and with four (their row states merged), each causal and
-    over every key (hardware adapters: the library picks four, or one for attention over every key with
-    FULL_GROUPS workgroups), and the direct kernel (software adapters: keys and values read from the buffers,
-    no barrier), against the unfused expression, masked too."""
+    over every key (the library picks four, or one for attention over every key with FULL_GROUPS workgroups,
+    where the tiled kernel does not fit), the direct kernel (software adapters: keys and values read from the
+    buffers, no barrier) and the register-tiled kernel (hardware adapters), its row maxima by subgroup shuffles
+    (where the adapter's subgroups have 16 lanes: lavapipe's 8 take workgroup memory) and through workgroup
+    memory, against the unfused expression, masked too."""
     from trueno_web.kernels import attention
 
+    tiled, shuffles, split, direct = KERNELS[kernel]
+    monkeypatch.setattr(attention, "TILED", tiled)
+    monkeypatch.setattr(attention, "TILED_SHUFFLES", shuffles)
     monkeypatch.setattr(attention, "SPLITS", (split,))
     monkeypatch.setattr(attention, "FULL_SPLITS", (split,))
     monkeypatch.setattr(gpu.executor.caps, "attention_direct", direct)
@@ -81,6 +95,15 @@ def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, split, direct):
         band[3] = False  # a row with every key masked: NaN
         got = value(ts[0].attention_masked(ts[1], ts[2], gpu.tensor(band), causal=True))
         close(got, unfused(q, k, v, band, causal=True))
+        # whole tiles of 64 rows and keys inside the ends (the tiled kernel checks no mask there), a NaN and an
+        # inf among their keys: the rows that see them NaN
+        q, k, v = data(7, 1, 150, 8), data(8, 1, 200, 8), data(9, 1, 200, 12)
+        k[0, 100, 3], k[0, 140, 0] = np.nan, np.inf
+        ts = [gpu.tensor(x) for x in (q, k, v)]
+        for causal in (False, True):
+            got = value(tw.nn.scaled_dot_product_attention(*ts, causal=causal))
+            close(got, unfused(q, k, v, causal=causal))
+        special_values(gpu)
     finally:
         gpu.executor.forget()
 
@@ -108,6 +131,10 @@ def test_masks_and_broadcast_batches(dev):
 def test_special_values_and_fully_masked_rows(dev):
     """NaN or inf in q or k, a NaN in v at an attended key, a score of -inf, rows with every key masked:
     NaN where the unfused expression gives NaN, the same values elsewhere."""
+    special_values(dev)
+
+
+def special_values(dev):
     q, k, v = data(7, 6, 4), data(8, 9, 4), data(9, 9, 3)
     q[1, 0], k[4, 2], v[0, 1] = np.nan, np.inf, np.nan  # v[0]: every row attends key 0
     q[3] = [1e30, 0, 0, 0]

@@ -11,9 +11,11 @@ balance), then the longest tiles. On software adapters (Caps.attention_direct) t
 thread a row of DIRECT_THREADS reads the keys and values straight from the buffers, no workgroup memory and no
 barrier (on SwiftShader the staged kernel's barriers took most of a transformer block's time: docs/benchmarks.md).
 Head dims past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
-(tensor/linalg.py). Tried on the H100 and not kept, slower or no faster (docs/benchmarks.md): FlashAttention-2's
-blocking (both products as register-tiled matrix products, row maxima through workgroup memory; twice), dot
-products summed as a tree, a rescale only where the row max grows past a margin, the heaviest causal tiles first."""
+(tensor/linalg.py). On hardware adapters where the head dims fit, causal or masked attention, and attention over
+every key with too few rows for FULL_GROUPS one-row workgroups, run kernels/attention_tiled.py's kernel (TILED):
+both products register-tiled, the row maxima by subgroup shuffles (faster on the H100 for causal attention; over
+every key the one-row kernel stays faster there: docs/benchmarks.md). Tried on the H100 and not
+kept, slower or no faster: dot products summed as a tree, a rescale only where the row max grows past a margin."""
 
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from ..attention_kind import batch_dims
 from ..errors import LimitError
 from ..graph import Node, OpStep
 from ..layout import contiguous_strides
+from . import attention_tiled
+from .attention_loads import MASK_BINDING, loads
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
@@ -35,8 +39,9 @@ SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the G
 # growing rows balanced, a merge at the end)
 FULL_SPLITS = (1,)  # attention over every key, where one thread a row makes FULL_GROUPS workgroups: no merge
 FULL_GROUPS = 256  # (fewer workgroups leave the GPU idle: SPLITS then; docs/benchmarks.md)
+TILED = True  # hardware adapters: the register-tiled kernel (kernels/attention_tiled.py) where the head dims fit
+TILED_SHUFFLES = True  # its row maxima and sums by subgroup shuffles where the adapter has subgroups
 
-MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
 MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
 
 
@@ -58,16 +63,6 @@ def tiling(qv: int, vv: int, wg_storage: int, splits: tuple[int, ...]) -> tuple[
         if bk * (qv + vv) * 16 + merge <= wg_storage:
             return bk, split
     return GROUP, 1
-
-
-LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
-    var r = vec4<f32>(0.0);
-    for (var t = 0u; t < 4u; t = t + 1u) {{ if (4u * c + t < n) {{ r[t] = {b}[at + 4u * c + t]; }} }}
-    return r;
-}}"""
-LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
-    return select(vec4<f32>(0.0), {b}[at / 4u + c], 4u * c < n);
-}}"""
 
 
 def stage(tile: str, fn: str, count: int, args: str) -> str:
@@ -143,7 +138,7 @@ def attention_source(
         VS=1 if direct else bk * vv,
         GROUP=GROUP,
         T="vec4<f32>" if vec else "f32",
-        LOADS="\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv"),
+        LOADS=loads(vec),
         STAGE=""
         if direct
         else "        workgroupBarrier();\n"
@@ -181,15 +176,21 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         return []
     qv, vv = vecs(o["e"]), vecs(o["ev"])
     one_row = caps.attention_direct or not o["causal"] and -(-o["l"] // THREADS) * o["batch"] >= FULL_GROUPS
-    bk, split = tiling(qv, vv, caps.wg_storage, FULL_SPLITS if one_row else SPLITS)
-    trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // THREADS) + 8) + len(o["dims"]) + qv + vv
+    tiled = TILED and not one_row and attention_tiled.fits(qv, vv, caps.wg_storage)
+    if tiled:
+        rows, trips = attention_tiled.ROWS, attention_tiled.trips(o["s"], qv)
+    else:
+        bk, split = tiling(qv, vv, caps.wg_storage, FULL_SPLITS if one_row else SPLITS)
+        rows = (DIRECT_THREADS if caps.attention_direct else THREADS) // split
+        trips = -(-o["s"] // bk) * (2 * bk + -(-bk * (qv + vv) // THREADS) + 8)
+    trips += len(o["dims"]) + qv + vv
     if trips > caps.loop_trips:
         raise LimitError(
             f"attention over {o['s']} keys needs ~{trips} loop trips a thread, past this adapter's "
             f"{caps.loop_trips}; split the keys, or use the numpy or wasm-simd backend"
         )
     masked = len(node.inputs) == 4
-    tiles = -(-o["l"] // ((DIRECT_THREADS if caps.attention_direct else THREADS) // split))
+    tiles = -(-o["l"] // rows)
     ml, ms = o["mask"] if masked else (0, 0)
     starts, dims = layout(node, nodes)
     words = [o["l"], o["s"], o["e"], o["ev"], tiles, o["batch"], int(o["causal"]), len(dims)]
@@ -198,7 +199,11 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
     q, k, v = node.inputs[:3]
     binds = ((1, q), (2, k), (3, v), (5, node.id)) + (((4, node.inputs[3]),) if masked else ())
     vec = all(w % 4 == 0 for w in (o["e"], o["ev"], *starts, *(st for dim in dims for st in dim[1:4])))
-    source = attention_source(qv, vv, bk, masked, vec, split, caps.attention_direct)
+    if tiled:
+        shuffles = TILED_SHUFFLES and caps.subgroups
+        source = attention_tiled.source(qv, vv, masked, vec, shuffles, caps.enable_subgroups)
+    else:
+        source = attention_source(qv, vv, bk, masked, vec, split, caps.attention_direct)
     return [Dispatch(source, "main", binds, grid_for(tiles * o["batch"], caps.max_per_dim), meta, checked=False)]
 
 

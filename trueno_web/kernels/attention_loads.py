@@ -1,0 +1,32 @@
+"""The WGSL both attention kernels (kernels/attention.py, kernels/attention_tiled.py) read q, k, v and the mask
+with: rows of vec4s from a buffer bound as floats or as vec4s, and a K or V tile's vec4s."""
+
+from __future__ import annotations
+
+MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
+
+LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
+    var r = vec4<f32>(0.0);
+    for (var t = 0u; t < 4u; t = t + 1u) {{ if (4u * c + t < n) {{ r[t] = {b}[at + 4u * c + t]; }} }}
+    return r;
+}}"""
+LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
+    return select(vec4<f32>(0.0), {b}[at / 4u + c], 4u * c < n);
+}}"""
+TILE_LOADS = """// vec4 t of the tile of keys (values) from j0: zeros past the last key
+fn tw_kt(t: u32, j0: u32, ko: u32, k_row: u32, n_k: u32, e: u32) -> vec4<f32> {
+    let j = j0 + t / QV;
+    if (j >= n_k) { return vec4<f32>(0.0); }
+    return tw_k4(ko + j * k_row, t % QV, e);
+}
+fn tw_vt(t: u32, j0: u32, vo: u32, v_row: u32, n_k: u32, ev: u32) -> vec4<f32> {
+    let j = j0 + t / VV;
+    if (j >= n_k) { return vec4<f32>(0.0); }
+    return tw_v4(vo + j * v_row, t % VV, ev);
+}"""
+
+
+def loads(vec: bool) -> str:
+    """WGSL of the loads both kernels share: tw_q4, tw_k4, tw_v4 (the c-th vec4 of a row of n floats from `at`,
+    zeros past n; one function per buffer, as WGSL passes none) and tw_kt, tw_vt (a K or V tile's vec4 t)."""
+    return "\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv") + "\n" + TILE_LOADS
