@@ -47,24 +47,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let scale = bitcast<f32>(tw_meta[8]);
     let batch = group % batches;
     let r0 = (tiles - 1u - group / batches) * 64u;  // the last row tiles (a causal row's most keys) first
-    var qo = tw_meta[11];
-    var ko = tw_meta[13];
-    var vo = tw_meta[15];
-    var mo = 0u;
+    let starts = tw_offsets(batch);
+    let qo = starts.x;
+    let ko = starts.y;
+    let vo = starts.z;
+    let mo = starts.w;
     let q_row = tw_meta[12];
     let k_row = tw_meta[14];
     let v_row = tw_meta[16];
-    var left = batch;
-    for (var d = tw_meta[7]; d > 0u; d = d - 1u) {
-        let at = 12u + 5u * d;  // 17 + 5 * (d - 1)
-        let size = tw_meta[at];
-        let idx = left % size;
-        left = left / size;
-        qo = qo + idx * tw_meta[at + 1u];
-        ko = ko + idx * tw_meta[at + 2u];
-        vo = vo + idx * tw_meta[at + 3u];
-        mo = mo + idx * tw_meta[at + 4u];
-    }
     let tx = lid % {{LANES}}u;  // a row's threads: lanes of one subgroup, as drivers make them
     let ty = lid / {{LANES}}u;
 {{WIDE}}

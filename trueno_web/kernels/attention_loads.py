@@ -1,5 +1,5 @@
 """The WGSL both attention kernels (kernels/attention.py, kernels/attention_tiled.py) read q, k, v and the mask
-with: rows of vec4s from a buffer bound as floats or as vec4s, and a K or V tile's vec4s."""
+with: a batch element's offsets, rows of vec4s from a buffer bound as floats or as vec4s, a K or V tile's vec4s."""
 
 from __future__ import annotations
 
@@ -13,7 +13,21 @@ LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
 LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
     return select(vec4<f32>(0.0), {b}[at / 4u + c], 4u * c < n);
 }}"""
-TILE_LOADS = """// vec4 t of the tile of keys (values) from j0: zeros past the last key
+TILE_LOADS = """// where a batch element's q, k, v and mask start: tw_meta's offsets, plus each batch dimension's index
+// (outermost first) times its strides
+fn tw_offsets(batch: u32) -> vec4<u32> {
+    var at = vec4<u32>(tw_meta[11], tw_meta[13], tw_meta[15], 0u);
+    var left = batch;
+    for (var d = tw_meta[7]; d > 0u; d = d - 1u) {
+        let w = 12u + 5u * d;  // 17 + 5 * (d - 1)
+        let size = tw_meta[w];
+        let idx = left % size;
+        left = left / size;
+        at = at + idx * vec4<u32>(tw_meta[w + 1u], tw_meta[w + 2u], tw_meta[w + 3u], tw_meta[w + 4u]);
+    }
+    return at;
+}
+// vec4 t of the tile of keys (values) from j0: zeros past the last key
 fn tw_kt(t: u32, j0: u32, ko: u32, k_row: u32, n_k: u32, e: u32) -> vec4<f32> {
     let j = j0 + t / QV;
     if (j >= n_k) { return vec4<f32>(0.0); }
@@ -28,5 +42,6 @@ fn tw_vt(t: u32, j0: u32, vo: u32, v_row: u32, n_k: u32, ev: u32) -> vec4<f32> {
 
 def loads(vec: bool) -> str:
     """WGSL of the loads both kernels share: tw_q4, tw_k4, tw_v4 (the c-th vec4 of a row of n floats from `at`,
-    zeros past n; one function per buffer, as WGSL passes none) and tw_kt, tw_vt (a K or V tile's vec4 t)."""
+    zeros past n; one function per buffer, as WGSL passes none), tw_offsets (a batch element's starts) and tw_kt,
+    tw_vt (a K or V tile's vec4 t)."""
     return "\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv") + "\n" + TILE_LOADS
