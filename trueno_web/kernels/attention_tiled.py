@@ -123,8 +123,12 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         [f"{i8}var s{m}{n} = 0.0;" for m in range(4) for n in range(KEYS)]
         + [f"{i8}for (var c = 0u; c < QV; c = c + 1u) {{"]
         + [f"{i8}    let q{m} = qs[qb{m} + (c ^ qsw)];" for m in range(4)]
-        + [f"{i8}    let k{n} = ks[kb{n} + (c ^ ksw{n})];" for n in range(KEYS)]
-        + [f"{i8}    s{m}{n} = s{m}{n} + dot(q{m}, k{n});" for m in range(4) for n in range(KEYS)]
+        + [  # a key's vec4, then its 4 dot products (fewer registers live than every load first)
+            line
+            for n in range(KEYS)
+            for line in [f"{i8}    let k{n} = ks[kb{n} + (c ^ ksw{n})];"]
+            + [f"{i8}    s{m}{n} = s{m}{n} + dot(q{m}, k{n});" for m in range(4)]
+        ]
         + [f"{i8}}}", f"{i8}if ({edge}) {{"]
         + [
             f"{i8}    {{ let i = r0 + ty * 4u + {m}u; let j = j0 + tx + {lanes * n}u; "
