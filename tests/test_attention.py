@@ -68,14 +68,8 @@ KERNELS = {  # name: (attention.TILED, TILED_SHUFFLES, SPLITS and FULL_SPLITS, C
 }
 
 
-@pytest.mark.parametrize("kernel", list(KERNELS))
-def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
-    """The staged kernel with one thread a query row and with four (their row states merged), each causal and
-    over every key (the library picks four, or one for attention over every key with FULL_GROUPS workgroups,
-    where the tiled kernel does not fit), the direct kernel (software adapters: keys and values read from the
-    buffers, no barrier) and the register-tiled kernel (hardware adapters), its row maxima by subgroup shuffles
-    (where the adapter's subgroups have 16 lanes: lavapipe's 8 take workgroup memory) and through workgroup
-    memory, against the unfused expression, masked too."""
+def use_kernel(gpu, monkeypatch, kernel):
+    """Make the session's GPU device plan attention with one of KERNELS (the caller forgets its plans after)."""
     from trueno_web.kernels import attention
 
     tiled, shuffles, split, direct = KERNELS[kernel]
@@ -85,6 +79,30 @@ def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
     monkeypatch.setattr(attention, "FULL_SPLITS", (split,))
     monkeypatch.setattr(gpu.executor.caps, "attention_direct", direct)
     gpu.executor.forget()  # the session device's kept dispatches of these structures were built with the defaults
+
+
+@pytest.mark.parametrize("kernel", ["direct", "tiled"])
+def test_past_65535_workgroups(gpu, monkeypatch, kernel):
+    """65537 batch elements of one query row: a workgroup each, on a 2-D grid (the kernels that software and
+    hardware adapters pick)."""
+    use_kernel(gpu, monkeypatch, kernel)
+    try:
+        q, k, v = data(13, 65537, 1, 4), data(14, 65537, 2, 4), data(15, 65537, 2, 3)
+        got = value(tw.nn.scaled_dot_product_attention(*(gpu.tensor(x) for x in (q, k, v))))
+        close(got, unfused(q, k, v))
+    finally:
+        gpu.executor.forget()
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
+    """The staged kernel with one thread a query row and with four (their row states merged), each causal and
+    over every key (the library picks four, or one for attention over every key with FULL_GROUPS workgroups,
+    where the tiled kernel does not fit), the direct kernel (software adapters: keys and values read from the
+    buffers, no barrier) and the register-tiled kernel (hardware adapters), its row maxima by subgroup shuffles
+    (where the adapter's subgroups have 16 lanes: lavapipe's 8 take workgroup memory) and through workgroup
+    memory, against the unfused expression, masked too."""
+    use_kernel(gpu, monkeypatch, kernel)
     try:
         q, k, v = data(4, 2, 37, 8), data(5, 2, 70, 8), data(6, 2, 70, 12)
         ts = [gpu.tensor(x) for x in (q, k, v)]
