@@ -7,7 +7,7 @@ Each shape (batch x heads x length x head dim), causal and not: the kernel (shad
 bench/grid.py's Resident (GPU timestamps); TFLOPS count the scores and the products with V once (causal:
 half). Small shapes are checked against the unfused float64 expression first. `--set NAME=VALUE` (repeatable)
 sets a constant of kernels/attention.py first: TILED, TILED_SHUFFLES, THREADS, MAX_BK, GROUP, FULL_GROUPS, or SPLITS,
-FULL_SPLITS (comma-separated: 4,1); or of kernels/attention_tiled.py: KEYS, PREFETCH, PV_UNROLL.
+FULL_SPLITS (comma-separated: 4,1); or of kernels/attention_tiled.py: KEYS, PV_UNROLL.
 """
 
 from __future__ import annotations

@@ -61,12 +61,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{STAGE_Q}}
     let keys = select(n_k, min(n_k, r0 + 64u), causal);
 {{DECLS}}
-{{PREFETCH}}
     for (var j0 = 0u; j0 < keys; j0 = j0 + 64u) {
         workgroupBarrier();  // the last tile's p^T and V read by every thread
-{{STORE_KV}}
+{{STAGE_KV}}
         workgroupBarrier();
-{{PREFETCH_NEXT}}
 {{SCORES}}
         workgroupBarrier();  // the K tile read by every thread: p^T goes over it
 {{ROW_MAX}}

@@ -15,7 +15,6 @@ from .source import fill, shader
 
 ROWS = 64  # query rows of a workgroup, and keys of a tile
 KEYS = 4  # keys of a tile a thread scores for each of its 4 rows: 64 / KEYS threads a row, 16 x that a workgroup
-PREFETCH = False  # the next K and V tiles loaded into registers while this one is computed
 MAX_VECS = 16  # vec4s of a q, k or v row at most (head dims up to 64)
 PV_UNROLL = 8  # keys of a tile multiplied into the accumulator a loop trip
 MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
@@ -84,9 +83,7 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         for _, t, ragged in q_at
     ]
     decls = (
-        [f"{i4}var kr{u} = vec4<f32>(0.0);" for u, _, _ in k_at]
-        + [f"{i4}var vr{u} = vec4<f32>(0.0);" for u, _, _ in v_at]
-        + [f"{i4}var m{m} = tw_neg_inf();\n{i4}var l{m} = 0.0;" for m in range(4)]
+        [f"{i4}var m{m} = tw_neg_inf();\n{i4}var l{m} = 0.0;" for m in range(4)]
         + [f"{i4}var acc{m}_{d} = vec4<f32>(0.0);" for m in range(4) for d in range(dv)]
         + [
             f"{i4}let kb{n} = (tx + {lanes * n}u) * QV;\n{i4}let ksw{n} = (tx + {lanes * n}u) % QV;"
@@ -97,10 +94,10 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         + [f"{i4}let vt{d} = min(tx + {lanes * d}u, VV - 1u);" for d in range(dv)]
     )
 
-    def load_kv(j0: str, indent: str) -> list[str]:
-        lines = [f"{indent}kr{u} = tw_kt(min({t}, {ROWS * qv - 1}u), {j0}, ko, k_row, n_k, e);" for u, t, _ in k_at]
+    def load_kv(j0: str, indent: str) -> list[str]:  # into registers: every load in flight, then the stores
+        lines = [f"{indent}let kr{u} = tw_kt(min({t}, {ROWS * qv - 1}u), {j0}, ko, k_row, n_k, e);" for u, t, _ in k_at]
         return lines + [
-            f"{indent}vr{u} = tw_vt(min({t}, {ROWS * vv - 1}u), {j0}, vo, v_row, n_k, ev);" for u, t, _ in v_at
+            f"{indent}let vr{u} = tw_vt(min({t}, {ROWS * vv - 1}u), {j0}, vo, v_row, n_k, ev);" for u, t, _ in v_at
         ]
 
     store_kv = [
@@ -108,16 +105,6 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         f"{{ let t = {t}; let key = t / QV; ks[key * QV + ((t % QV) ^ (key % QV))] = kr{u}; }}"
         for u, t, ragged in k_at
     ] + [f"{i8}{'if (' + t + f' < {ROWS * vv}u) ' if ragged else ''}{{ vs[{t}] = vr{u}; }}" for u, t, ragged in v_at]
-    if PREFETCH:
-        first, tile = load_kv("0u", i4), store_kv
-        after = [
-            f"{i8}if (j0 + {ROWS}u < keys) {{",
-            f"{i8}    let j1 = j0 + {ROWS}u;",
-            *load_kv("j1", i8 + i4),
-            f"{i8}}}",
-        ]
-    else:
-        first, tile, after = [], load_kv("j0", i8) + store_kv, []
     edge = "true" if masked else f"j0 + {ROWS}u > n_k || r0 + {ROWS}u > n_q || (causal && j0 + {ROWS - 1}u > r0)"
     scores = (
         [f"{i8}var s{m}{n} = 0.0;" for m in range(4) for n in range(KEYS)]
@@ -207,9 +194,7 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         WIDE=wide,
         STAGE_Q="\n".join(stage_q),
         DECLS="\n".join(decls),
-        PREFETCH="\n".join(first),
-        STORE_KV="\n".join(tile),
-        PREFETCH_NEXT="\n".join(after),
+        STAGE_KV="\n".join(load_kv("j0", i8) + store_kv),
         SCORES="\n".join(scores),
         ROW_MAX="\n".join(row_max),
         SOFTMAX="\n".join(softmax),
