@@ -94,6 +94,24 @@ def test_past_65535_workgroups(gpu, monkeypatch, kernel):
         gpu.executor.forget()
 
 
+def test_tiled_kernel_on_views_masks_broadcasts_and_scalar_rows(gpu, monkeypatch):
+    """The register-tiled kernel, which hardware adapters pick, here on the software adapter too: on the
+    layouts of the tests below (masks that broadcast, k and v shared by every head, views of one qkv
+    product read in place, rows of whole vec4s or not) and over many tiles with rows of 5 values (scalar
+    loads, a ragged last tile of keys and of rows)."""
+    use_kernel(gpu, monkeypatch, "tiled")
+    try:
+        masks_and_broadcasts(gpu)
+        for causal in (False, True):
+            for e in (8, 6):
+                views_in_place(gpu, causal, e)
+            q, k, v = data(16, 1, 1000, 5), data(17, 1, 1025, 5), data(18, 1, 1025, 5)
+            got = value(tw.nn.scaled_dot_product_attention(*(gpu.tensor(x) for x in (q, k, v)), causal=causal))
+            close(got, unfused(q, k, v, causal=causal))
+    finally:
+        gpu.executor.forget()
+
+
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
     """The staged kernel with one thread a query row and with four (their row states merged), each causal and
@@ -135,6 +153,10 @@ def test_head_dims_of_models(dev, e):
 
 def test_masks_and_broadcast_batches(dev):
     """A (B, 1, 1, S) padding mask, a (L, S) bool mask with causal, k and v shared by every head, scale=."""
+    masks_and_broadcasts(dev)
+
+
+def masks_and_broadcasts(dev):
     q, k, v = data(4, 2, 3, 37, 6), data(5, 2, 1, 41, 6), data(6, 41, 3)
     pad = np.ones((2, 1, 1, 41), np.float32)
     pad[1, ..., 30:] = 0
@@ -255,6 +277,10 @@ def test_views_of_one_qkv_product_are_read_in_place(dev, causal, e):
     E) tensor, each at its offset, rows 3 heads E apart, heads E apart; a key slice with a step along S
     (rows 2 rows apart) and k as a broadcast batch too. The kernel reads them where they are: one dispatch
     on top of what computes qkv, no copy; the result is the unfused expression's on row-major copies."""
+    views_in_place(dev, causal, e)
+
+
+def views_in_place(dev, causal, e):
     b, heads, n = 2, 3, 37
     qkv_host = data(31, b, n, 3 * heads * e)
     qkv = dev.tensor(qkv_host)
