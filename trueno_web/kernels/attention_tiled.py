@@ -75,7 +75,8 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
     threads = 16 * lanes
     dv = 16 // lanes  # value vec4s a thread accumulates: tx + lanes d
     i4, i8 = " " * 4, " " * 8
-    q_at, k_at, v_at = staged(ROWS * qv, threads), staged(ROWS * qv, threads), staged(ROWS * vv, threads)
+    q_at = k_at = staged(ROWS * qv, threads)  # the q tile and a K tile: 64 rows of QV vec4s
+    v_at = staged(ROWS * vv, threads)
     stage_q = [
         f"{i4}{'if (' + t + f' < {ROWS * qv}u) ' if ragged else ''}{{ let t = {t}; let row = t / QV; "
         "let c = t % QV; let i = r0 + row; var x = vec4<f32>(0.0); "
