@@ -27,7 +27,7 @@ from ..errors import LimitError
 from ..graph import Node, OpStep
 from ..layout import contiguous_strides
 from . import attention_tiled
-from .attention_loads import MASK_BINDING, loads
+from .attention_loads import MASK_BINDING, MASK_CHECK, loads
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
@@ -41,8 +41,6 @@ FULL_SPLITS = (1,)  # attention over every key, where one thread a row makes FUL
 FULL_GROUPS = 256  # (fewer workgroups leave the GPU idle: SPLITS then; docs/benchmarks.md)
 TILED = True  # hardware adapters: the register-tiled kernel (kernels/attention_tiled.py) where the head dims fit
 TILED_SHUFFLES = True  # its row maxima and sums by subgroup shuffles where the adapter has subgroups
-
-MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
 
 
 def vecs(n: int) -> int:

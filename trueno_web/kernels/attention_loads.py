@@ -4,6 +4,8 @@ with: a batch element's offsets, rows of vec4s from a buffer bound as floats or 
 from __future__ import annotations
 
 MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
+# a score of key j for query row i (both in range) masked where the mask is 0
+MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
 
 LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
     var r = vec4<f32>(0.0);

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from functools import cache, reduce
 
-from .attention_loads import MASK_BINDING, loads
+from .attention_loads import MASK_BINDING, MASK_CHECK, loads
 from .source import fill, shader
 
 ROWS = 64  # query rows of a workgroup, and keys of a tile
 KEYS = 4  # keys of a tile a thread scores for each of its 4 rows: 64 / KEYS threads a row, 16 x that a workgroup
 MAX_VECS = 16  # vec4s of a q, k or v row at most (head dims up to 64)
 PV_UNROLL = 8  # keys of a tile multiplied into the accumulator a loop trip
-MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
 
 
 def storage(qv: int, vv: int) -> int:
