@@ -19,6 +19,7 @@ source = attention_tiled.source
 attention_tiled.source = lambda *a: built.append(a) or source(*a)
 dev = await tw.GpuDevice.create("webgpu")
 dev.executor.caps.attention_direct = False
+min_vecs, attention.TILED_MIN_VECS = attention.TILED_MIN_VECS, 1  # head dims of 8: the tiled kernel too
 rng = random.Random(7)
 def rows(r, c):
     return [[rng.uniform(-2.0, 2.0) for _ in range(c)] for _ in range(r)]
@@ -35,6 +36,7 @@ for shuffles in (True, False):
     got = await t[0].attention_masked(t[1], t[2], dev.tensor(mask), causal=True).numpy()
     out[f"{shuffles}-masked"] = got.tolist()
 attention.TILED_SHUFFLES = True
+attention.TILED_MIN_VECS = min_vecs
 attention_tiled.source = source
 dev.executor.forget()
 out["built"] = sorted({(a[2], a[4]) for a in built})

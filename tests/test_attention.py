@@ -74,11 +74,29 @@ def use_kernel(gpu, monkeypatch, kernel):
 
     tiled, shuffles, split, direct = KERNELS[kernel]
     monkeypatch.setattr(attention, "TILED", tiled)
+    monkeypatch.setattr(attention, "TILED_MIN_VECS", 1)  # the tests' short head dims too
     monkeypatch.setattr(attention, "TILED_SHUFFLES", shuffles)
     monkeypatch.setattr(attention, "SPLITS", (split,))
     monkeypatch.setattr(attention, "FULL_SPLITS", (split,))
     monkeypatch.setattr(gpu.executor.caps, "attention_direct", direct)
     gpu.executor.forget()  # the session device's kept dispatches of these structures were built with the defaults
+
+
+def test_hardware_adapters_pick_the_tiled_kernel_past_16_head_dims(gpu, monkeypatch):
+    """Where an adapter stages tiles (hardware), causal attention with head dims past 16 runs the tiled kernel and
+    with 16 or less the one-row one (faster there on the H100: docs/benchmarks.md), each against the reference."""
+    monkeypatch.setattr(gpu.executor.caps, "attention_direct", False)
+    gpu.executor.forget()
+    try:
+        for e, tiled in ((32, True), (16, False)):
+            q, k, v = data(19, 2, 40, e), data(20, 2, 50, e), data(21, 2, 50, e)
+            before = {src for src, _ in gpu.executor.pipelines}
+            got = value(tw.nn.scaled_dot_product_attention(*(gpu.tensor(x) for x in (q, k, v)), causal=True))
+            close(got, unfused(q, k, v, causal=True))
+            (src,) = [src for src, _ in gpu.executor.pipelines if src not in before and "fn tw_offsets" in src]
+            assert ("var<workgroup> qs:" in src) == tiled, e  # the tiled kernel's q tile
+    finally:
+        gpu.executor.forget()
 
 
 @pytest.mark.parametrize("kernel", ["direct", "tiled"])

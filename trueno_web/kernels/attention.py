@@ -11,7 +11,7 @@ balance), then the longest tiles. On software adapters (Caps.attention_direct) t
 thread a row of DIRECT_THREADS reads the keys and values straight from the buffers, no workgroup memory and no
 barrier (on SwiftShader the staged kernel's barriers took most of a transformer block's time: docs/benchmarks.md).
 Head dims past MAX_HEAD (attention_kind.MAX_HEAD) never get here: the tensor layer computes those unfused
-(tensor/linalg.py). On hardware adapters where the head dims fit, causal or masked attention, and attention over
+(tensor/linalg.py). On hardware adapters where head dims past 16 fit, causal or masked attention, and attention over
 every key with too few rows for FULL_GROUPS one-row workgroups, run kernels/attention_tiled.py's kernel (TILED):
 both products register-tiled, the row maxima by subgroup shuffles (faster on the H100 for causal attention; over
 every key the one-row kernel stays faster there: docs/benchmarks.md). Tried on the H100 and not
@@ -40,6 +40,7 @@ SPLITS = (4, 1)  # threads per query row to try, most first (more threads: the G
 FULL_SPLITS = (1,)  # attention over every key, where one thread a row makes FULL_GROUPS workgroups: no merge
 FULL_GROUPS = 256  # (fewer workgroups leave the GPU idle: SPLITS then; docs/benchmarks.md)
 TILED = True  # hardware adapters: the register-tiled kernel (kernels/attention_tiled.py) where the head dims fit
+TILED_MIN_VECS = 8  # and are past 16 (vec4s of q's rows): at 16 the one-row kernels were faster (docs/benchmarks.md)
 TILED_SHUFFLES = True  # its row maxima and sums by subgroup shuffles where the adapter has subgroups
 
 
@@ -174,7 +175,7 @@ def dispatches(step: OpStep, nodes: list[Node], caps: Caps) -> list[Dispatch]:
         return []
     qv, vv = vecs(o["e"]), vecs(o["ev"])
     one_row = caps.attention_direct or not o["causal"] and -(-o["l"] // THREADS) * o["batch"] >= FULL_GROUPS
-    tiled = TILED and not one_row and attention_tiled.fits(qv, vv, caps.wg_storage)
+    tiled = TILED and not one_row and qv >= TILED_MIN_VECS and attention_tiled.fits(qv, vv, caps.wg_storage)
     if tiled:
         rows, trips = attention_tiled.ROWS, attention_tiled.trips(o["s"], qv)
     else:
