@@ -15,7 +15,7 @@ LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
 LOAD_VEC4 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
     return select(vec4<f32>(0.0), {b}[at / 4u + c], 4u * c < n);
 }}"""
-TILE_LOADS = """// where a batch element's q, k, v and mask start: tw_meta's offsets, plus each batch dimension's index
+SHARED_FNS = """// where a batch element's q, k, v and mask start: tw_meta's offsets, plus each batch dimension's index
 // (outermost first) times its strides
 fn tw_offsets(batch: u32) -> vec4<u32> {
     var at = vec4<u32>(tw_meta[11], tw_meta[13], tw_meta[15], 0u);
@@ -46,4 +46,4 @@ def loads(vec: bool) -> str:
     """WGSL of the loads both kernels share: tw_q4, tw_k4, tw_v4 (the c-th vec4 of a row of n floats from `at`,
     zeros past n; one function per buffer, as WGSL passes none), tw_offsets (a batch element's starts) and tw_kt,
     tw_vt (a K or V tile's vec4 t)."""
-    return "\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv") + "\n" + TILE_LOADS
+    return "\n".join((LOAD_VEC4 if vec else LOAD_F32).format(b=b) for b in "qkv") + "\n" + SHARED_FNS

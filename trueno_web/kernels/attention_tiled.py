@@ -37,9 +37,13 @@ def max_of(values: list[str]) -> str:
     return reduce(lambda a, b: f"max({a}, {b})", values)
 
 
-def staged(count: int, threads: int) -> list[tuple[int, str, bool]]:
-    """(u, index, ragged) of the vec4s t = lid + threads u < count a thread moves of a tile of `count` vec4s."""
-    return [(u, f"lid + {threads * u}u", threads * (u + 1) > count) for u in range(-(-count // threads))]
+def staged(count: int, threads: int) -> list[tuple[int, str, str]]:
+    """(u, index, guard) of the vec4s t = lid + threads u < count a thread moves of a tile of `count` vec4s: the
+    guard an `if` where the last of them passes the tile's end, else empty."""
+    return [
+        (u, f"lid + {threads * u}u", f"if (lid + {threads * u}u < {count}u) " if threads * (u + 1) > count else "")
+        for u in range(-(-count // threads))
+    ]
 
 
 def across_row(var: str, combine: str, lanes: int, indent: str) -> str:
@@ -77,10 +81,10 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
     q_at = k_at = staged(ROWS * qv, threads)  # the q tile and a K tile: 64 rows of QV vec4s
     v_at = staged(ROWS * vv, threads)
     stage_q = [
-        f"{i4}{'if (' + t + f' < {ROWS * qv}u) ' if ragged else ''}{{ let t = {t}; let row = t / QV; "
+        f"{i4}{guard}{{ let t = {t}; let row = t / QV; "
         "let c = t % QV; let i = r0 + row; var x = vec4<f32>(0.0); "
         "if (i < n_q) { x = tw_q4(qo + i * q_row, c, e) * scale; } qs[row * QV + (c ^ ((row >> 2u) % QV))] = x; }"
-        for _, t, ragged in q_at
+        for _, t, guard in q_at
     ]
     decls = (
         [f"{i4}var m{m} = tw_neg_inf();\n{i4}var l{m} = 0.0;" for m in range(4)]
@@ -94,17 +98,15 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         + [f"{i4}let vt{d} = min(tx + {lanes * d}u, VV - 1u);" for d in range(dv)]
     )
 
-    def load_kv(j0: str, indent: str) -> list[str]:  # into registers: every load in flight, then the stores
-        lines = [f"{indent}let kr{u} = tw_kt(min({t}, {ROWS * qv - 1}u), {j0}, ko, k_row, n_k, e);" for u, t, _ in k_at]
-        return lines + [
-            f"{indent}let vr{u} = tw_vt(min({t}, {ROWS * vv - 1}u), {j0}, vo, v_row, n_k, ev);" for u, t, _ in v_at
+    stage_kv = (  # the tile's K and V: every load in flight into registers, then the stores
+        [f"{i8}let kr{u} = tw_kt(min({t}, {ROWS * qv - 1}u), j0, ko, k_row, n_k, e);" for u, t, _ in k_at]
+        + [f"{i8}let vr{u} = tw_vt(min({t}, {ROWS * vv - 1}u), j0, vo, v_row, n_k, ev);" for u, t, _ in v_at]
+        + [
+            f"{i8}{guard}{{ let t = {t}; let key = t / QV; ks[key * QV + ((t % QV) ^ (key % QV))] = kr{u}; }}"
+            for u, t, guard in k_at
         ]
-
-    store_kv = [
-        f"{i8}{'if (' + t + f' < {ROWS * qv}u) ' if ragged else ''}"
-        f"{{ let t = {t}; let key = t / QV; ks[key * QV + ((t % QV) ^ (key % QV))] = kr{u}; }}"
-        for u, t, ragged in k_at
-    ] + [f"{i8}{'if (' + t + f' < {ROWS * vv}u) ' if ragged else ''}{{ vs[{t}] = vr{u}; }}" for u, t, ragged in v_at]
+        + [f"{i8}{guard}{{ vs[{t}] = vr{u}; }}" for u, t, guard in v_at]
+    )
     edge = "true" if masked else f"j0 + {ROWS}u > n_k || r0 + {ROWS}u > n_q || (causal && j0 + {ROWS - 1}u > r0)"
     scores = (
         [f"{i8}var s{m}{n} = 0.0;" for m in range(4) for n in range(KEYS)]
@@ -194,7 +196,7 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         WIDE=wide,
         STAGE_Q="\n".join(stage_q),
         DECLS="\n".join(decls),
-        STAGE_KV="\n".join(load_kv("j0", i8) + store_kv),
+        STAGE_KV="\n".join(stage_kv),
         SCORES="\n".join(scores),
         ROW_MAX="\n".join(row_max),
         SOFTMAX="\n".join(softmax),
