@@ -216,17 +216,10 @@ fn tw_pair_error(p: vec2<f32>) -> f32 {
     return select(p.y, 0.0, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);
 }
 fn tw_mul(a: f32, b: f32) -> f32 { return a * b; }
-// NaN-propagating max/min (NumPy's np.max/np.min semantics)
-fn tw_max(a: f32, b: f32) -> f32 {
-    if (tw_isnan(a)) { return a; }
-    if (tw_isnan(b)) { return b; }
-    return select(b, a, a > b);
-}
-fn tw_min(a: f32, b: f32) -> f32 {
-    if (tw_isnan(a)) { return a; }
-    if (tw_isnan(b)) { return b; }
-    return select(b, a, a < b);
-}
+// NaN-propagating max/min (NumPy's np.max/np.min semantics), branch-free: a NaN a is kept by the outer select,
+// a NaN b by the ordered comparison (false with a NaN): a fold's chain of these is selects, not branches
+fn tw_max(a: f32, b: f32) -> f32 { return select(select(b, a, a > b), a, tw_isnan(a)); }
+fn tw_min(a: f32, b: f32) -> f32 { return select(select(b, a, a < b), a, tw_isnan(a)); }
 
 fn tw_neg(x: f32) -> f32 { return -x; }
 fn tw_abs(x: f32) -> f32 { return abs(x); }

@@ -264,13 +264,14 @@ def test_argmax_of_everything_and_keepdims_and_one_dispatch(dev):
 
 
 @pytest.mark.parametrize(
-    "shape", [(4, 7), (5, 30), (9, 100), (3, 300), (3, 2000), (1, 4097), (65, 1), (37, 16)], ids=str
+    "shape", [(4, 7), (5, 30), (9, 100), (3, 300), (3, 2000), (1, 4097), (65, 1), (37, 16), (5, 64), (3, 1024)], ids=str
 )
 def test_row_steps_in_both_kernel_forms(row_kernel, shape):
     """The row kernel's two forms (conftest.row_kernel: a row's threads folding through workgroup memory, or
     one thread a row) on rows of one column, of a register slot's few, of many (2 to 256 threads a row: every
-    last level of the fold's tree of fan-in 4, kernels/rows.FOLD_RADIX): layer_norm (two folds and the
-    stores), var of a chain along either axis, argmax with a NaN and an Inf, an int32 sum."""
+    last level of the fold's tree of fan-in 4, kernels/rows.FOLD_RADIX), rows that fill their register slots
+    exactly (16, 64, 1024: unguarded folds) and rows past the end in the last workgroup: layer_norm (two folds
+    and the stores), var of a chain along either axis, argmax with a NaN and an Inf, an int32 sum."""
     x, w, b = data(*shape), data(shape[-1]), data(shape[-1])
     x.flat[0], x.flat[-1] = NAN, INF
     t = tensor(row_kernel, x)
@@ -302,7 +303,9 @@ def test_light_row_steps_fold_across_fewer_threads(fresh_gpu):
 
     seen: set[str] = set()
     assert_close(block_on(t.var(axis=-1).numpy()), x.var(axis=-1), rtol=1e-5, atol=1e-6)
-    assert any("let c_31 = " in src for src in compiled_now()), "var: 32 register slots"
+    var_sources = compiled_now()
+    assert any("let c_31 = " in src for src in var_sources), "var: 32 register slots"
+    assert not any("c < cols" in src for src in var_sources), "4096 = 128 threads x 32 slots: unguarded folds"
     assert_close(block_on(t.softmax(-1).numpy()), x.softmax(axis=-1), rtol=1e-5, atol=1e-7)
     heavy = compiled_now()
     assert any("let c_15 = " in src for src in heavy) and not any("let c_16 = " in src for src in heavy)

@@ -119,13 +119,15 @@ def split_load(j: int, rank: int, outer: int, at: int, col: str = "col") -> str:
 
 
 @lru_cache(maxsize=256)
-def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = False) -> str:
+def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = False, exact: bool = False) -> str:
     """WGSL of one row-step structure. `pairs`: a float sum's row value is stored as its compensated pair (two
     floats at 2 row and 2 row + 1: the first pass of a split row, whose second pass sums the pairs). `slots`:
     where a thread's columns of a row number `slots` at most, its element loads are read once, into
     registers, before the first fold, and every pass over the row reads those (else 0: each pass is a loop
     that loads). `direct`: one thread a row (tpr 1), DIRECT_ROWS a workgroup, each fold the thread's own (no
-    workgroup memory, no barrier)."""
+    workgroup memory, no barrier). `exact`: in register mode, every slot's column is in the row (slots x tpr =
+    cols), so the folds take each slot unguarded. A row past the end folds its clamped row's loads (never
+    stored): register mode's folds check the column only."""
     loads, members, stores, through, (load_types, store_types) = key
     access = ["read_write" if j in through else "read" for j in range(len(loads))]
     decls = [
@@ -218,17 +220,24 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
     body += prologue
 
-    def loop(lines, guarded) -> str:
+    def loop(lines, guarded, stores: bool = False) -> str:
         """A loop over the row, UNROLL columns a trip, each in its own block: `lines` computes a column's values
         (its column clamped to the row, so every load is in bounds and issued before the blocks' folds),
-        `guarded` uses them where the column is in the row. In register mode, a block per slot instead."""
+        `guarded` uses them where the column is in the row (and, for `stores`, the row too). In register mode,
+        a block per slot instead."""
         if slots:
+            guard = "live && c < cols" if stores else None if exact else "c < cols"
+            use = (
+                "\n".join(line[4:] for line in guarded)
+                if guard is None
+                else (f"        if ({guard}) {{\n" + "\n".join(guarded) + "\n        }")
+            )
             return "\n".join(
                 f"    {{\n        let c = lane + {u}u * tpr;\n        let col = c_{u};\n        let i = i_{u};\n"
                 + "\n".join(line[4:] for line in lines(str(u)))
-                + "\n        if (live && c < cols) {\n"
-                + "\n".join(line for line in guarded)
-                + "\n        }\n    }"
+                + "\n"
+                + use
+                + "\n    }"
                 for u in range(slots)
             )
         lines = lines("")
@@ -289,6 +298,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
                     f"            {'out' + str(s) if through[s] is None else 'in' + str(through[s])}[i] = e{r[1]};"
                     for s, r in elem_stores
                 ],
+                stores=True,
             )
         )
     return functions() + fill(
@@ -406,5 +416,6 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
     binds = tuple(enumerate([storage(nodes, i).id for i in step.loads] + stored, start=1))
     groups = -(-step.rows // (DIRECT_ROWS if direct else WORKGROUP // tpr))
     slots = 1 << (-(-cols // tpr) - 1).bit_length()  # a power of two: few kernel variants
-    source = rows_source(key, pairs, slots if slots <= most else 0, direct)
+    registers = slots <= most
+    source = rows_source(key, pairs, slots if registers else 0, direct, registers and slots * tpr == cols)
     return [Dispatch(source, "main", binds, grid_for(groups, caps.max_per_dim), meta)]
