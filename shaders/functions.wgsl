@@ -211,6 +211,33 @@ fn tw_lanes_pair(p: mat4x2<f32>) -> vec2<f32> { return tw_pair_add(tw_pair_add(p
 fn tw_pair_value(p: vec2<f32>) -> f32 {
     return select(p.x + p.y, p.x, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);
 }
+// A row's moments for var and layer_norm's sums of squares (kernels/rows.py centred_squares): (sum pair, sum
+// of squares about the mean, count) of a thread's elements, combined across threads by Chan's update (the
+// squares of the two means' difference, weighted by the counts): no second pass over the row for the squares.
+// The means are pairs (tw_pair_mean), so their difference keeps its digits where the mean is far from 0.
+fn tw_moments_add(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    let n = a.w + b.w;
+    let ma = tw_pair_mean(a.xy, a.w);
+    let mb = tw_pair_mean(b.xy, b.w);
+    let d = (mb.x - ma.x) + (mb.y - ma.y);
+    let m2 = a.z + b.z + select(d * d * (a.w * (b.w / n)), 0.0, a.w == 0.0 || b.w == 0.0);
+    return vec4<f32>(tw_pair_add(a.xy, b.xy), m2, n);
+}
+// s / n as a pair (q, e): q the quotient, e what q misses (the remainder s - q n exact by tw_two_prod); 0 for n 0.
+// q * tw_one: a finite-math compiler would otherwise take (s.x / m) * m for s.x
+fn tw_pair_mean(s: vec2<f32>, n: f32) -> vec2<f32> {
+    let m = max(n, 1.0);
+    let q = s.x / m;
+    let p = tw_two_prod(q * tw_one, m);
+    return vec2<f32>(q, (((s.x - p.x) - p.y) + s.y) / m);
+}
+fn tw_moments_sum(m: vec4<f32>) -> f32 { return tw_pair_value(m.xy); }
+// sum((x - c)^2) of the elements whose moments are m, about any c: M2 + n (mean - c)^2
+fn tw_moments_centred(m: vec4<f32>, c: f32) -> f32 {
+    let mean = tw_pair_mean(m.xy, m.w);
+    let d = (mean.x - c) + mean.y;
+    return m.z + m.w * (d * d);
+}
 // the error term of a pair stored for a later fold: none where the sum is Inf or NaN (its error is NaN then)
 fn tw_pair_error(p: vec2<f32>) -> f32 {
     return select(p.y, 0.0, (bitcast<u32>(p.x) & 0x7f800000u) == 0x7f800000u);

@@ -3,7 +3,9 @@
 // strided loads), the per-reduction load functions (REDUCERS) and the BODY: for each reduction, a loop
 // over the row that computes its input's chain and folds it, a tree fold in workgroup memory that every
 // thread of the row reads back, and the elementwise ops on row values; then a last loop over the row
-// that computes and stores the element values something needs afterwards.
+// that computes and stores the element values something needs afterwards. Where a thread's columns are in
+// registers, a sum of squares about a row value (var, layer_norm) folds with the sum of the same elements:
+// one tree of the row's moments (functions.wgsl tw_moments_add), no second loop and tree for the squares.
 // TPR threads per row (a power of two up to 256), THREADS / TPR rows per workgroup (THREADS 256; DIRECT_ROWS
 // where TPR is 1: the fold is the thread's own, no workgroup memory, no barrier), on a grid that may be
 // 2-D past 65535 workgroups; rows past the end still reach every barrier. SPREAD: how far apart a row's

@@ -13,6 +13,7 @@ from _helpers import refs, tensor
 from _pyref import INF, NAN, Ref, apply, assert_close, matmul, where
 
 import trueno_web as tw
+from trueno_web import kernels
 from trueno_web.runtime import block_on
 
 RNG = random.Random(11)
@@ -312,6 +313,32 @@ def test_light_row_steps_fold_across_fewer_threads(fresh_gpu):
     out, _ = run(fresh_gpu, tw.layer_norm(t, tensor(fresh_gpu, w), tensor(fresh_gpu, b)))
     assert_close(out, ref_layer_norm(x, w, b), rtol=2e-5, atol=2e-5)
     assert any("let c_31 = " in src for src in compiled_now()), "layer_norm: 32 register slots"
+
+
+@pytest.mark.parametrize(
+    "shape, axis", [((3, 4096), -1), ((5, 4000), -1), ((9, 33), -1), ((1000, 5), -1), ((2, 64), 0)], ids=str
+)
+def test_var_folds_its_squares_with_its_sum(row_kernel, monkeypatch, shape, axis):
+    """var and layer_norm fold sum(x) and sum((x - mean)^2) in one pass where a thread's columns fit its
+    registers (kernels/rows.centred_squares: each thread's sum pair, squares and count, combined across the
+    row's threads by Chan's update), as accurately as two passes: rows whose mean is far from their spread
+    (1e4 +- 3: the means' difference taken from pairs), rows that fill the slots or not, a NaN and an Inf;
+    along the leading axis, two row steps (the second reads the means)."""
+    x = data(*shape, lo=1e4 - 3.0, hi=1e4 + 3.0)
+    x.flat[0], x.flat[-1] = NAN, INF
+    t = tensor(row_kernel, x)
+    sources = []
+    planned = kernels.TEMPLATES["rows"]
+    monkeypatch.setitem(kernels.TEMPLATES, "rows", lambda *a: [sources.append(d.source) or d for d in planned(*a)])
+    # atol: the mean var centres on is sum * (1 / n) rounded, off by up to an ulp of 1e4 (~1e-3), squared
+    assert_close(block_on(t.var(axis=axis).numpy()), x.var(axis=axis), rtol=3e-6, atol=2e-6)
+    if axis == -1 and not row_kernel.executor.caps.rows_direct:  # the tree form: one fold, no second tree
+        (src,) = set(sources)
+        assert "tw_moments_add(a, " in src and src.count("workgroupBarrier();\n        width = stride;") == 1
+    if axis == -1:  # its elements a chain (exact: x - 1e4 is); 1e4 would be in its output as a rounded mean
+        out, dispatches = run(row_kernel, tw.layer_norm(t - 1e4))
+        assert dispatches == 1
+        assert_close(out, ref_layer_norm(x - 1e4, 1.0, 0.0), rtol=2e-5, atol=2e-5)
 
 
 # ---------------------------------------------------------------- the planner's bindings bound

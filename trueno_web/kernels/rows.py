@@ -76,6 +76,31 @@ def inplace(step: RowStep, nodes: list[Node]) -> tuple:
     return tuple(out)
 
 
+def centred_squares(members: tuple) -> dict[int, tuple[int, tuple, int]]:
+    """The sums of squares about a row value that fold along with a sum of the same elements (var, layer_norm:
+    B = sum((X - C)^2) where A = sum(X) folds earlier in the step and C is a row value), by member:
+    {B: (A, X, C)}. The row kernel's register mode folds each such pair once: A's elements, their count and
+    their squares about the thread's own mean (Chan's moments, combined across threads exactly as a two-pass
+    sum of squares would be), then B = M2 + n (mean - C)^2."""
+    sums = {
+        k: m[2] for k, m in enumerate(members) if m[0] == "red" and m[1][:2] == ("x", "tw_add") and m[1][4] == "f32"
+    }
+    out, taken = {}, set()
+    for b, refs in sums.items():
+        square = members[refs[0][1]] if refs[0][0] == "m" else None
+        if square is None or square[:2] != ("e", "tw_mul") or square[2][0] != square[2][1] or square[2][0][0] != "m":
+            continue
+        diff = members[square[2][0][1]]
+        if diff[:2] != ("e", "tw_sub") or diff[2][1][0] != "m" or members[diff[2][1][1]][0] != "r":
+            continue
+        x, c = diff[2][0], diff[2][1][1]
+        a = next((a for a, r in sums.items() if a < b and r == (x,) and a not in taken), None)
+        if a is not None:
+            out[b] = (a, x, c)
+            taken.add(a)
+    return out
+
+
 def row_split(view, cols: int) -> int | None:
     """How many leading dimensions of an unmasked strided `view`'s index_view number its rows, where its
     trailing ones hold exactly `cols` elements (as few trailing ones as can); None: read through the flat index."""
@@ -140,6 +165,8 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         for k, s in enumerate(outs)
     ]
     at = META_WORDS + sum(m[3] for m in members)
+    moments = centred_squares(members) if slots and not pairs else {}
+    merged = {a: (b, x) for b, (a, x, _) in moments.items()}
 
     def needed(refs) -> set:
         """The element values and element loads that computing `refs` needs."""
@@ -186,6 +213,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
     if not direct:  # the workgroup folds' memory: float sums' pairs, other float folds', integer ones' per type
         shared = {"tw_shared": "f32", "tw_pairs": "vec2<f32>"}
         shared |= {f"tw_shared_{m[1][4]}": m[1][4] for m in members if m[0] == "red" and m[1][4] != "f32"}
+        shared |= {"tw_moments": "vec4<f32>"} if moments else {}
         decls += [f"var<workgroup> {name}: array<{t}, {WORKGROUP}>;" for name, t in shared.items()]
 
     def value(r, element: bool) -> str:
@@ -253,9 +281,48 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         head = f"    if (live) {{\n        for (var c0 = lane; c0 < cols; c0 = c0 + {UNROLL}u * tpr) {{\n"
         return head + "\n".join(blocks) + "\n        }\n    }"
 
+    def fold_tree(k: int, shared: str, finish: str, acc: dict) -> str:
+        """The workgroup fold of thread states acc{k} (rows_fold.wgsl), leaving v{k} and r{k}."""
+        take = "\n".join(
+            f"            if ({j}u < fan) {{ a = {acc['COMBINE']}(a, {shared}[lid + {j}u * stride * spread]); }}"
+            for j in range(1, FOLD_RADIX)
+        )
+        return fill(shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, RADIX=FOLD_RADIX, TAKE=take, **acc).rstrip()
+
+    def moment_pass(k: int, x: tuple, finish: str) -> list[str]:
+        """Sum k of element value `x` and the moments of its thread's elements (tw_moments: sum pair, squares
+        about the thread's mean, count), folded across the row's threads: v{k} the row's moments, r{k} the sum."""
+        count = f"{slots}.0" if exact else "f32(select(0u, (cols - 1u - lane) / tpr + 1u, lane < cols))"
+        lines = [f"    var sum{k} = tw_pair(0.0);"]
+        lines.append(
+            loop(lambda u: elements([x], " " * 12, u), [f"            sum{k} = tw_lane_add(sum{k}, {value(x, True)});"])
+        )
+        lines += [
+            f"    let n{k} = {count};",
+            f"    let mu{k} = tw_pair_mean(sum{k}, n{k});",
+            f"    var m2_{k} = 0.0;",
+        ]
+        lines.append(
+            loop(
+                lambda u: elements([x], " " * 12, u) + [f"            let d = {value(x, True)} - mu{k}.x;"],
+                [f"            m2_{k} = m2_{k} + d * d;"],
+            )
+        )
+        # the squares about mu.x, less n (mu.y)^2: the squares about the mean (mu.x + mu.y)
+        lines.append(f"    let acc{k} = vec4<f32>(sum{k}, m2_{k} - n{k} * mu{k}.y * mu{k}.y, n{k});")
+        if direct:
+            return lines + [f"    let v{k} = acc{k};\n    let r{k} = {finish}(tw_pair_value(v{k}.xy));"]
+        acc = dict(COMBINE="tw_moments_add", VALUE="tw_moments_sum")
+        return lines + [fold_tree(k, "tw_moments", finish, acc)]
+
     for k, (level, fn, refs, _) in enumerate(members):
         if level == "r":
             body.append(f"    let r{k} = {call(k, False)};")
+        elif k in moments:  # folded with its sum's elements (centred_squares)
+            a, _, c = moments[k]
+            body.append(f"    let r{k} = {fn[3]}(tw_moments_centred(v{a}, r{c}));")
+        elif k in merged:
+            body += moment_pass(k, merged[k][1], fn[3])
         elif level == "red":
             _, combine, identity, finish, scalar = fn
             acc = accumulator(combine, identity, scalar)
@@ -271,15 +338,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
                 body.append(f"    let v{k} = acc{k};\n    let r{k} = {finish}({acc['VALUE']}(v{k}));")
                 continue
             shared = {"vec2<f32>": "tw_pairs", "f32": "tw_shared"}.get(acc["ACC"], f"tw_shared_{scalar}")
-            take = "\n".join(
-                f"            if ({j}u < fan) {{ a = {acc['COMBINE']}(a, {shared}[lid + {j}u * stride * spread]); }}"
-                for j in range(1, FOLD_RADIX)
-            )
-            body.append(
-                fill(
-                    shader("rows_fold"), K=k, SHARED=shared, FINISH=finish, RADIX=FOLD_RADIX, TAKE=take, **acc
-                ).rstrip()
-            )
+            body.append(fold_tree(k, shared, finish, acc))
     row_stores = [
         f"out{s}[2u * row] = v{r[1]}.x; out{s}[2u * row + 1u] = tw_pair_error(v{r[1]});"
         if pairs
