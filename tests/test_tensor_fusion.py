@@ -341,6 +341,19 @@ def test_var_folds_its_squares_with_its_sum(row_kernel, monkeypatch, shape, axis
         assert_close(out, ref_layer_norm(x - 1e4, 1.0, 0.0), rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("shape, axis", [((300, 7), 0), ((4, 5, 6), (0, 2)), ((3, 4, 5), (2, 0))], ids=str)
+def test_var_over_leading_axes_is_one_row_step(row_kernel, shape, axis):
+    """var over leading axes (or axes in any order) centres a view of its input whose reduced axes are last:
+    one row step reads it in place (two dispatches where its rows are folded in chunks), no copy of the
+    centred values; keepdims puts the 1s back where the axes were."""
+    x = data(*shape)
+    for keepdims in (False, True):
+        out, dispatches = run(row_kernel, tensor(row_kernel, x).var(axis=axis, keepdims=keepdims))
+        assert dispatches <= 2
+        assert_close(out, x.var(axis=axis, keepdims=keepdims), rtol=1e-5, atol=1e-6)
+        assert out.shape == x.var(axis=axis, keepdims=keepdims).shape
+
+
 # ---------------------------------------------------------------- the planner's bindings bound
 
 

@@ -30,10 +30,18 @@ class Reductions:
 
     def var(self, axis=None, keepdims=False, *, correction: float = 0.0):
         """The variance: sum((x - mean)^2) / (n - correction) (the standard's correction is NumPy's ddof);
-        NaN where n - correction <= 0."""
-        centred = _floats(self) - self.mean(axis, keepdims=True)
+        NaN where n - correction <= 0. The reduced axes are moved last first (a view of the input), so the
+        centring happens in the rows' own layout: one row step, not a view of the centred values copied."""
+        axes = axes_tuple(axis, self.ndim, "var")
+        kept = [d for d in range(self.ndim) if d not in axes]
+        x, last = _floats(self), tuple(range(len(kept), self.ndim))
+        if tuple(sorted(axes)) != last:
+            x = x.permute(kept + sorted(axes))
+        centred = x - x.mean(last, keepdims=True)
         n = _count(self, axis) - correction
-        total = (centred * centred).sum(axis, keepdims)
+        total = (centred * centred).sum(last)
+        if keepdims:
+            total = total.reshape(tuple(1 if d in axes else size for d, size in enumerate(self.shape)))
         return total * (1.0 / n) if n > 0 else total * math.nan
 
     def std(self, axis=None, keepdims=False, *, correction: float = 0.0):
