@@ -6,9 +6,12 @@ which steps take the column layout."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
+from trueno_web import kernels
 from trueno_web.kernels import rows
 from trueno_web.runtime import block_on
 
@@ -120,6 +123,29 @@ def test_few_columns_fold_in_chunks_first(dev, shape, name):
         assert dev.stats.dispatches - before == 2  # the chunks' folds, then each column's
     want = getattr(np, name)(a.astype(np.float64), axis=0)
     np.testing.assert_allclose(got, want, rtol=2 * shape[0] * 2.0**-24 if name == "prod" else 2 * 2.0**-24)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+@pytest.mark.parametrize("shape", [(300, 1024), (33, 2048), (5, 4096)], ids=str)
+def test_two_folds_over_columns_take_more_workgroups(dev, monkeypatch, shape):
+    """var over the leading axis is two folds, never folded in chunks: where its columns side by side would make
+    fewer than rows_split.COLUMN_GROUPS workgroups, the column layout narrows to COLUMN_ROWS_MIN rows a
+    workgroup (four times the workgroups; 32-byte segments a warp's load). Against float64 NumPy, a NaN and
+    an Inf in two columns; the short rows in registers (their squares folded with their sums)."""
+    a = RNG.standard_normal(shape).astype(np.float32) + 100.0
+    a[1, 3], a[2, 5] = np.nan, np.inf
+    spreads = []
+    if dev.backend == "webgpu":
+        planned = kernels.TEMPLATES["rows"]
+        monkeypatch.setitem(
+            kernels.TEMPLATES,
+            "rows",
+            lambda *x: [spreads.append(struct.unpack("<4I", d.meta[:16])[3]) or d for d in planned(*x)],
+        )
+    got = block_on(dev.tensor(a).var(axis=0).numpy())
+    np.testing.assert_allclose(got, a.astype(np.float64).var(axis=0), rtol=1e-5, atol=1e-6)
+    if dev.backend == "webgpu":
+        assert set(spreads) == {rows.COLUMN_ROWS_MIN}
 
 
 @pytest.mark.parametrize("shape", [(9, 70), (4096, 33)], ids=str)

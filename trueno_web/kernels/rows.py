@@ -19,7 +19,7 @@ from ..graph import Node, RowStep, function, gathers, row_reduction, storage
 from .caps import Caps
 from .map import TAKE_WORDS, index_fn, index_view, load_expr, meta_len, take_words, view_key, view_words
 from .map_gather import geometry, take_fn
-from .rows_split import chunks_per_row, split_dispatches
+from .rows_split import COLUMN_GROUPS, chunks_per_row, split_dispatches
 from .source import (
     META_WORDS,
     ONE_BITS,
@@ -424,6 +424,9 @@ def check_budget(cols: int, folds: int, passes: int, caps: Caps, per_thread: int
 
 COLUMN_ROWS = 32  # rows a workgroup takes side by side in a column layout: a warp's loads, 128 bytes
 COLUMN_GROUPS_MIN = 32  # workgroups a column layout that is not folded in chunks needs, else the row layout
+COLUMN_ROWS_MIN = 8  # rows a workgroup a column layout not folded in chunks narrows to, halving from COLUMN_ROWS
+# while it makes fewer than rows_split.COLUMN_GROUPS workgroups (var(axis=0): two folds, never in chunks):
+# 32-byte segments a warp's load, four times the workgroups (docs/benchmarks.md, seventh session)
 
 
 def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> int:
@@ -446,7 +449,8 @@ def column_spread(step: RowStep, nodes: list[Node], key: tuple, caps: Caps) -> i
 
 def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False) -> list[Dispatch]:
     """One dispatch: TPR threads per row (threads_per_row), or COLUMN_ROWS rows side by side (column_spread,
-    where that makes COLUMN_GROUPS_MIN workgroups at least), or where caps.rows_direct one thread a row (its
+    where that makes COLUMN_GROUPS_MIN workgroups at least; down to COLUMN_ROWS_MIN where the rows are not
+    folded in chunks and the workgroups few), or where caps.rows_direct one thread a row (its
     loops within the budget); two for a reduction whose rows are folded in chunks first
     (rows_split.chunks_per_row). Raises LimitError where a row is too long for the adapter's loop budget.
     `pairs`: see rows_source."""
@@ -460,6 +464,8 @@ def dispatches(step: RowStep, nodes: list[Node], caps: Caps, pairs: bool = False
     k = 1 if pairs else chunks_per_row(step, nodes, spread)
     if k == 1 and 1 < spread and step.rows < COLUMN_ROWS * COLUMN_GROUPS_MIN:  # too few workgroups side by side
         spread, k = 1, 1 if pairs else chunks_per_row(step, nodes, 1)
+    while k == 1 and not pairs and spread > COLUMN_ROWS_MIN and step.rows // spread < COLUMN_GROUPS:
+        spread //= 2
     if k > 1:
         return split_dispatches(
             step, nodes, k, lambda part, virtual, pairs=False: dispatches(part, virtual, caps, pairs)
