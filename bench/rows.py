@@ -7,7 +7,7 @@ GPU-timed on resident data.
 Each workload's dispatches run again on the buffers they left on the device and are timed by GPU timestamps
 (bench/grid.py's Resident); torch (CUDA, where importable) by CUDA events. Bandwidth counts the bytes read and
 written once each; "of copy" compares with our own copy (x * 1.0, one read and one write) of the same shape.
-Workloads: x * 1, layer_norm(x, w, b), x.sum(-1), x.softmax(-1), x.var(-1), and over the leading axis (columns, read in
+Workloads: x * 1, layer_norm(x, w, b), x.sum(-1), x.softmax(-1), x.var(-1), x.max(-1), and over the leading axis (columns, read in
 place): x.sum(0), x.mean(0), x.var(0); with a 3-D shape such as 64x1024x1024, x.mean(axis=(1, 2)).
 `--row-layout` puts every row step's threads along its rows (column_spread 1), the layout before the column
 one, to compare. `--set NAME=VALUE` (repeatable) sets a constant of kernels/rows.py first (PER_THREAD,
@@ -46,6 +46,7 @@ def workloads(shape):
         "sum(-1)": (lambda x, w, b: x.sum(axis=-1), lambda x, w, b: x.sum(-1), r),
         "softmax(-1)": (lambda x, w, b: x.softmax(-1), lambda x, w, b: x.softmax(-1), r * c),
         "var(-1)": (lambda x, w, b: x.var(axis=-1), lambda x, w, b: x.var(-1, correction=0), r),
+        "max(-1)": (lambda x, w, b: x.max(axis=-1), lambda x, w, b: x.amax(-1), r),
         "sum(0)": (lambda x, w, b: x.sum(axis=0), lambda x, w, b: x.sum(0), c),
         "mean(0)": (lambda x, w, b: x.mean(axis=0), lambda x, w, b: x.mean(0), c),
         "var(0)": (lambda x, w, b: x.var(axis=0), lambda x, w, b: x.var(0, correction=0), c),
