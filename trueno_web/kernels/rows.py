@@ -166,7 +166,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
     ]
     at = META_WORDS + sum(m[3] for m in members)
     moments = centred_squares(members) if slots and not pairs else {}
-    merged = {a: (b, x) for b, (a, x, _) in moments.items()}
+    leads = {a: x for a, x, _ in moments.values()}  # each sum folded with its squares: its element value
 
     def needed(refs) -> set:
         """The element values and element loads that computing `refs` needs."""
@@ -321,8 +321,8 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         elif k in moments:  # folded with its sum's elements (centred_squares)
             a, _, c = moments[k]
             body.append(f"    let r{k} = {fn[3]}(tw_moments_centred(v{a}, r{c}));")
-        elif k in merged:
-            body += moment_pass(k, merged[k][1], fn[3])
+        elif k in leads:
+            body += moment_pass(k, leads[k], fn[3])
         elif level == "red":
             _, combine, identity, finish, scalar = fn
             acc = accumulator(combine, identity, scalar)
