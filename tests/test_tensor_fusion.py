@@ -316,14 +316,16 @@ def test_light_row_steps_fold_across_fewer_threads(fresh_gpu):
 
 
 @pytest.mark.parametrize(
-    "shape, axis", [((3, 4096), -1), ((5, 4000), -1), ((9, 33), -1), ((1000, 5), -1), ((2, 64), 0)], ids=str
+    "shape, axis",
+    [((3, 4096), -1), ((5, 4000), -1), ((9, 33), -1), ((1000, 5), -1), ((2, 9000), -1), ((2, 64), 0)],
+    ids=str,
 )
 def test_var_folds_its_squares_with_its_sum(row_kernel, monkeypatch, shape, axis):
-    """var and layer_norm fold sum(x) and sum((x - mean)^2) in one pass where a thread's columns fit its
-    registers (kernels/rows.centred_squares: each thread's sum pair, squares and count, combined across the
-    row's threads by Chan's update), as accurately as two passes: rows whose mean is far from their spread
-    (1e4 +- 3: the means' difference taken from pairs), rows that fill the slots or not, a NaN and an Inf;
-    along the leading axis, two row steps (the second reads the means)."""
+    """var and layer_norm fold sum(x) and sum((x - mean)^2) in one pass over a row (kernels/rows.centred_squares:
+    each thread's sum pair, squares and count, combined across the row's threads by Chan's update), as
+    accurately as two passes: rows whose mean is far from their spread (1e4 +- 3: the means' difference taken
+    from pairs), rows that fill the register slots or not, rows too long for them (a loop: each trip's
+    columns' moments added to the thread's), a NaN and an Inf; along the leading axis too."""
     x = data(*shape, lo=1e4 - 3.0, hi=1e4 + 3.0)
     x.flat[0], x.flat[-1] = NAN, INF
     t = tensor(row_kernel, x)
@@ -332,7 +334,7 @@ def test_var_folds_its_squares_with_its_sum(row_kernel, monkeypatch, shape, axis
     monkeypatch.setitem(kernels.TEMPLATES, "rows", lambda *a: [sources.append(d.source) or d for d in planned(*a)])
     # atol: the mean var centres on is sum * (1 / n) rounded, off by up to an ulp of 1e4 (~1e-3), squared
     assert_close(block_on(t.var(axis=axis).numpy()), x.var(axis=axis), rtol=3e-6, atol=2e-6)
-    if axis == -1 and not row_kernel.executor.caps.rows_direct:  # the tree form: one fold, no second tree
+    if not row_kernel.executor.caps.rows_direct:  # the tree form: one fold, no second tree
         (src,) = set(sources)
         assert "tw_moments_add(a, " in src and src.count("workgroupBarrier();\n        width = stride;") == 1
     if axis == -1:  # its elements a chain (exact: x - 1e4 is); 1e4 would be in its output as a rounded mean

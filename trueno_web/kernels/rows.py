@@ -79,9 +79,10 @@ def inplace(step: RowStep, nodes: list[Node]) -> tuple:
 def centred_squares(members: tuple) -> dict[int, tuple[int, tuple, int]]:
     """The sums of squares about a row value that fold along with a sum of the same elements (var, layer_norm:
     B = sum((X - C)^2) where A = sum(X) folds earlier in the step and C is a row value), by member:
-    {B: (A, X, C)}. The row kernel's register mode folds each such pair once: A's elements, their count and
-    their squares about the thread's own mean (Chan's moments, combined across threads exactly as a two-pass
-    sum of squares would be), then B = M2 + n (mean - C)^2."""
+    {B: (A, X, C)}. The row kernel folds each such pair once, in register mode and in a loop alike: A's
+    elements, their count and their squares about the thread's own mean (Chan's moments, combined across a
+    loop's trips and the row's threads exactly as a two-pass sum of squares would be), then
+    B = M2 + n (mean - C)^2."""
     sums = {
         k: m[2] for k, m in enumerate(members) if m[0] == "red" and m[1][:2] == ("x", "tw_add") and m[1][4] == "f32"
     }
@@ -165,7 +166,7 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         for k, s in enumerate(outs)
     ]
     at = META_WORDS + sum(m[3] for m in members)
-    moments = centred_squares(members) if slots and not pairs else {}
+    moments = centred_squares(members) if not pairs else {}
     leads = {a: x for a, x, _ in moments.values()}  # each sum folded with its squares: its element value
 
     def needed(refs) -> set:
@@ -291,7 +292,32 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
 
     def moment_pass(k: int, x: tuple, finish: str) -> list[str]:
         """Sum k of element value `x` and the moments of its thread's elements (tw_moments: sum pair, squares
-        about the thread's mean, count), folded across the row's threads: v{k} the row's moments, r{k} the sum."""
+        about the thread's mean, count), folded across the row's threads: v{k} the row's moments, r{k} the sum.
+        In register mode the squares are a second pass over the registers; in a loop, each trip's UNROLL
+        columns are moments of their own (their squares about their mean), added to the thread's by Chan's
+        update (a short dependent chain a trip, not one an element)."""
+        if not slots:
+            trip = [f"            var x{u} = 0.0;" for u in range(UNROLL)]
+            for u in range(UNROLL):
+                trip.append(
+                    f"            {{\n                let c = c0 + {u}u * tpr;\n                let col = min(c, cols - 1u);\n"
+                    "                let i = row * cols + col;\n"
+                    + "\n".join("    " + line for line in elements([x], " " * 12))
+                    + f"\n                if (c < cols) {{ x{u} = {value(x, True)}; }}\n            }}"
+                )
+            trip.append("            var s = tw_pair(0.0);")
+            trip += [f"            s = tw_lane_add(s, x{u});" for u in range(UNROLL)]
+            trip.append(f"            let n = f32(min((cols - c0 + tpr - 1u) / tpr, {UNROLL}u));")
+            trip.append("            let mean = tw_pair_mean(s, n);")
+            trip += [
+                f"            let d{u} = select(0.0, (x{u} - mean.x) - mean.y, c0 + {u}u * tpr < cols);"
+                for u in range(UNROLL)
+            ]
+            squares = " + ".join(f"d{u} * d{u}" for u in range(UNROLL))
+            trip.append(f"            acc{k} = tw_moments_add(acc{k}, vec4<f32>(s, {squares}, n));")
+            head = f"    if (live) {{\n        for (var c0 = lane; c0 < cols; c0 = c0 + {UNROLL}u * tpr) {{\n"
+            lines = [f"    var acc{k} = vec4<f32>(0.0);", head + "\n".join(trip) + "\n        }\n    }"]
+            return folded(k, lines, finish)
         count = f"{slots}.0" if exact else "f32(select(0u, (cols - 1u - lane) / tpr + 1u, lane < cols))"
         lines = [f"    var sum{k} = tw_pair(0.0);"]
         lines.append(
@@ -310,10 +336,13 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         )
         # the squares about mu.x, less n (mu.y)^2: the squares about the mean (mu.x + mu.y)
         lines.append(f"    let acc{k} = vec4<f32>(sum{k}, m2_{k} - n{k} * mu{k}.y * mu{k}.y, n{k});")
+        return folded(k, lines, finish)
+
+    def folded(k: int, lines: list[str], finish: str) -> list[str]:
+        """`lines` (a thread's moments acc{k}), then their fold across the row's threads."""
         if direct:
             return lines + [f"    let v{k} = acc{k};\n    let r{k} = {finish}(tw_pair_value(v{k}.xy));"]
-        acc = dict(COMBINE="tw_moments_add", VALUE="tw_moments_sum")
-        return lines + [fold_tree(k, "tw_moments", finish, acc)]
+        return lines + [fold_tree(k, "tw_moments", finish, dict(COMBINE="tw_moments_add", VALUE="tw_moments_sum"))]
 
     for k, (level, fn, refs, _) in enumerate(members):
         if level == "r":
