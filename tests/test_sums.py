@@ -141,3 +141,34 @@ def test_numpy_sums_keep_numpy_buffer_size():
     with pytest.raises(np.exceptions.AxisError):
         references.np_sum(x, axis=2)
     assert np.getbufsize() == before
+
+
+def test_numpy_sums_split_over_threads(monkeypatch):
+    """references.np_sum splits a large float sum along its outermost axis in memory over a thread pool: the
+    float64 partials added (a reduced axis) or set side by side (a kept one) give the unsplit sum, rounded
+    once, for every axis form, strided views and complex values; a bad axis raises NumPy's own error."""
+    np = pytest.importorskip("numpy")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trueno_web import references
+
+    pool, parts = ThreadPoolExecutor(3), []
+    split = pool.map
+    monkeypatch.setattr(pool, "map", lambda f, chunks: parts.append([c.shape for c in chunks]) or split(f, chunks))
+    monkeypatch.setattr(references, "sum_threads", lambda: (pool, 3))
+    monkeypatch.setattr(references, "SPLIT_SUM_FROM", 64)
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((7, 5, 11)) * 10.0 ** rng.integers(-6, 6, (7, 5, 11))).astype(np.float32)
+    cases = [(x, None), (x, 0), (x, -1), (x, (0, 2)), (x, (1, 2)), (x, (2, 0)), (x.transpose(2, 0, 1), 1)]
+    cases += [(x.transpose(2, 0, 1), (0, 2)), (x[:, ::2], 1), (x.reshape(1, -1), -1), (x.reshape(-1), 0)]
+    cases += [(x.astype(np.complex64) * (1 - 2j), 1), (x[:2, :2, :2].reshape(2, 4), 1)]  # the last: too small
+    for arr, axis in cases:
+        got = references.np_sum(arr, axis)
+        want = np.sum(arr, axis=axis, dtype=np.complex128 if arr.dtype.kind == "c" else np.float64)
+        assert got.dtype == arr.dtype and np.array_equal(got, want.astype(arr.dtype)), (arr.shape, axis)
+    assert [len(p) for p in parts] == [3] * (len(cases) - 1)
+    assert [c[1] for c in parts[6]] == [3, 2, 2] and [c[0] for c in parts[0]] == [3, 2, 2]  # the outermost axis
+    for bad, error in ((3, np.exceptions.AxisError), ((0, 0), ValueError), ((1, -2), ValueError)):
+        with pytest.raises(error):
+            references.np_sum(x, bad)
+    pool.shutdown()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from builtins import pow as builtins_pow
 from collections.abc import Callable
 
@@ -272,22 +273,54 @@ def in_float64(expr: Callable) -> Callable:
 
 
 SUM_BUFFER = 1 << 18  # elements NumPy's casting buffer holds in np_sum (its default 8192: 1.6x slower)
+SPLIT_SUM_FROM = 1 << 20  # elements: a float sum this large runs on the host's cores, a part each (handing a part
+# to a thread costs tens of microseconds)
 
 
 def np_sum(x, axis=None):
     """Sum accumulated in float64 (complex128), rounded once to float32 (complex64): its error does not grow
-    with the count. Integers sum in their own dtype (wrapping, as the kernels). NumPy casts a float32 input
-    through a buffer as it sums; a buffer of SUM_BUFFER elements (still in cache) amortises each refill's cost
-    over more elements (docs/benchmarks.md)."""
+    with the count. Integers sum in their own dtype (wrapping, as the kernels). A large float sum is split
+    along its outermost axis in memory over the host's cores, its float64 partials then added or set side by
+    side (NumPy's reductions release the GIL; on one core the float64 cast and sum cost 2-4x NumPy's float32
+    sum; docs/benchmarks.md)."""
     np = numpy_module()
     if x.dtype.kind in "iu":
         return np.sum(x, axis=axis, dtype=x.dtype)
+    wide = np.complex128 if x.dtype.kind == "c" else np.float64
+    pool, threads = sum_threads() if x.size >= SPLIT_SUM_FROM else (None, 1)
+    split = [d for d, n in enumerate(x.shape) if n >= threads] if pool else []
+    d = max(split, key=lambda d: abs(x.strides[d])) if split else None  # the outermost in memory: parts apart
+    given = range(x.ndim) if axis is None else [int(a) for a in ((axis,) if np.ndim(axis) == 0 else axis)]
+    axes = tuple({a % x.ndim for a in given if -x.ndim <= a < x.ndim})
+    if d is None or len(axes) != len(given):  # one thread; or a bad axis, for NumPy's own error
+        return wide_sum(x, axis, wide).astype(x.dtype)
+    parts = list(pool.map(lambda part: wide_sum(part, axes, wide, True), np.array_split(x, threads, d)))
+    total = functools.reduce(np.add, parts) if d in axes else np.concatenate(parts, axis=d)
+    return total.reshape([n for a, n in enumerate(x.shape) if a not in axes]).astype(x.dtype)
+
+
+def wide_sum(x, axis, wide, keepdims: bool = False):
+    """np.sum in `wide` through a casting buffer of SUM_BUFFER elements (still in cache: each refill's cost
+    amortised over more elements; the setting is the calling thread's)."""
+    np = numpy_module()
     old = np.setbufsize(SUM_BUFFER) if x.size > SUM_BUFFER else None  # (setting it costs ~2 us: large sums only)
     try:
-        return np.sum(x, axis=axis, dtype=np.complex128 if x.dtype.kind == "c" else np.float64).astype(x.dtype)
+        return np.sum(x, axis=axis, dtype=wide, keepdims=keepdims)
     finally:
         if old is not None:
             np.setbufsize(old)
+
+
+@functools.cache
+def sum_threads():
+    """(the pool np_sum splits large sums over, its threads): one a core, at most 8; none under Pyodide, which
+    starts no threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .runtime import is_browser
+
+    cores = 1 if is_browser() else min(os.cpu_count() or 1, 8)
+    return (ThreadPoolExecutor(cores, thread_name_prefix="trueno_web-sum") if cores > 1 else None), cores
 
 
 def np_dot(a, b, axis=None):
