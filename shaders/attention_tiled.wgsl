@@ -5,10 +5,11 @@
 // tiles at an end, the diagonal or under a mask; each row's tile max across its LANES threads (lanes of one
 // subgroup: xor shuffles where the subgroups are that wide, else through workgroup memory); the online softmax
 // (running max m, the sum l kept per thread and added up at the end, the accumulator rescaled by
-// tw_exp(m_old - m)), p = tw_exp(s - m) with m taken as 0 while it is -inf (every key so far masked: p and the
+// 2^(m_old - m)), p = 2^(s - m) (tw_exp2_neg: the scale times log2(e) folded into q, so the scores are in log2
+// units) with m taken as 0 while it is -inf (every key so far masked: p and the
 // rescale 0, nothing accumulated yet), stored as p^T over the K tile; acc += p v as a second product (a thread:
 // its 4 rows x value vec4s tx, tx + LANES, ...; on the diagonal tile only the keys up to its last row).
-// NaN: a NaN score's p is NaN whatever the max (tw_exp passes NaN through), and so is its row's l and output, as
+// NaN: a NaN score's p is NaN whatever the max (tw_exp2_neg passes NaN through), and so is its row's l and output, as
 // in the two-pass formula; so the maxima are the builtin max (a +inf score: p = e^(inf - inf), NaN, as there).
 // A row whose max stays -inf (every key masked) is NaN. Workgroup memory rows are swizzled (vec4 c of row r at
 // c ^ (r % QV)) so a warp's reads and writes hit distinct banks. Causal: a workgroup walks the keys up to its
@@ -44,7 +45,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let e = tw_meta[2];
     let ev = tw_meta[3];
     let causal = tw_meta[6] != 0u;
-    let scale = bitcast<f32>(tw_meta[8]);
+    let scale = bitcast<f32>(tw_meta[8]) * 1.44269504;  // log2(e): the scores in log2 units, for tw_exp2_neg
     let batch = group % batches;
     let r0 = (tiles - 1u - group / batches) * 64u;  // the last row tiles (a causal row's most keys) first
     let starts = tw_offsets(batch);

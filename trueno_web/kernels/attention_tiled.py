@@ -135,9 +135,9 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         softmax += [
             f"{i8}let mn{m} = max(m{m}, mx{m});",
             f"{i8}let ms{m} = select(mn{m}, 0.0, mn{m} == tw_neg_inf());",
-            f"{i8}let al{m} = tw_exp(m{m} - ms{m});",
+            f"{i8}let al{m} = tw_exp2_neg(m{m} - ms{m});",
         ]
-        softmax += [f"{i8}let p{m}{n} = tw_exp(s{m}{n} - ms{m});" for n in range(KEYS)]
+        softmax += [f"{i8}let p{m}{n} = tw_exp2_neg(s{m}{n} - ms{m});" for n in range(KEYS)]
         softmax += [f"{i8}l{m} = l{m} * al{m} + ({' + '.join(f'p{m}{n}' for n in range(KEYS))});"]
         softmax += [f"{i8}acc{m}_{d} = acc{m}_{d} * al{m};" for d in range(dv)] + [f"{i8}m{m} = mn{m};"]
     softmax += [
