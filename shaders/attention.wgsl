@@ -1,19 +1,18 @@
-// Fused attention (kernels/attention.py): y = softmax(q k^T * scale, masked) v without the scores in memory.
-// One workgroup per (batch element, tile of BQ query rows), SPLIT threads per query row (`part`), each
-// walking its own groups of GROUP keys of every tile: its q row and its accumulator in registers (QV and VV
-// vec4s, E and Ev zero-padded; one variable per vec4 in the generated text: arrays would be placed in
-// memory); the keys and values in tiles of BK staged in workgroup memory by all threads (STAGE: every load
-// in flight first). Online softmax per group: the group's scores in registers, the running max m
-// (NaN-propagating), the sum l and the accumulator rescaled by tw_exp(m_old - m) (1 where m stays, so -inf
-// and +inf rows behave as the two-pass formula), then l += p, acc += p v with p = tw_exp(s - m) (0 for a
-// score of -inf: masked, or -inf itself). At the end MERGE folds a row's SPLIT states into its first thread
-// through workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all
-// -inf. Causal: a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its
-// diagonal, and within its diagonal tile the groups past its own key. kernels/attention.py fills the
-// constants, LOADS, STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and the mask's binding and check for the masked
-// row. DIRECT (software adapters: a CPU rasterizer, where a barrier switches every group of lanes and workgroup
-// memory is the same cache as the buffers): one thread a row reads its keys and values straight from k and v,
-// no STAGE, no barrier, no workgroup memory.
+// Fused attention (kernels/attention.py): y = softmax(q k^T * scale, masked) v without the scores in memory. One
+// workgroup per (batch element, tile of BQ query rows), SPLIT threads per query row (`part`), each walking its own
+// groups of GROUP keys of every tile: its q row and its accumulator in registers (QV and VV vec4s, E and Ev
+// zero-padded; one variable per vec4 in the generated text: arrays would be placed in memory); the keys and values
+// in tiles of BK staged in workgroup memory by all threads (STAGE: every load in flight first). Online softmax per
+// group: the group's scores in registers, the running max m (NaN-propagating), the sum l and the accumulator
+// rescaled by 2^(m_old - m) (1 where m stays, so -inf and +inf rows behave as the two-pass formula), then l += p,
+// acc += p v with p = 2^(s - m) (0 for a score of -inf: masked, or -inf itself; tw_exp2_neg, the scale times
+// log2(e): the scores in log2 units). At the end MERGE folds a row's SPLIT states into its first thread through
+// workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all -inf. Causal:
+// a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its diagonal, and within
+// its diagonal tile the groups past its own key. kernels/attention.py fills the constants, LOADS, STAGE, SCORES,
+// RESCALE, ACCUMULATE, MERGE and the mask's binding and check for the masked row. DIRECT (software adapters: a CPU
+// rasterizer, where a barrier switches every group of lanes and workgroup memory is the same cache as the buffers):
+// one thread a row reads its keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
 // q, k and v may be views of their storage (read in place, kernels/attention.py's layout): each at its offset,
 // its rows its row stride apart, a row's elements adjacent.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
@@ -52,7 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let e = tw_meta[2];
     let ev = tw_meta[3];
     let causal = tw_meta[6] != 0u;
-    let scale = bitcast<f32>(tw_meta[8]);
+    let scale = bitcast<f32>(tw_meta[8]) * 1.44269504;  // log2(e): the scores in log2 units, for tw_exp2_neg
     let batch = group / tiles;
     let r0 = (group - batch * tiles) * BQ;
     let starts = tw_offsets(batch);
@@ -83,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             for (var j4 = part * GROUP; j4 < end; j4 = j4 + GROUP * SPLIT) {
 {{SCORES}}
                 let mn = tw_max(m, {{GROUP_MAX}});
-                let alpha = select(tw_exp(m - mn), 1.0, m == mn);
+                let alpha = select(tw_exp2_neg(m - mn), 1.0, m == mn);
                 l = l * alpha;
                 {{RESCALE}}
 {{ACCUMULATE}}

@@ -163,7 +163,7 @@ def test_each_kernel_causal_full_and_masked(gpu, monkeypatch, kernel):
 
 
 def test_exp2_of_scores_within_an_ulp(gpu):
-    """tw_exp2_neg (shaders/functions.wgsl: the tiled kernel's p = 2^(s - m) and rescale, t <= 0) within exp's
+    """tw_exp2_neg (shaders/functions.wgsl: both attention kernels' p = 2^(s - m) and rescale, t <= 0) within exp's
     1.5 ulp (docs/accuracy.md; 0.94 where the compiler fuses its multiply-adds, 1.14 on lavapipe) of 2^t in
     float64 over [-126, 0], exact at integers, flushed to 0 below 2^-126.5 and at -inf, NaN as NaN."""
     from trueno_web.kernels.source import functions

@@ -89,8 +89,8 @@ def merge(vv: int) -> str:
         if (part == 0u) {{
             let o = mg[at];
             let mn = tw_max(m, o.x);
-            let a = select(tw_exp(m - mn), 1.0, m == mn);
-            let b = select(tw_exp(o.x - mn), 1.0, o.x == mn);
+            let a = select(tw_exp2_neg(m - mn), 1.0, m == mn);
+            let b = select(tw_exp2_neg(o.x - mn), 1.0, o.x == mn);
             l = l * a + o.y * b;
             {add}
             m = mn;
@@ -123,7 +123,7 @@ def attention_source(
     group_max = reduce(lambda x, y: f"tw_max({x}, {y})", [f"s{u}" for u in range(GROUP)])
     accumulate = "\n".join(
         f"                {{ let b = (j4 + {u}u) * VV; let j = j0 + j4 + {u}u; "
-        f"let p = select(tw_exp(s{u} - mn), 0.0, s{u} == tw_neg_inf()); "
+        f"let p = select(tw_exp2_neg(s{u} - mn), 0.0, s{u} == tw_neg_inf()); "
         f"l = l + p; " + " ".join(f"acc{c} = acc{c} + p * {val.format(c=c)};" for c in range(vv)) + " }"
         for u in range(GROUP)
     )
