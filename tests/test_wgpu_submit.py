@@ -174,3 +174,32 @@ def test_queued_work_runs_before_a_later_write_and_destroy(driver):
     block_on(queued_then_write())
     assert busy.sends == [2, 1]
     assert values(driver, raw, 32) == [7.0] * 32
+
+
+def test_synchronize_spins_on_hardware_then_blocks(driver, monkeypatch):
+    """synchronize() polls without blocking for up to `spin_s` (hardware adapters' default SPIN_S; 0 on a
+    software adapter, whose kernels run on the cores a busy wait would take), then blocks in wgpu-native's
+    poll: either way the queue has run everything when it returns."""
+    from trueno_web.backends.wgpu_native import SPIN_S
+
+    assert driver.spin_s == (0.0 if driver.adapter_info["software"] else SPIN_S) and 0 < SPIN_S < 0.1
+    raw, work = add_one(driver, 1 << 16)
+    real, blocking, poll = driver._raw, [], wgpu_internals.poll
+    monkeypatch.setattr(wgpu_internals, "poll", lambda device: blocking.append(device) or poll(device))
+
+    class Counted(Busy):
+        polls = 0
+        spin = wgpu_internals.RawSubmit.spin  # through the counted idle() below
+
+        def idle(self) -> bool:
+            self.polls += 1
+            return self.raw.idle() if self.is_idle is None else self.is_idle
+
+    for spin_s, idle, spins, blocks in ((5.0, None, True, 0), (1e-6, False, True, 1), (0.0, None, False, 1)):
+        driver._raw, driver.spin_s, blocking[:] = Counted(real, idle), spin_s, []
+        for _ in range(20):
+            driver.submit(work)
+        block_on(driver.synchronize())
+        assert real.idle() and (driver._raw.polls > 0) == spins and len(blocking) == blocks, spin_s
+    driver._raw = real
+    assert values(driver, raw, 1 << 16) == [60.0] * (1 << 16)

@@ -6,6 +6,7 @@ a read-only buffer's address comes from NumPy, a kernel is compiled with the WGS
 from __future__ import annotations
 
 import asyncio
+import time
 
 
 def can_unhook(promise) -> bool:
@@ -111,6 +112,15 @@ class RawSubmit:
         """Has the queue run everything submitted? wgpu-native's poll without waiting (its result is a one-byte
         bool where the header declares 32 bits: the low byte counts)."""
         return bool(self.lib.wgpuDevicePoll(self.device, False, self.ffi.NULL) & 0xFF)
+
+    def spin(self, seconds: float) -> bool:
+        """Poll without waiting until the queue has run everything submitted (True) or `seconds` have passed
+        (False): a busy wait, as CUDA's default synchronize, where a blocking poll wakes later."""
+        end = time.perf_counter() + seconds
+        while not self.idle():
+            if time.perf_counter() > end:
+                return False
+        return True
 
 
 def raw_submit(device) -> RawSubmit | None:

@@ -16,6 +16,7 @@ from .staging import Transfers, Tuning  # noqa: F401 - Tuning re-exported: wgpu_
 BIND_GROUP_CACHE = 4096  # cached bind groups at most (then the cache starts over)
 QUEUE_MAX = 16  # queued dispatches at most (queue()) before they are submitted, the GPU busy or not
 QUEUE_CALLS = 2  # on hardware, queue() calls at most whose dispatches wait together, the GPU busy or not
+SPIN_S = 0.005  # on hardware, synchronize() polls without blocking this long before a blocking poll
 
 
 # optional WebGPU features the kernels use where the adapter has them (wgpu-py name -> WebGPU name)
@@ -85,6 +86,7 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._raw = wgpu_internals.raw_submit(device)
         # a software adapter's kernels run on the host's own cores: no GPU to keep fed, each submit only costs
         self.queue_calls = 0 if self.adapter_info["software"] else QUEUE_CALLS  # 0: no limit
+        self.spin_s = 0.0 if self.adapter_info["software"] else SPIN_S  # a busy wait takes the kernels' cores there
         self.lost = False
 
     @classmethod
@@ -251,10 +253,14 @@ class WgpuNativeDriver(Transfers, DriverBase):
         self._check()
 
     async def synchronize(self) -> None:
-        """The held work submitted, then a blocking device poll (wgpu_internals.poll): it returns once the
-        queue has run, microseconds after the GPU finishes; else DriverBase's read."""
+        """The held work submitted, then non-blocking polls for up to `spin_s` (a busy wait: a blocking poll
+        returns tens of microseconds after the GPU finishes on the lent H100; docs/benchmarks.md), then a
+        blocking device poll (wgpu_internals.poll); else DriverBase's read."""
         self._check()
         gpu_call("running kernels", self.send_held)
+        if self._raw is not None and self.spin_s and gpu_call("waiting for the GPU", self._raw.spin, self.spin_s):
+            self._check()
+            return
         if not gpu_call("waiting for the GPU", wgpu_internals.poll, self.device):
             await super().synchronize()
         self._check()
