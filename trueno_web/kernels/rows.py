@@ -249,11 +249,11 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
     body += [f"    let rb{j} = tw_rb{j}(at_row);" for j, (_, _, outer) in enumerate(loads) if outer is not None]
     body += prologue
 
-    def loop(lines, guarded, stores: bool = False) -> str:
+    def loop(lines, guarded, stores: bool = False, trip: tuple = ()) -> str:
         """A loop over the row, UNROLL columns a trip, each in its own block: `lines` computes a column's values
         (its column clamped to the row, so every load is in bounds and issued before the blocks' folds),
-        `guarded` uses them where the column is in the row (and, for `stores`, the row too). In register mode,
-        a block per slot instead."""
+        `guarded` uses them where the column is in the row (and, for `stores`, the row too); `trip` ends each
+        trip, after its blocks. In register mode, a block per slot instead."""
         if slots:
             guard = "live && c < cols" if stores else None if exact else "c < cols"
             use = (
@@ -269,18 +269,21 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
                 + "\n    }"
                 for u in range(slots)
             )
-        lines = lines("")
+        use = (
+            "\n                if (c < cols) {\n"
+            + "\n".join("        " + line for line in guarded)
+            + "\n                }"
+        )
         blocks = [
             f"            {{\n                let c = c0 + {u}u * tpr;\n                let col = min(c, cols - 1u);\n"
             f"                let i = row * cols + col;\n"
-            + "\n".join("    " + line for line in lines)
-            + "\n                if (c < cols) {\n"
-            + "\n".join("        " + line for line in guarded)
-            + "\n                }\n            }"
+            + "\n".join("    " + line for line in lines(str(u)))
+            + (use if guarded else "")
+            + "\n            }"
             for u in range(UNROLL)
         ]
         head = f"    if (live) {{\n        for (var c0 = lane; c0 < cols; c0 = c0 + {UNROLL}u * tpr) {{\n"
-        return head + "\n".join(blocks) + "\n        }\n    }"
+        return head + "\n".join(blocks + list(trip)) + "\n        }\n    }"
 
     def fold_tree(k: int, shared: str, finish: str, acc: dict) -> str:
         """The workgroup fold of thread states acc{k} (rows_fold.wgsl), leaving v{k} and r{k}."""
@@ -297,26 +300,23 @@ def rows_source(key: tuple, pairs: bool = False, slots: int = 0, direct: bool = 
         columns are moments of their own (their squares about their mean), added to the thread's by Chan's
         update (a short dependent chain a trip, not one an element)."""
         if not slots:
-            trip = [f"            var x{u} = 0.0;" for u in range(UNROLL)]
-            for u in range(UNROLL):
-                trip.append(
-                    f"            {{\n                let c = c0 + {u}u * tpr;\n                let col = min(c, cols - 1u);\n"
-                    "                let i = row * cols + col;\n"
-                    + "\n".join("    " + line for line in elements([x], " " * 12))
-                    + f"\n                if (c < cols) {{ x{u} = {value(x, True)}; }}\n            }}"
-                )
-            trip.append("            var s = tw_pair(0.0);")
-            trip += [f"            s = tw_lane_add(s, x{u});" for u in range(UNROLL)]
+            trip = ["            var s = tw_pair(0.0);"] + [
+                f"            s = tw_lane_add(s, x{k}_{u});" for u in range(UNROLL)
+            ]
             trip.append(f"            let n = f32(min((cols - c0 + tpr - 1u) / tpr, {UNROLL}u));")
             trip.append("            let mean = tw_pair_mean(s, n);")
-            trip += [
-                f"            let d{u} = select(0.0, (x{u} - mean.x) - mean.y, c0 + {u}u * tpr < cols);"
-                for u in range(UNROLL)
-            ]
             squares = " + ".join(f"d{u} * d{u}" for u in range(UNROLL))
-            trip.append(f"            acc{k} = tw_moments_add(acc{k}, vec4<f32>(s, {squares}, n));")
-            head = f"    if (live) {{\n        for (var c0 = lane; c0 < cols; c0 = c0 + {UNROLL}u * tpr) {{\n"
-            lines = [f"    var acc{k} = vec4<f32>(0.0);", head + "\n".join(trip) + "\n        }\n    }"]
+            trip += [
+                f"            let d{u} = select(0.0, (x{k}_{u} - mean.x) - mean.y, c0 + {u}u * tpr < cols);"
+                for u in range(UNROLL)
+            ] + [f"            acc{k} = tw_moments_add(acc{k}, vec4<f32>(s, {squares}, n));"]
+            lines = [f"    var acc{k} = vec4<f32>(0.0);"] + [f"    var x{k}_{u} = 0.0;" for u in range(UNROLL)]
+
+            def column(u: str) -> list[str]:
+                """A trip's column u: its element value, 0 past the row."""
+                return elements([x], " " * 12, u) + [f"            x{k}_{u} = select(0.0, {value(x, True)}, c < cols);"]
+
+            lines.append(loop(column, [], trip=trip))
             return folded(k, lines, finish)
         count = f"{slots}.0" if exact else "f32(select(0u, (cols - 1u - lane) / tpr + 1u, lane < cols))"
         lines = [f"    var sum{k} = tw_pair(0.0);"]
