@@ -1,20 +1,19 @@
-// Fused attention as two register-tiled products (kernels/attention_tiled.py; FlashAttention-2's blocking):
-// one workgroup of 16 x LANES threads per (batch element, tile of 64 query rows), the rows' q tile (times the
-// scale) staged once in workgroup memory, then per tile of 64 keys: the K and V tiles staged, the 64 x 64 scores
-// as a product of register tiles (a thread: rows ty*4.. x keys tx, tx + LANES, ...), the mask checked only on
-// tiles at an end, the diagonal or under a mask; each row's tile max across its LANES threads (lanes of one
-// subgroup: xor shuffles where the subgroups are that wide, else through workgroup memory); the online softmax
-// (running max m, the sum l kept per thread and added up at the end, the accumulator rescaled by
-// 2^(m_old - m)), p = 2^(s - m) (tw_exp2_neg: the scale times log2(e) folded into q, so the scores are in log2
-// units) with m taken as 0 while it is -inf (every key so far masked: p and the
-// rescale 0, nothing accumulated yet), stored as p^T over the K tile; acc += p v as a second product (a thread:
-// its 4 rows x value vec4s tx, tx + LANES, ...; on the diagonal tile only the keys up to its last row).
-// NaN: a NaN score's p is NaN whatever the max (tw_exp2_neg passes NaN through), and so is its row's l and output, as
-// in the two-pass formula; so the maxima are the builtin max (a +inf score: p = e^(inf - inf), NaN, as there).
-// A row whose max stays -inf (every key masked) is NaN. Workgroup memory rows are swizzled (vec4 c of row r at
-// c ^ (r % QV)) so a warp's reads and writes hit distinct banks. Causal: a workgroup walks the keys up to its
-// last row, the heaviest workgroups first. q, k and v are read in place as kernels/attention.py's layout
-// describes (tw_meta as there).
+// Fused attention as two register-tiled products (kernels/attention_tiled.py; FlashAttention-2's blocking): one
+// workgroup of 16 x LANES threads per (batch element, tile of 64 query rows), the rows' q tile (times the scale)
+// staged once in workgroup memory, then per tile of 64 keys: the K and V tiles staged, the 64 x 64 scores as a
+// product of register tiles (a thread: rows ty*4.. x keys tx, tx + LANES, ...), the mask checked only on tiles at
+// an end, the diagonal or under a mask; each row's tile max across its LANES threads (lanes of one subgroup: xor
+// shuffles where the subgroups are that wide, else through workgroup memory); the online softmax (running max m,
+// the sum l kept per thread and added up at the end, the accumulator rescaled by 2^(m_old - m)), p = 2^(s - m)
+// (tw_exp2_neg: the scale times log2(e) folded into q, so the scores are in log2 units) with m taken as 0 while it
+// is -inf (every key so far masked: p and the rescale 0, nothing accumulated yet), stored as p^T over the K tile;
+// acc += p v as a second product (a thread: its 4 rows x value vec4s tx, tx + LANES, ...; on the diagonal tile only
+// the keys up to its last row). NaN: a NaN score's p is NaN whatever the max (tw_exp2_neg passes NaN through), and
+// so is its row's l and output, as in the two-pass formula; so the maxima are the builtin max (a +inf score: p =
+// 2^(inf - inf), NaN, as there). A row whose max stays -inf (every key masked) is NaN. Workgroup memory rows are
+// swizzled (vec4 c of row r at c ^ (r % QV)) so a warp's reads and writes hit distinct banks. Causal: a workgroup
+// walks the keys up to its last row, the heaviest workgroups first. q, k and v are read in place as
+// kernels/attention.py's layout describes (tw_meta as there).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> q: array<{{T}}>;
