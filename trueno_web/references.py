@@ -10,6 +10,9 @@ import math
 import os
 from builtins import pow as builtins_pow
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from .runtime import is_browser
 
 SELU_ALPHA = 1.6732632423543772
 SELU_SCALE = 1.0507009873554805
@@ -315,10 +318,6 @@ def wide_sum(x, axis, wide, keepdims: bool = False):
 def sum_threads():
     """(the pool np_sum splits large sums over, its threads): one a core, at most 8; none under Pyodide, which
     starts no threads."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .runtime import is_browser
-
     cores = 1 if is_browser() else min(os.cpu_count() or 1, 8)
     return (ThreadPoolExecutor(cores, thread_name_prefix="trueno_web-sum") if cores > 1 else None), cores
 
