@@ -53,14 +53,16 @@ fn tw_scale2k(e: TwExpParts, s: f32) -> f32 {
 fn tw_exp(x: f32) -> f32 { return select(tw_scale2k(tw_exp_split(x, 0.0), 1.0), x, tw_isnan(x)); }
 // 2^t for t <= 0 (fused attention's p and rescale, its scores in log2 units): 2^k 2^f, t = k + f, |f| <= 1/2,
 // 2^f by a minimax polynomial (within 0.94 ulp with fused multiply-adds); 0 below 2^-126.5 (flushed: a p that
-// small adds nothing to a row whose largest p is 1), NaN passed through; fewer instructions than tw_exp.
+// small adds nothing to a row whose largest p is 1), NaN passed through (by a select: a GPU's max may drop it);
+// fewer instructions than tw_exp. 2^k is k + 127 shifted into the exponent, taken from the low mantissa bits of
+// k + 2^23 + 127 (exact for k in [-127, 0]: no float-to-integer conversion).
 fn tw_exp2_neg(t: f32) -> f32 {
     let x = max(t, -127.0);
     let kf = round(x);
     let f = x - kf;
     let p = (((((1.53536050e-4 * f + 1.33988704e-3) * f + 9.61843692e-3) * f + 5.55033237e-2) * f
              + 2.40226477e-1) * f + 6.93147182e-1) * f + 1.0;
-    return select(p * bitcast<f32>(u32(i32(kf) + 127) << 23u), t, tw_isnan(t));
+    return select(p * bitcast<f32>(bitcast<u32>(kf + 8388735.0) << 23u), t, tw_isnan(t));
 }
 // e^x - 1 without cancellation: p itself for k = 0, else 2^k p + (2^k - 1) (exact 2^k - 1 for k <= 24); past
 // k = 24, e^x (scaled in two steps: 2^128 alone would overflow below e^x's own overflow at 88.72)
