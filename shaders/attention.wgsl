@@ -9,10 +9,11 @@
 // log2(e): the scores in log2 units). At the end MERGE folds a row's SPLIT states into its first thread through
 // workgroup memory (mg). A row whose max stays -inf (every key masked) is NaN, as the softmax of all -inf. Causal:
 // a workgroup walks only the keys up to its last row; a row skips the tiles wholly above its diagonal, and within
-// its diagonal tile the groups past its own key. kernels/attention.py fills the constants, LOADS, STAGE, SCORES,
-// RESCALE, ACCUMULATE, MERGE and the mask's binding and check for the masked row. DIRECT (software adapters: a CPU
-// rasterizer, where a barrier switches every group of lanes and workgroup memory is the same cache as the buffers):
-// one thread a row reads its keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
+// its diagonal tile the groups past its own key. kernels/attention.py fills the constants, LOADS and PROLOGUE
+// (kernels/attention_loads.py: what both attention kernels share), STAGE, SCORES, RESCALE, ACCUMULATE, MERGE and
+// the mask's binding and check for the masked row. DIRECT (software adapters: a CPU rasterizer, where a barrier
+// switches every group of lanes and workgroup memory is the same cache as the buffers): one thread a row reads its
+// keys and values straight from k and v, no STAGE, no barrier, no workgroup memory.
 // q, k and v may be views of their storage (read in place, kernels/attention.py's layout): each at its offset,
 // its rows its row stride apart, a row's elements adjacent.
 // tw_meta: [0] L, [1] S, [2] E, [3] Ev, [4] row tiles per batch element, [5] batch elements, [6] causal?,
@@ -46,22 +47,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let group = wid.y * nwg.x + wid.x;
     let tiles = tw_meta[4];
     if (group >= tiles * tw_meta[5]) { return; }  // the same for the whole workgroup: before any barrier
-    let n_q = tw_meta[0];
-    let n_k = tw_meta[1];
-    let e = tw_meta[2];
-    let ev = tw_meta[3];
-    let causal = tw_meta[6] != 0u;
-    let scale = bitcast<f32>(tw_meta[8]) * 1.44269504;  // log2(e): the scores in log2 units, for tw_exp2_neg
     let batch = group / tiles;
     let r0 = (group - batch * tiles) * BQ;
-    let starts = tw_offsets(batch);
-    let qo = starts.x;
-    let ko = starts.y;
-    let vo = starts.z;
-    let mo = starts.w;
-    let q_row = tw_meta[12];
-    let k_row = tw_meta[14];
-    let v_row = tw_meta[16];
+{{PROLOGUE}}
     let r = lid % BQ;  // the query row; threads of a warp share `part`, so they read the same key together
     let part = lid / BQ;
     let i = r0 + r;

@@ -13,7 +13,7 @@
 // 2^(inf - inf), NaN, as there). A row whose max stays -inf (every key masked) is NaN. Workgroup memory rows are
 // swizzled (vec4 c of row r at c ^ (r % QV)) so a warp's reads and writes hit distinct banks. Causal: a workgroup
 // walks the keys up to its last row, the heaviest workgroups first. q, k and v are read in place as
-// kernels/attention.py's layout describes (tw_meta as there).
+// kernels/attention.py's layout describes (tw_meta as there, its words read by PROLOGUE: kernels/attention_loads.py).
 
 @group(0) @binding(0) var<storage, read> tw_meta: array<u32>;
 @group(0) @binding(1) var<storage, read> q: array<{{T}}>;
@@ -39,22 +39,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let tiles = tw_meta[4];
     let batches = tw_meta[5];
     if (group >= tiles * batches) { return; }  // the same for the whole workgroup: before any barrier
-    let n_q = tw_meta[0];
-    let n_k = tw_meta[1];
-    let e = tw_meta[2];
-    let ev = tw_meta[3];
-    let causal = tw_meta[6] != 0u;
-    let scale = bitcast<f32>(tw_meta[8]) * 1.44269504;  // log2(e): the scores in log2 units, for tw_exp2_neg
     let batch = group % batches;
     let r0 = (tiles - 1u - group / batches) * 64u;  // the last row tiles (a causal row's most keys) first
-    let starts = tw_offsets(batch);
-    let qo = starts.x;
-    let ko = starts.y;
-    let vo = starts.z;
-    let mo = starts.w;
-    let q_row = tw_meta[12];
-    let k_row = tw_meta[14];
-    let v_row = tw_meta[16];
+{{PROLOGUE}}
     let tx = lid % {{LANES}}u;  // a row's threads: lanes of one subgroup, as drivers make them
     let ty = lid / {{LANES}}u;
 {{WIDE}}

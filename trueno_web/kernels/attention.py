@@ -27,7 +27,7 @@ from ..errors import LimitError
 from ..graph import Node, OpStep
 from ..layout import contiguous_strides
 from . import attention_tiled
-from .attention_loads import MASK_BINDING, MASK_CHECK, loads
+from .attention_loads import MASK_BINDING, MASK_CHECK, PROLOGUE, loads
 from .caps import Caps
 from .source import Dispatch, fill, grid_for, pack_meta, shader
 
@@ -138,6 +138,7 @@ def attention_source(
         GROUP=GROUP,
         T="vec4<f32>" if vec else "f32",
         LOADS=loads(vec),
+        PROLOGUE=PROLOGUE,
         STAGE=""
         if direct
         else "        workgroupBarrier();\n"

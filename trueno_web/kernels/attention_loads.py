@@ -7,6 +7,22 @@ MASK_BINDING = "@group(0) @binding(4) var<storage, read> mask: array<f32>;"
 # a score of key j for query row i (both in range) masked where the mask is 0
 MASK_CHECK = "if (!masked) { masked = mask[mo + i * tw_meta[9u] + j * tw_meta[10u]] == 0.0; }"
 
+# the tw_meta words both kernels read, once `batch` (its batch element) is known: sizes, causal, the scale times
+# log2(e) (the scores in log2 units, for tw_exp2_neg), where q, k, v and the mask start and their row strides
+PROLOGUE = """    let n_q = tw_meta[0];
+    let n_k = tw_meta[1];
+    let e = tw_meta[2];
+    let ev = tw_meta[3];
+    let causal = tw_meta[6] != 0u;
+    let scale = bitcast<f32>(tw_meta[8]) * 1.44269504;  // log2(e): the scores in log2 units, for tw_exp2_neg
+    let starts = tw_offsets(batch);
+    let qo = starts.x;
+    let ko = starts.y;
+    let vo = starts.z;
+    let mo = starts.w;
+    let q_row = tw_meta[12];
+    let k_row = tw_meta[14];
+    let v_row = tw_meta[16];"""
 LOAD_F32 = """fn tw_{b}4(at: u32, c: u32, n: u32) -> vec4<f32> {{
     var r = vec4<f32>(0.0);
     for (var t = 0u; t < 4u; t = t + 1u) {{ if (4u * c + t < n) {{ r[t] = {b}[at + 4u * c + t]; }} }}

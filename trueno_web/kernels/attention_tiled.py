@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache, reduce
 
-from .attention_loads import MASK_BINDING, MASK_CHECK, loads
+from .attention_loads import MASK_BINDING, MASK_CHECK, PROLOGUE, loads
 from .source import fill, shader
 
 ROWS = 64  # query rows of a workgroup, and keys of a tile
@@ -192,6 +192,7 @@ def source(qv: int, vv: int, masked: bool, vec: bool, shuffles: bool, enable: bo
         KS=max(ROWS * qv, ROWS * 16),
         VS=ROWS * vv,
         LOADS=loads(vec),
+        PROLOGUE=PROLOGUE,
         SG_ARGS=", @builtin(subgroup_size) sg: u32" if shuffles else "",
         WIDE=wide,
         STAGE_Q="\n".join(stage_q),
