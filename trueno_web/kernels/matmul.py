@@ -156,6 +156,10 @@ def matmul_source(
     bm, bn, bk, tm, tn = cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn
     tx, ty, threads = bn // tn, bm // tm, cfg.threads
     sa = bm // 4 + int(pad)
+    # an unpadded A tile's k rows are a multiple of 32 banks apart: its vec4 columns are swizzled instead, column
+    # c of k row k at c ^ (k / 4 * 32 / BK), so that a warp's four scalar stores of a vec4 along K hit 32 banks;
+    # not where a thread reads 4 of its vec4s a k (TM 16), whose reads' extra XORs cost more (docs/benchmarks.md)
+    turn = 0 if pad or tm > 8 else 32 // bk
     a_vecs, b_vecs = bm * bk // 4, bk * bn // 4  # vec4 loads per slice
     la, lb = -(-a_vecs // threads), -(-b_vecs // threads)
     xyzw = "xyzw"
@@ -197,10 +201,12 @@ def matmul_source(
         for l in range(la):
             guard = "" if a_vecs % threads == 0 or l < la - 1 else f"if (lid + {l * threads}u < {a_vecs}u) "
             if ta:  # a vec4 along M at k = idx / (BM / 4): as it is
-                stores = f"a_tile[{stage} * A_STAGE + (idx / {bm // 4}u) * SA + idx % {bm // 4}u] = pa{l};"
+                col = f"idx % {bm // 4}u" + (f" ^ (idx / {bm}u * {turn}u)" if turn else "")
+                stores = f"a_tile[{stage} * A_STAGE + (idx / {bm // 4}u) * SA + ({col})] = pa{l};"
             else:  # a vec4 along K at row r: one element into each of four k rows
+                col = f"(r / 4u) ^ (idx % {bk // 4}u * {turn}u)" if turn else "r / 4u"
                 stores = f"let r = idx / {bk // 4}u; " + " ".join(
-                    f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + r / 4u][r % 4u] = pa{l}.{xyzw[c]};"
+                    f"a_tile[{stage} * A_STAGE + ((idx % {bk // 4}u) * 4u + {c}u) * SA + ({col})][r % 4u] = pa{l}.{xyzw[c]};"
                     for c in range(4)
                 )
             out.append(f"{indent}{guard}{{ let idx = lid + {l * threads}u; {stores} }}")
@@ -219,7 +225,8 @@ def matmul_source(
     compute = []
     for kk in range(bk):
         for i in range(tm // 4):
-            compute.append(f"        let a{kk}_{i} = a_tile[a_base + {kk}u * SA + ty + {i * ty}u];")
+            col = f"((ty + {i * ty}u) ^ {kk // 4 * turn}u)" if turn and kk >= 4 else f"ty + {i * ty}u"
+            compute.append(f"        let a{kk}_{i} = a_tile[a_base + {kk}u * SA + {col}];")
         for j in range(tn // 4):
             compute.append(f"        let b{kk}_{j} = b_tile[b_base + {kk}u * SB + tx + {j * tx}u];")
         for i in range(tm // 4):
