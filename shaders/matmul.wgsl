@@ -45,7 +45,8 @@ const BK: u32 = {{BK}}u;
 const SLICES: u32 = {{SLICES}}u;  // BK-slices of K per dispatch at most
 const TX: u32 = {{TX}}u;          // threads along N: BN / TN
 const THREADS: u32 = {{THREADS}}u;
-const SA: u32 = BM / 4u + {{SA_PAD}}u;  // vec4 stride of one k row of the A tile (+1 where it fits: fewer bank conflicts)
+const SA: u32 = BM / 4u + {{SA_PAD}}u;  // vec4 stride of one k row of the A tile (+1 where it fits, else its columns
+// swizzled by k row where a thread takes 8 rows (kernels/matmul.py): fewer bank conflicts)
 const SB: u32 = BN / 4u;
 const A_STAGE: u32 = BK * SA;
 const B_STAGE: u32 = BK * SB;
