@@ -80,17 +80,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{STASH}}
     workgroupBarrier();
 
+    // the loop's body is one block, with no branch around the next slice's loads and stash: on the last trip
+    // they fetch past the split (zero past K, guarded) into the stage no one reads again; the H100 ran the
+    // MLP's products 2-3% and 4096^3 6% faster so than with `if (t + 1u < slices)` around them
     for (var t = 0u; t < slices; t = t + 1u) {
         let cur = (t & 1u);
-        let next = t + 1u < slices;
-        if (next) {
+        {
             let k0 = (lo + t + 1u) * BK;
 {{FETCH_NEXT}}
         }
         let a_base = cur * A_STAGE;
         let b_base = cur * B_STAGE;
 {{COMPUTE}}
-        if (next) {
+        {
             let stage = 1u - cur;
 {{STASH_NEXT}}
         }
