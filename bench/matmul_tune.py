@@ -3,9 +3,10 @@ on resident buffers (bench/grid.py's Resident), against cuBLAS SGEMM with TF32 o
 
     python bench/matmul_tune.py                      # the sweep; markdown tables on stdout
     python bench/matmul_tune.py --json tune.json     # also every figure (and the fastest choices) as JSON
-    python bench/matmul_tune.py --scalar --json s.json  # the same with scalar loads on every shape
-    python bench/matmul_tune.py --write tune.json s.json  # no GPU: the fastest choice per shape of those runs
-                                                          # -> matmul_tuned.py
+    python bench/matmul_tune.py --scalar --json s.json  # the same with scalar loads and stores on every shape
+    python bench/matmul_tune.py --scalar-loads --json l.json  # scalar loads, vec4 stores
+    python bench/matmul_tune.py --write tune.json s.json l.json  # no GPU: the fastest choice per shape of those
+                                                                 # runs -> matmul_tuned.py
 
 Each candidate's result is checked first (max |err| / (|A| @ |B|) in float64) and left out above 1e-5.
 "auto" is what the library picks on this adapter now (its table, else the rule of kernels/matmul.py); the fastest
@@ -75,8 +76,9 @@ def main() -> None:
     parser.add_argument(
         "--scalar",
         action="store_true",
-        help="scalar loads and stores on every shape (Caps.matmul_vec off; odd shapes load so)",
+        help="scalar loads and stores on every shape (Caps.matmul_vec and matmul_vec_c off; odd shapes load so)",
     )
+    parser.add_argument("--scalar-loads", action="store_true", help="scalar loads, vec4 stores where rows allow")
     parser.add_argument("--json", help="write every figure here")
     parser.add_argument(
         "--write",
@@ -90,7 +92,7 @@ def main() -> None:
         return write_table([json.loads(Path(p).read_text()) for p in args.write])
     dev = webgpu(TimedDriver, HoldingExecutor)
     res, caps = Resident(dev), dev.executor.caps
-    caps.matmul_vec = not args.scalar
+    widths = (not (args.scalar or args.scalar_loads), not args.scalar)  # forced on the candidates, not on auto
     torch = torch_cuda()
     head = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -122,10 +124,11 @@ def main() -> None:
         for cand in [None, *cands]:
             name, splits, group = (cand or ("", 0, 0))[:3]
             caps.matmul, caps.matmul_splits, caps.matmul_group = name, splits, group
+            caps.matmul_vec, caps.matmul_vec_c = widths if cand else (None, None)
             picked = matmul.matmul_config(m, k, n, caps, batch)
-            label = f"{picked.cfg.bm}x{picked.cfg.bn}x{picked.cfg.bk} s{picked.splits} g{picked.group}" + (
-                "" if picked.vec else " scalar"
-            )
+            key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
+            width = " scalar loads" if picked.vec_c and not picked.vec else "" if picked.vec else " scalar"
+            label = f"{key} s{picked.splits} g{picked.group}{width}"
             direct = direct_fits(k, int(batch > 1), caps)  # a software adapter's pick (never forced)
             if direct:
                 label = f"direct {TILE.tm}x{TILE.tn} per thread, {TILE.tx}x{TILE.ty} threads"
@@ -139,17 +142,17 @@ def main() -> None:
                 err = float(np.max(np.abs(got - ref) / np.maximum(mag, 1e-30)))
                 t = res.time(reps=10 if flop > 1e11 else 30) if err <= 1e-5 else float("nan")
                 bt.release()
-            key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
             rows.append(
                 {
                     "label": ("auto " if cand is None else "") + label,
-                    "choice": None if direct else [key, picked.splits, picked.group, picked.vec],
+                    "choice": None if direct else [key, picked.splits, picked.group, picked.vec, picked.vec_c],
                     "ms": t * 1e3,
                     "tflops": flop / t / 1e12,
                     "err": err,
                 }
             )
         caps.matmul, caps.matmul_splits, caps.matmul_group = "", 0, 0
+        caps.matmul_vec, caps.matmul_vec_c = None, None
         cub = flop / t_cublas / 1e12 if t_cublas else None
         print(f"\n### {shape} (cuBLAS: {f'{t_cublas * 1e3:.3f} ms, {cub:.1f} TFLOPS' if cub else 'n/a'})\n")
         print("| choice | ms | TFLOPS | of cuBLAS | err |\n|---|---|---|---|---|")
@@ -204,10 +207,13 @@ def write_table(runs: list[dict]) -> None:
     text = TABLE.read_text()
     start = text.index("TUNED: dict")
     end = text.index("\n\n\n", start)
-    lines = ["TUNED: dict[str, dict[str, tuple[str, int, int, bool]]] = {"]
+    lines = ["TUNED: dict[str, dict[str, tuple[str, int, int, bool, bool]]] = {"]
     for name in sorted(tuned):
-        lines.append(f"    {name!r}: {{")
-        lines += [f"        {shape!r}: {tuple(choice)!r}," for shape, choice in sorted(tuned[name].items())]
+        lines.append(f'    "{name}": {{')
+        lines += [
+            f'        "{shape}": ({", ".join(repr(v).replace(chr(39), chr(34)) for v in choice)}),'
+            for shape, choice in sorted(tuned[name].items())
+        ]
         lines.append("    },")
     TABLE.write_text(text[:start] + "\n".join(lines) + "\n}" + text[end:])
     print(f"{TABLE}: {len(table)} choices for {adapter!r}")

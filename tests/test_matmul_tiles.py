@@ -57,6 +57,14 @@ def test_scalar_loads_on_aligned_shapes(fresh_gpu):
     assert not compiled(fresh_gpu, "array<vec4<f32>>") and compiled(fresh_gpu, "var<storage, read> a: array<f32>")
 
 
+def test_scalar_loads_with_vec4_stores(fresh_gpu):
+    """Caps.matmul_vec off, matmul_vec_c on: the operands load as scalars, C stores as vec4s (a tuning choice)."""
+    caps = fresh_gpu.executor.caps
+    caps.matmul, caps.matmul_vec, caps.matmul_vec_c = "64x64x16", False, True
+    run_checked(fresh_gpu, (VEC4_2D, VEC4_BATCH))
+    assert compiled(fresh_gpu, "var<storage, read> a: array<f32>", "var<storage, read> b: array<f32>", "c: array<vec4")
+
+
 def test_kept_dispatches_follow_the_caps(fresh_gpu):
     """A graph of the same structure run again after its caps changed gets the kernel those caps ask for."""
     caps = fresh_gpu.executor.caps
@@ -108,10 +116,18 @@ def test_split_limits():
 
 
 def test_the_measured_table_decides_for_its_adapter(monkeypatch):
-    monkeypatch.setattr(matmul_tuned, "TUNED", {"Some GPU": {"2x100x300x50": ("64x64x16", 3, 2, False)}})
+    monkeypatch.setattr(matmul_tuned, "TUNED", {"Some GPU": {"2x100x300x50": ("64x64x16", 3, 2, False, True)}})
     caps = kernels.Caps(adapter="Some GPU")
     choice = matmul.matmul_config(100, 300, 50, caps, batch=2)
-    assert (choice.cfg, choice.splits, choice.group, choice.vec) == (matmul.CONFIGS["64x64x16"], 3, 2, False)
+    assert (choice.cfg, choice.splits, choice.group, choice.vec, choice.vec_c) == (
+        matmul.CONFIGS["64x64x16"],
+        3,
+        2,
+        False,
+        True,
+    )
+    caps.matmul_vec_c = False  # what Caps forces wins: the stores' width too
+    assert not matmul.matmul_config(100, 300, 50, caps, batch=2).vec_c
     assert matmul.matmul_config(100, 300, 50, kernels.Caps(adapter="Other"), batch=2) == matmul.matmul_config(
         100, 300, 50, kernels.Caps(), batch=2
     )
@@ -124,9 +140,9 @@ def test_the_measured_table_decides_for_its_adapter(monkeypatch):
 
 def test_shipped_table_names_real_choices():
     for table in matmul_tuned.TUNED.values():
-        for key, (name, splits, group, vec) in table.items():
+        for key, (name, splits, group, vec, vec_c) in table.items():
             assert len(key.split("x")) == 4 and name in matmul.CONFIGS and splits >= 1 and group >= 1, key
-            assert isinstance(vec, bool), key
+            assert isinstance(vec, bool) and isinstance(vec_c, bool), key
 
 
 def test_the_rule_prefers_deep_tiles_that_fit_and_do_not_overhang():

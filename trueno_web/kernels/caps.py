@@ -48,8 +48,9 @@ class Caps:
     matmul: str = ""  # force a matmul.CONFIGS key ("" = pick by shape)
     matmul_splits: int = 0  # force splits of K over workgroups (0 = pick; 1 = none)
     matmul_group: int = 0  # force the rows of tiles per group of the tile order (0 = pick; 1 = row-major)
-    matmul_vec: bool = True  # False: scalar loads and stores always (True: vec4 where rows are whole vec4s,
-    # unless the measured choice says scalar)
+    matmul_vec: bool | None = None  # force the operands' loads: vec4 where rows are whole vec4s (True) or scalar
+    # (False); None: the measured choice, else vec4
+    matmul_vec_c: bool | None = None  # force C's stores the same way (a chain's, the epilogue's, follow its loads)
     matmul_direct: bool = False  # row-major products run kernels/matmul_direct.py's kernel (software adapters)
     attention_direct: bool = False  # attention reads keys and values straight from the buffers, one thread a
     # query row, no barrier (software adapters: kernels/attention.py)

@@ -62,23 +62,27 @@ MAX_SPLITS = 16
 class MatmulChoice(NamedTuple):
     """How one matmul runs: the tiling, whether the A tile is padded, the splits of K over workgroups
     (partials added by a second dispatch where > 1), the rows of tiles per group of the tile order, and
-    whether rows that are whole vec4s load and store as vec4s (else as scalars, like odd shapes)."""
+    whether the operands' rows that are whole vec4s load as vec4s (`vec`) and C's store so (`vec_c`); else
+    as scalars, like odd shapes."""
 
     cfg: MatmulConfig
     pad: bool
     splits: int
     group: int
     vec: bool = True
+    vec_c: bool = True
 
 
 def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulChoice:
-    """The tiling, split and tile order for `batch` (m, k) @ (k, n) products here: what caps forces, else
-    the adapter's measured choice for this shape (kernels/matmul_tuned.py), else the largest tile of
-    PICK_ORDER that fits, wastes little on the edges, and (split over K where K is long enough) gives
-    caps.matmul_min_groups workgroups."""
+    """The tiling, split, tile order and load and store widths for `batch` (m, k) @ (k, n) products here: what
+    caps forces, else the adapter's measured choice for this shape (kernels/matmul_tuned.py), else the largest
+    tile of PICK_ORDER that fits, wastes little on the edges, and (split over K where K is long enough) gives
+    caps.matmul_min_groups workgroups, with vec4 loads and stores."""
     tuned = tuned_choice(caps.adapter, m, k, n, batch)
     if tuned and CONFIGS[tuned[0]].storage(False) > caps.wg_storage:
         tuned = None  # measured with more workgroup memory than this device has
+    vec = (tuned[3] if tuned else True) if caps.matmul_vec is None else caps.matmul_vec
+    vec_c = (tuned[4] if tuned else vec) if caps.matmul_vec_c is None else caps.matmul_vec_c
     names = [caps.matmul] if caps.matmul else [tuned[0]] if tuned else list(PICK_ORDER)
     for i, name in enumerate(names):
         cfg = CONFIGS[name]
@@ -96,8 +100,8 @@ def matmul_config(m: int, k: int, n: int, caps: Caps, batch: int = 1) -> MatmulC
         )
         if last or groups * splits >= caps.matmul_min_groups:
             group = caps.matmul_group or (tuned[2] if tuned else 1)
-            return MatmulChoice(cfg, pad, splits, group, caps.matmul_vec and (tuned[3] if tuned else True))
-    return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1, caps.matmul_vec)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
+            return MatmulChoice(cfg, pad, splits, group, vec, vec_c)
+    return MatmulChoice(CONFIGS["64x64x8"], False, 1, 1, vec, vec_c)  # 2 * 8 * 32 * 16 = 8 KiB: fits every adapter
 
 
 def fit_splits(want: int, chosen: bool, slices: int, size: int, caps: Caps) -> int:
@@ -383,16 +387,16 @@ def dispatches(step: OpStep | MatmulStep, nodes: list[Node], caps: Caps) -> list
     o = node.options
     m, k, n, batch = o["m"], o["k"], o["n"], o["batch"]
     size_a, size_b = (storage(nodes, i).size for i in ins)
-    cfg, pad, splits, group, vec = matmul_config(m, k, n, caps, batch)
+    cfg, pad, splits, group, vec, vec_c = matmul_config(m, k, n, caps, batch)
     scalar = node.dtype.wgsl  # f32, or an integer's i32 / u32
     chained = isinstance(step, MatmulStep)
     # batch strides are multiples of M*K (of K*N), so a product's A (B, C) starts on a vec4 where rows do
     ta, tb = bool(o.get("ta")), bool(o.get("tb"))
     vec_a = vec and (m if ta else k) % 4 == 0 and caps.vec_ok(size_a)
     vec_b = vec and (k if tb else n) % 4 == 0 and caps.vec_ok(size_b)
-    # C as vec4s where its rows are; a chain's (the epilogue's) where its loads allow, whatever the loads' width
+    # C as vec4s where its rows are and the choice says so; a chain's (the epilogue's) where its loads allow
     key = chain_key(step.chain(), nodes) if chained else None
-    vec_c = n % 4 == 0 and caps.vec_ok(node.size) and (vec4_ok(key) if chained else vec)
+    vec_c = n % 4 == 0 and caps.vec_ok(node.size) and (vec4_ok(key) if chained else vec_c)
     if direct_fits(k, len(o["dims"]), caps):  # a software adapter: no workgroup memory, no barrier
         tiles_n, tiles_m = -(-n // TILE.bn), -(-m // TILE.bm)
         out, binds, words = epilogue(step, nodes, key, False, 3, EPILOGUE_AT) if chained else ("", ((3, node.id),), b"")
