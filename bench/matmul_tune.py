@@ -210,10 +210,9 @@ def write_table(runs: list[dict]) -> None:
     lines = ["TUNED: dict[str, dict[str, tuple[str, int, int, bool, bool]]] = {"]
     for name in sorted(tuned):
         lines.append(f'    "{name}": {{')
-        lines += [
-            f'        "{shape}": ({", ".join(repr(v).replace(chr(39), chr(34)) for v in choice)}),'
-            for shape, choice in sorted(tuned[name].items())
-        ]
+        for shape, choice in sorted(tuned[name].items()):
+            fields = ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in choice)
+            lines.append(f'        "{shape}": ({fields}),')
         lines.append("    },")
     TABLE.write_text(text[:start] + "\n".join(lines) + "\n}" + text[end:])
     print(f"{TABLE}: {len(table)} choices for {adapter!r}")
