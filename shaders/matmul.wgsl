@@ -80,9 +80,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{STASH}}
     workgroupBarrier();
 
-    // the loop's body is one block, with no branch around the next slice's loads and stash: on the last trip
-    // they fetch past the split (zero past K, guarded) into the stage no one reads again; the H100 ran the
-    // MLP's products 2-3% and 4096^3 6% faster so than with `if (t + 1u < slices)` around them
+    // the loop's body is one block, with no branch around the next slice's loads and stash (the compiler then
+    // schedules them with the multiply-adds: faster, docs/benchmarks.md): on the last trip they fetch past the
+    // split (zero past K, guarded) into the stage no one reads again
     for (var t = 0u; t < slices; t = t + 1u) {
         let cur = (t & 1u);
         {
