@@ -50,7 +50,8 @@ class Caps:
     matmul_group: int = 0  # force the rows of tiles per group of the tile order (0 = pick; 1 = row-major)
     matmul_vec: bool | None = None  # force the operands' loads: vec4 where rows are whole vec4s (True) or scalar
     # (False); None: the measured choice, else vec4
-    matmul_vec_c: bool | None = None  # force C's stores the same way (a chain's, the epilogue's, follow its loads)
+    matmul_vec_c: bool | None = None  # force C's stores the same way; None: the measured choice, else the loads'
+    # width (a chain's, the epilogue's, stores follow the chain's own loads)
     matmul_direct: bool = False  # row-major products run kernels/matmul_direct.py's kernel (software adapters)
     attention_direct: bool = False  # attention reads keys and values straight from the buffers, one thread a
     # query row, no barrier (software adapters: kernels/attention.py)
