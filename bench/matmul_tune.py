@@ -127,7 +127,9 @@ def main() -> None:
             caps.matmul_vec, caps.matmul_vec_c = widths if cand else (None, None)
             picked = matmul.matmul_config(m, k, n, caps, batch)
             key = next(key for key, cfg in matmul.CONFIGS.items() if cfg == picked.cfg)
-            width = " scalar loads" if picked.vec_c and not picked.vec else "" if picked.vec else " scalar"
+            width = {(True, True): "", (False, False): " scalar", (False, True): " scalar loads"}.get(
+                (picked.vec, picked.vec_c), " scalar stores"
+            )
             label = f"{key} s{picked.splits} g{picked.group}{width}"
             direct = direct_fits(k, int(batch > 1), caps)  # a software adapter's pick (never forced)
             if direct:
